@@ -1,0 +1,89 @@
+#pragma once
+/// @file measure.hpp
+/// @brief Timing done the way chapter 7 teaches, and the one door through
+/// which a measured (or machine-dependent) value reaches the output.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace cachebook {
+
+/// The clock of every measurement: monotonic, never adjusted.
+using Clock = std::chrono::steady_clock;
+
+/// Keeps the compiler from deleting the computation of `value`.
+template <class T>
+inline void do_not_optimize(const T& value) {
+    asm volatile("" : : "r,m"(value) : "memory");
+}
+
+/// Keeps the compiler from moving or dropping memory writes across this point.
+inline void clobber_memory() { asm volatile("" : : : "memory"); }
+
+/// Seconds elapsed since `start`.
+inline double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// The runs of one measurement, in seconds.
+struct Timing {
+    std::vector<double> runs;  ///< every timed run, in the order run
+    [[nodiscard]] double min() const { return runs.empty() ? 0.0 : *std::min_element(runs.begin(), runs.end()); }
+    [[nodiscard]] double max() const { return runs.empty() ? 0.0 : *std::max_element(runs.begin(), runs.end()); }
+    [[nodiscard]] double median() const;
+};
+
+/// Calls `f` `warmup` times untimed, then `runs` times timed; returns every run.
+/// The minimum is the figure to report: noise only ever adds time.
+template <class F>
+Timing time_runs(int runs, F&& f, int warmup = 1) {
+    for (int i = 0; i < warmup; ++i) f();
+    Timing t;
+    t.runs.reserve(static_cast<std::size_t>(runs));
+    for (int i = 0; i < runs; ++i) {
+        const auto start = Clock::now();
+        f();
+        t.runs.push_back(seconds_since(start));
+    }
+    return t;
+}
+
+/// True when CACHEBOOK_GOLDEN=1: measured values print as a placeholder.
+bool golden_mode();
+
+/// What a measured value prints as in golden mode.
+inline constexpr std::string_view kMeasuredPlaceholder = "<measured>";
+
+/// Formats a measured or machine-dependent value, or the placeholder in
+/// golden mode. Every such value a chapter prints goes through here, so its
+/// golden file holds on any machine.
+template <class... T>
+std::string measured(fmt::format_string<T...> format, T&&... args) {
+    if (golden_mode()) return std::string(kMeasuredPlaceholder);
+    return fmt::format(format, std::forward<T>(args)...);
+}
+
+/// A progress line on stderr for long runs, shown only on a terminal (or with
+/// CACHEBOOK_PROGRESS=1), so that stdout and logs stay clean.
+class Progress {
+public:
+    explicit Progress(std::string task, std::size_t steps);
+    ~Progress();
+    Progress(const Progress&) = delete;
+    Progress& operator=(const Progress&) = delete;
+    /// Marks one more step done, with a short note of what it was.
+    void step(std::string_view note = {});
+
+private:
+    std::string task_;
+    std::size_t steps_, done_ = 0;
+    bool enabled_;
+};
+
+}  // namespace cachebook

@@ -1,0 +1,191 @@
+#include "cachebook/cache.hpp"
+
+#include <bit>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace cachebook {
+
+Policy parse_policy(std::string_view name) {
+    if (name == "lru") return Policy::LRU;
+    if (name == "fifo") return Policy::FIFO;
+    if (name == "random") return Policy::Random;
+    if (name == "plru") return Policy::PLRU;
+    throw std::invalid_argument(fmt::format("unknown replacement policy '{}' (lru, fifo, random, plru)", name));
+}
+
+std::string_view policy_name(Policy p) {
+    switch (p) {
+        case Policy::LRU: return "lru";
+        case Policy::FIFO: return "fifo";
+        case Policy::Random: return "random";
+        case Policy::PLRU: return "plru";
+    }
+    return "?";
+}
+
+void CacheConfig::validate() const {
+    // Bounds keep every product below 2^63 and the model's memory sane (at most 2^28 lines).
+    if (sets == 0) throw std::invalid_argument("cache: sets must be at least 1");
+    if (ways == 0) throw std::invalid_argument("cache: ways must be at least 1");
+    if (line_bytes == 0 || !std::has_single_bit(line_bytes))
+        throw std::invalid_argument(fmt::format("cache: line size {} is not a power of two", line_bytes));
+    if (line_bytes > (std::size_t{1} << 20))
+        throw std::invalid_argument(fmt::format("cache: line size {} exceeds 1 MiB", line_bytes));
+    if (sets > (std::size_t{1} << 28) || ways > (std::size_t{1} << 28) || sets * ways > (std::size_t{1} << 28))
+        throw std::invalid_argument(fmt::format("cache: {} sets x {} ways exceeds 2^28 lines", sets, ways));
+    if (policy == Policy::PLRU && (!std::has_single_bit(ways) || ways > 64))
+        throw std::invalid_argument(fmt::format("cache: tree-PLRU needs a power-of-two way count up to 64, got {}", ways));
+}
+
+std::string CacheConfig::describe() const {
+    return fmt::format("{} B, {} set{} x {} way{} x {} B lines, {}", capacity_bytes(), sets, sets == 1 ? "" : "s", ways,
+                       ways == 1 ? "" : "s", line_bytes, policy_name(policy));
+}
+
+CacheConfig CacheConfig::fully_associative(std::size_t lines, std::size_t line_bytes) {
+    return CacheConfig{1, lines, line_bytes};
+}
+
+CacheConfig CacheConfig::direct_mapped(std::size_t lines, std::size_t line_bytes) {
+    return CacheConfig{lines, 1, line_bytes};
+}
+
+CacheConfig CacheConfig::from_capacity(std::size_t capacity_bytes, std::size_t ways, std::size_t line_bytes) {
+    if (ways == 0 || line_bytes == 0) throw std::invalid_argument("cache: ways and line size must be at least 1");
+    const std::size_t per_set = ways * line_bytes;
+    if (capacity_bytes == 0 || capacity_bytes % per_set != 0)
+        throw std::invalid_argument(fmt::format("cache: capacity {} B is not a whole number of {}-way sets of {} B lines",
+                                                capacity_bytes, ways, line_bytes));
+    return CacheConfig{capacity_bytes / per_set, ways, line_bytes};
+}
+
+Cache::Cache(const CacheConfig& config) : config_(config) {
+    config_.validate();
+    line_shift_ = static_cast<unsigned>(std::countr_zero(config_.line_bytes));
+    pow2_sets_ = std::has_single_bit(config_.sets);
+    set_mask_ = config_.sets - 1;
+    const std::size_t n = config_.sets * config_.ways;
+    tags_.assign(n, kInvalid);
+    stamp_.assign(n, 0);
+    dirty_.assign(n, 0);
+    if (config_.policy == Policy::PLRU) plru_.assign(config_.sets, 0);
+    rng_ = config_.seed * 0x9E3779B97F4A7C15ull + 1;
+    names_.emplace_back("all");
+    per_stream_.emplace_back();
+}
+
+int Cache::add_stream(std::string name) {
+    names_.push_back(std::move(name));
+    per_stream_.emplace_back();
+    return static_cast<int>(names_.size() - 1);
+}
+
+bool Cache::contains(std::uint64_t address) const {
+    const std::uint64_t line = address >> line_shift_;
+    const std::size_t set = static_cast<std::size_t>(line % config_.sets);
+    for (std::size_t w = 0; w < config_.ways; ++w)
+        if (tags_[set * config_.ways + w] == line) return true;
+    return false;
+}
+
+std::vector<std::uint64_t> Cache::resident_lines(std::size_t set) const {
+    std::vector<std::uint64_t> out;
+    if (set >= config_.sets) return out;
+    for (std::size_t w = 0; w < config_.ways; ++w)
+        if (tags_[set * config_.ways + w] != kInvalid) out.push_back(tags_[set * config_.ways + w]);
+    return out;
+}
+
+void Cache::reset() {
+    std::fill(tags_.begin(), tags_.end(), kInvalid);
+    std::fill(stamp_.begin(), stamp_.end(), 0);
+    std::fill(dirty_.begin(), dirty_.end(), 0);
+    std::fill(plru_.begin(), plru_.end(), 0);
+    clock_ = 0;
+    rng_ = config_.seed * 0x9E3779B97F4A7C15ull + 1;
+    total_ = {};
+    for (auto& c : per_stream_) c = {};
+}
+
+AccessResult Cache::on_miss(std::uint64_t line, std::size_t set, int stream, bool write) {
+    const std::size_t w = victim(set);
+    const std::size_t i = set * config_.ways + w;
+    AccessResult r{false, false, false, 0, set, w};
+    Counts& s = per_stream_[static_cast<std::size_t>(stream)];
+    ++s.misses;
+    ++total_.misses;
+    if (tags_[i] != kInvalid) {
+        r.evicted = true;
+        r.evicted_line = tags_[i];
+        r.dirty_evicted = dirty_[i] != 0;
+        ++s.evictions;
+        ++total_.evictions;
+        if (r.dirty_evicted) {
+            ++s.dirty_evictions;
+            ++total_.dirty_evictions;
+        }
+    }
+    tags_[i] = line;
+    stamp_[i] = ++clock_;
+    dirty_[i] = static_cast<std::uint8_t>(write);
+    if (config_.policy == Policy::PLRU) plru_touch(set, w);
+    return r;
+}
+
+std::size_t Cache::victim(std::size_t set) {
+    const std::size_t base = set * config_.ways;
+    // An empty way is always filled first, lowest index first, under every policy.
+    for (std::size_t w = 0; w < config_.ways; ++w)
+        if (tags_[base + w] == kInvalid) return w;
+    switch (config_.policy) {
+        case Policy::LRU:
+        case Policy::FIFO: {
+            std::size_t best = 0;
+            for (std::size_t w = 1; w < config_.ways; ++w)
+                if (stamp_[base + w] < stamp_[base + best]) best = w;
+            return best;
+        }
+        case Policy::Random: {
+            // xorshift64*: reproducible for a given seed.
+            rng_ ^= rng_ >> 12;
+            rng_ ^= rng_ << 25;
+            rng_ ^= rng_ >> 27;
+            return static_cast<std::size_t>((rng_ * 0x2545F4914F6CDD1Dull) % config_.ways);
+        }
+        case Policy::PLRU: return plru_victim(set);
+    }
+    return 0;
+}
+
+// Tree-PLRU: node 1 is the root, node n has children 2n and 2n+1; a bit of 0
+// sends the next victim search left, 1 right. A touch points every node on
+// the way's path away from it.
+void Cache::plru_touch(std::size_t set, std::size_t way) {
+    if (config_.ways == 1) return;
+    std::uint64_t& bits = plru_[set];
+    std::size_t node = 1;
+    for (std::size_t half = config_.ways / 2; half >= 1; half /= 2) {
+        const bool right = (way & half) != 0;
+        if (right) bits &= ~(std::uint64_t{1} << node);
+        else bits |= (std::uint64_t{1} << node);
+        node = 2 * node + (right ? 1 : 0);
+        if (half == 1) break;
+    }
+}
+
+std::size_t Cache::plru_victim(std::size_t set) const {
+    if (config_.ways == 1) return 0;
+    const std::uint64_t bits = plru_[set];
+    std::size_t node = 1, way = 0;
+    for (std::size_t half = config_.ways / 2; half >= 1; half /= 2) {
+        const bool right = (bits >> node) & 1u;
+        if (right) way |= half;
+        node = 2 * node + (right ? 1 : 0);
+        if (half == 1) break;
+    }
+    return way;
+}
+
+}  // namespace cachebook

@@ -1,0 +1,209 @@
+// The cache model, proved against the reference tables before any chapter uses it.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include "cachebook/cache.hpp"
+#include "cachebook/trace.hpp"
+
+using namespace cachebook;
+
+namespace {
+
+// R3 / R4: 4096 B, 64 B lines, 8-way, 8 sets, LRU.
+CacheConfig small_cache() { return CacheConfig{8, 8, 64}; }
+
+std::uint64_t transpose_misses(std::size_t n, std::size_t tile) {
+    Cache cache(small_cache());
+    for_each_transpose_access(n, tile, 8, [&](const Access& a) { cache.access(a.address, 0, a.write); });
+    return cache.total().misses;
+}
+
+// Misses per inner iteration, to three decimals, as REFERENCE_TABLES.md prints them.
+std::string per_iter(std::uint64_t misses, std::size_t n) {
+    return fmt::format("{:.3f}", static_cast<double>(misses) / static_cast<double>(n * n * n));
+}
+
+struct Row {
+    std::string a, b, c, total;
+};
+
+Row matmul_row(LoopOrder order, std::size_t lines, std::size_t tile = 0) {
+    const std::size_t n = 64;
+    Cache cache = abc_cache(CacheConfig::fully_associative(lines, 64));
+    auto sink = [&](const Access& a) { cache.access(a.address, a.stream, a.write); };
+    const MatmulLayout at = MatmulLayout::packed(n, 8, 64);
+    if (tile == 0) for_each_matmul_access(order, n, 8, at, sink);
+    else for_each_tiled_matmul_access(n, tile, 8, at, sink);
+    return {per_iter(cache.stream(1).misses, n), per_iter(cache.stream(2).misses, n),
+            per_iter(cache.stream(3).misses, n), per_iter(cache.total().misses, n)};
+}
+
+}  // namespace
+
+TEST_CASE("a configuration's capacity is sets x ways x line bytes", "[cache]") {
+    CHECK(small_cache().capacity_bytes() == 4096);
+    const auto l1 = CacheConfig::from_capacity(48 * 1024, 12, 64);  // a 48 KiB 12-way L1
+    CHECK(l1.sets == 64);
+    CHECK(l1.ways == 12);
+    CHECK(CacheConfig::fully_associative(32, 64).sets == 1);
+    CHECK(CacheConfig::direct_mapped(32, 64).ways == 1);
+}
+
+TEST_CASE("invalid configurations are rejected with a reason", "[cache]") {
+    CHECK_THROWS_WITH(Cache(CacheConfig{0, 8, 64}), Catch::Contains("sets"));
+    CHECK_THROWS_WITH(Cache(CacheConfig{8, 0, 64}), Catch::Contains("ways"));
+    CHECK_THROWS_WITH(Cache(CacheConfig{8, 8, 48}), Catch::Contains("power of two"));
+    CHECK_THROWS_WITH(Cache(CacheConfig{8, 12, 64, Policy::PLRU}), Catch::Contains("PLRU"));
+    CHECK_THROWS_WITH(CacheConfig::from_capacity(1000, 8, 64), Catch::Contains("whole number"));
+    CHECK_THROWS_AS(parse_policy("mru"), std::invalid_argument);
+}
+
+TEST_CASE("a 12-way set keeps 12 lines and evicts the least recently used", "[cache]") {
+    Cache c(CacheConfig::from_capacity(48 * 1024, 12, 64));
+    const std::uint64_t set_stride = 64 * 64;  // same set, different tag
+    for (std::uint64_t k = 0; k < 12; ++k) CHECK_FALSE(c.access(k * set_stride).hit);
+    for (std::uint64_t k = 0; k < 12; ++k) CHECK(c.access(k * set_stride).hit);
+    c.access(0);  // 0 becomes most recent; 1 is now the oldest
+    const auto r = c.access(12 * set_stride);
+    CHECK(r.evicted);
+    CHECK(r.evicted_line == set_stride / 64);
+    CHECK(c.total() == Counts{13, 13, 1, 0});
+}
+
+TEST_CASE("counts are kept per stream and in total", "[cache]") {
+    Cache c(CacheConfig::fully_associative(2, 64));
+    const int a = c.add_stream("A"), b = c.add_stream("B");
+    c.access(0, a);
+    c.access(8, a);
+    c.access(64, b);
+    c.access(128, b, true);  // evicts line 0
+    CHECK(c.stream(a) == Counts{1, 1, 0, 0});
+    CHECK(c.stream(b) == Counts{0, 2, 1, 0});
+    CHECK(c.total() == Counts{1, 3, 1, 0});
+    CHECK(c.stream_name(b) == "B");
+    c.access(0, a);  // evicts line 1 (clean); line 2 is dirty and stays
+    c.access(64, a); // evicts line 2, dirty
+    CHECK(c.total().dirty_evictions == 1);
+}
+
+TEST_CASE("FIFO ignores hits, LRU does not", "[cache]") {
+    for (Policy p : {Policy::LRU, Policy::FIFO}) {
+        Cache c(CacheConfig{1, 2, 64, p});
+        c.access(0);
+        c.access(64);
+        c.access(0);                      // a hit: refreshes line 0 under LRU only
+        const auto r = c.access(128);     // evicts line 1 under LRU, line 0 under FIFO
+        CHECK(r.evicted_line == (p == Policy::LRU ? 1u : 0u));
+    }
+}
+
+TEST_CASE("tree-PLRU on 4 ways evicts the way the tree points at", "[cache]") {
+    Cache c(CacheConfig{1, 4, 64, Policy::PLRU});
+    for (std::uint64_t k = 0; k < 4; ++k) c.access(k * 64);
+    c.access(0);                  // touches way 0: the tree now points right, then to way 2
+    CHECK(c.access(4 * 64).evicted_line == 2);
+}
+
+TEST_CASE("Random replacement is reproducible for a seed", "[cache]") {
+    auto run = [](std::uint64_t seed) {
+        Cache c(CacheConfig{1, 4, 64, Policy::Random, seed});
+        for (std::uint64_t k = 0; k < 1000; ++k) c.access((k * 7919 % 23) * 64);
+        return c.total();
+    };
+    CHECK(run(3) == run(3));
+}
+
+TEST_CASE("R3: row vs column misses in a 4 KiB 8-way cache", "[cache][reference]") {
+    struct Expect {
+        std::size_t n;
+        std::uint64_t row, col;
+    };
+    for (const Expect e : {Expect{16, 32, 32}, Expect{32, 128, 1024}, Expect{48, 288, 2304}, Expect{73, 667, 4573}}) {
+        INFO("n = " << e.n);
+        CHECK(simulate(small_cache(), row_major_trace(e.n)).misses == e.row);
+        CHECK(simulate(small_cache(), col_major_trace(e.n)).misses == e.col);
+    }
+}
+
+TEST_CASE("R3 needs set associativity: direct-mapped and fully associative differ", "[cache][reference]") {
+    CHECK(simulate(CacheConfig::direct_mapped(64, 64), col_major_trace(73)).misses != 4573);
+    CHECK(simulate(CacheConfig::fully_associative(64, 64), col_major_trace(48)).misses != 2304);
+}
+
+TEST_CASE("R4: tiled transpose of 73 x 73 in the same cache", "[cache][reference]") {
+    CHECK(transpose_misses(73, 0) == 5996);
+    CHECK(transpose_misses(73, 4) == 2603);
+    CHECK(transpose_misses(73, 8) == 2036);
+    CHECK(transpose_misses(73, 16) == 1960);
+    CHECK(transpose_misses(73, 32) == 1714);
+}
+
+TEST_CASE("R5: six loop orders, 4-line fully associative LRU", "[cache][reference]") {
+    struct Expect {
+        LoopOrder o;
+        Row r;
+    };
+    const Expect table[] = {
+        {LoopOrder::ijk, {"0.125", "1.000", "0.002", "1.127"}}, {LoopOrder::jik, {"0.125", "1.000", "0.016", "1.141"}},
+        {LoopOrder::jki, {"1.000", "0.016", "1.000", "2.016"}}, {LoopOrder::kji, {"1.000", "0.002", "1.000", "2.002"}},
+        {LoopOrder::kij, {"0.016", "0.125", "0.125", "0.266"}}, {LoopOrder::ikj, {"0.002", "0.125", "0.125", "0.252"}},
+    };
+    for (const auto& e : table) {
+        INFO("order " << order_name(e.o));
+        const Row got = matmul_row(e.o, 4);
+        CHECK(got.a == e.r.a);
+        CHECK(got.b == e.r.b);
+        CHECK(got.c == e.r.c);
+        CHECK(got.total == e.r.total);
+    }
+}
+
+TEST_CASE("R5: six loop orders, 32-line fully associative LRU, and tiled", "[cache][reference]") {
+    struct Expect {
+        LoopOrder o;
+        Row r;
+    };
+    const Expect table[] = {
+        {LoopOrder::ijk, {"0.125", "1.000", "0.002", "1.127"}}, {LoopOrder::jik, {"0.125", "1.000", "0.016", "1.141"}},
+        {LoopOrder::jki, {"1.000", "0.016", "1.000", "2.016"}}, {LoopOrder::kji, {"1.000", "0.002", "1.000", "2.002"}},
+        {LoopOrder::kij, {"0.016", "0.002", "0.125", "0.143"}}, {LoopOrder::ikj, {"0.002", "0.125", "0.002", "0.129"}},
+    };
+    for (const auto& e : table) {
+        INFO("order " << order_name(e.o));
+        const Row got = matmul_row(e.o, 32);
+        CHECK(got.a == e.r.a);
+        CHECK(got.b == e.r.b);
+        CHECK(got.c == e.r.c);
+        CHECK(got.total == e.r.total);
+    }
+    const Row t8 = matmul_row(LoopOrder::ikj, 32, 8);
+    CHECK(t8.a == "0.016");
+    CHECK(t8.b == "0.016");
+    CHECK(t8.c == "0.002");
+    CHECK(t8.total == "0.033");
+    const Row t16 = matmul_row(LoopOrder::ikj, 32, 16);
+    CHECK(t16.a == "0.008");
+    CHECK(t16.b == "0.125");
+    CHECK(t16.c == "0.008");
+    CHECK(t16.total == "0.141");
+}
+
+TEST_CASE("trace generators visit every cell once", "[trace]") {
+    CHECK(row_major_trace(4) == std::vector<std::uint64_t>{0,  8,  16, 24, 32, 40, 48, 56,
+                                                           64, 72, 80, 88, 96, 104, 112, 120});
+    const auto col = col_major_trace(4);
+    CHECK(std::vector<std::uint64_t>(col.begin(), col.begin() + 6) == std::vector<std::uint64_t>{0, 32, 64, 96, 8, 40});
+    auto tiled = visit_order(7, 3);
+    std::sort(tiled.begin(), tiled.end());
+    CHECK(tiled == visit_order(7));
+    std::size_t count = 0;
+    for_each_matmul_access(LoopOrder::kji, 5, 8, MatmulLayout::packed(5, 8, 64), [&](const Access&) { ++count; });
+    CHECK(count == 3 * 125);
+    count = 0;
+    for_each_tiled_matmul_access(7, 3, 8, MatmulLayout::packed(7, 8, 64), [&](const Access&) { ++count; });
+    CHECK(count == 3 * 343);
+    CHECK(MatmulLayout::packed(5, 8, 64).b == 256);  // 200 bytes rounded to a whole line
+    CHECK(parse_order("kij") == LoopOrder::kij);
+    CHECK_THROWS_AS(parse_order("ijj"), std::invalid_argument);
+}

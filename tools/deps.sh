@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages cachebook needs, only those missing.
+# --book: also the packages the HTML book needs.
+set -euo pipefail
+core=(g++ cmake ninja-build make libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind)
+book=(doxygen python3-sphinx python3-breathe python3-myst-parser furo python3-matplotlib)
+want=("${core[@]}")
+[[ ${1:-} == --book ]] && want=("${book[@]}")
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+if ! command -v apt-get >/dev/null; then
+  echo "deps: not a Debian system; install these (or your system's equivalents) by hand: ${missing[*]}" >&2
+  exit 1
+fi
+sudo=""
+[[ $(id -u) -ne 0 ]] && sudo="sudo"
+echo "deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# golden.sh check|update|summary BIN_DIR CHAPTER...
+#   check:   run each chapter in golden mode (CACHEBOOK_GOLDEN=1) and diff its stdout with expected.txt
+#   update:  write that stdout to expected.txt (a change to the book: review the diff)
+#   summary: check every chapter and print a table: chapter, match / differs, seconds
+set -u
+mode=$1 bin=$2
+shift 2
+root=$(cd "$(dirname "$0")/.." && pwd)
+status=0
+[[ $mode == summary ]] && printf '\n%-18s %-8s %8s\n%s\n' chapter golden seconds "------------------------------------"
+for ch in "$@"; do
+  prog="$bin/ch$ch"
+  expected="$root/chapters/$ch/expected.txt"
+  out=$(mktemp)
+  start=$(date +%s%N)
+  CACHEBOOK_GOLDEN=1 "$prog" >"$out" </dev/null
+  rc=$?
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  secs=$(printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)))
+  case $mode in
+    update)
+      if [[ $rc -ne 0 ]]; then echo "ch$ch exited with status $rc; expected.txt left as it was" >&2; status=1
+      else cp "$out" "$expected"; echo "wrote $expected"; fi ;;
+    check|summary)
+      if [[ $rc -eq 0 ]] && [[ -f $expected ]] && cmp -s "$out" "$expected"; then result=match
+      else
+        result=differs; status=1
+        [[ $rc -ne 0 ]] && echo "ch$ch exited with status $rc" >&2
+        [[ -f $expected ]] && diff -u "$expected" "$out" | head -40 >&2 || echo "missing $expected" >&2
+      fi
+      if [[ $mode == summary ]]; then printf '%-18s %-8s %8s\n' "$ch" "$result" "$secs"
+      else echo "ch$ch: $result (${secs}s)"; fi ;;
+    *) echo "usage: golden.sh check|update|summary BIN_DIR CHAPTER..." >&2; exit 2 ;;
+  esac
+  rm -f "$out"
+done
+exit $status
