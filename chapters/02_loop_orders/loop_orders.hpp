@@ -1,0 +1,85 @@
+#pragma once
+// Chapter 2: row or column. The miss arithmetic, R3, the power-of-two trap (R9)
+// and the measured sum of a 2048 x 2048 int array both ways.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cachebook/cache.hpp"
+#include "cachebook/measure.hpp"
+#include "cachebook/walks.hpp"
+
+namespace ch02 {
+
+/// Misses per element of the two walks when the cache cannot keep a column's lines.
+struct PerElement {
+    std::size_t line_bytes = 0, elem_bytes = 0;
+    std::size_t per_line = 0;  ///< B, elements in one line
+    double row = 0;            ///< 1 / B: one miss per line
+    double column = 0;         ///< 1: every access a new line
+};
+PerElement per_element(std::size_t line_bytes, std::size_t elem_bytes);
+
+/// Where the lines of one column of a rows x cols matrix land in a set-associative cache.
+struct ColumnFootprint {
+    std::size_t lines = 0;     ///< distinct lines the column touches
+    std::size_t sets = 0;      ///< distinct sets those lines map to
+    std::size_t capacity = 0;  ///< lines those sets can hold (sets x ways)
+};
+/// Column 0 of a matrix whose rows are `leading` elements apart.
+ColumnFootprint column_footprint(const cachebook::CacheConfig& cache, std::size_t rows, std::size_t leading,
+                                 std::size_t elem);
+
+/// R3's cache: 4096 B, 8 sets x 8 ways x 64 B lines, LRU.
+cachebook::CacheConfig r3_cache();
+
+/// One row of R3, with what explains it.
+struct R3Row {
+    std::size_t n = 0;
+    std::uint64_t matrix_bytes = 0;
+    bool fits = false;  ///< the whole matrix fits in the cache
+    ColumnFootprint column;
+    cachebook::OrderMisses misses;
+};
+R3Row r3_row(const cachebook::CacheConfig& cache, std::size_t n);
+std::vector<R3Row> r3_table(const cachebook::CacheConfig& cache, const std::vector<std::size_t>& sizes = {16, 32, 48, 73});
+
+/// The seed's L1: 32 KiB, 8-way, 64-byte lines, so 64 sets, LRU.
+cachebook::CacheConfig seed_l1();
+
+/// The first `cols_walked` columns of a rows x leading matrix, column by column.
+struct ColumnWalk {
+    std::size_t rows = 0, cols_walked = 0, leading = 0, elem = 0;
+    ColumnFootprint column;
+    std::vector<std::uint64_t> misses_per_column;
+    std::uint64_t total = 0;
+};
+ColumnWalk column_walk(const cachebook::CacheConfig& cache, std::size_t rows, std::size_t cols_walked,
+                       std::size_t leading, std::size_t elem);
+
+/// R9: double a[256][256] walked over its first 64 columns, with leading
+/// dimension 256, 256 + 1 (one double of padding) and 256 + one line of doubles.
+std::vector<ColumnWalk> power_of_two_trap(const cachebook::CacheConfig& cache, std::size_t n = 256,
+                                          std::size_t cols_walked = 64);
+
+/// The measured sum: an n x n int array, a[i][j] = (i + j) % 10.
+std::vector<int> sum_input(std::size_t n);
+long long sum_by_rows(const int* a, std::size_t n);
+long long sum_by_columns(const int* a, std::size_t n);
+
+struct SumTiming {
+    std::size_t n = 0;
+    long long row_sum = 0, column_sum = 0;
+    cachebook::Timing row, column;
+    /// column / row, minimum over minimum.
+    [[nodiscard]] double ratio() const { return column.min() / row.min(); }
+};
+/// Times both sums `runs` times each, alternating, after one untimed pass of each.
+SumTiming time_sums(std::size_t n, int runs);
+
+nlohmann::json to_json(const ColumnWalk& w);
+
+}  // namespace ch02

@@ -1,0 +1,116 @@
+// Chapter 2's claims: the miss arithmetic, R3 with its explanation, R9 (the
+// power-of-two trap and its cure) and the measured row / column sum.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "cachebook/machine.hpp"
+#include "loop_orders.hpp"
+#include "support.hpp"
+
+TEST_CASE("the miss arithmetic: 1/B per element by rows, 1 by columns", "[ch02]") {
+    const auto d = ch02::per_element(64, 8);
+    CHECK(d.per_line == 8);
+    CHECK(d.row == 0.125);
+    CHECK(d.column == 1.0);
+    const auto i = ch02::per_element(64, 4);
+    CHECK(i.per_line == 16);
+    CHECK(i.row == 0.0625);
+    CHECK_THROWS_AS(ch02::per_element(64, 3), std::invalid_argument);
+}
+
+TEST_CASE("R3: the table and why 16 x 16 is equal and 32 x 32 is 8x", "[ch02][reference]") {
+    const auto t = ch02::r3_table(ch02::r3_cache());
+    REQUIRE(t.size() == 4);
+    struct Expect {
+        std::size_t n;
+        std::uint64_t row, col;
+        bool fits;
+        std::size_t sets;
+    };
+    const Expect e[] = {{16, 32, 32, true, 4}, {32, 128, 1024, false, 2}, {48, 288, 2304, false, 4},
+                        {73, 667, 4573, false, 8}};
+    for (std::size_t k = 0; k < 4; ++k) {
+        INFO("n = " << e[k].n);
+        CHECK(t[k].n == e[k].n);
+        CHECK(t[k].misses.row == e[k].row);
+        CHECK(t[k].misses.column == e[k].col);
+        CHECK(t[k].fits == e[k].fits);
+        CHECK(t[k].column.sets == e[k].sets);
+        CHECK(t[k].column.capacity == e[k].sets * 8);
+        // Row order only ever pays the compulsory misses: one per line of the matrix.
+        CHECK(t[k].misses.row == (e[k].n * e[k].n * 8 + 63) / 64);
+    }
+    // 16 x 16 fits: both orders pay only compulsory misses.
+    CHECK(t[0].misses.column == t[0].misses.row);
+    // 32 x 32: a column's 32 lines crowd into 2 sets (room 16), so every read misses: 8 per line.
+    CHECK(t[1].column.lines > t[1].column.capacity);
+    CHECK(t[1].misses.column == 32u * 32u);
+    CHECK(t[1].misses.ratio() == 8.0);
+    // 73 x 73: about 7x.
+    CHECK(t[3].misses.ratio() == Approx(6.86).margin(0.005));
+}
+
+namespace {
+// The distinct lines the first `cols` columns of a rows x leading double matrix touch.
+std::uint64_t distinct_lines(std::size_t rows, std::size_t cols, std::size_t leading) {
+    std::set<std::uint64_t> lines;
+    for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < cols; ++j) lines.insert((i * leading + j) * 8 / 64);
+    return lines.size();
+}
+}  // namespace
+
+TEST_CASE("R9: the power-of-two trap and the padded cure", "[ch02][reference]") {
+    const auto l1 = ch02::seed_l1();
+    CHECK(l1.sets == 64);
+    const auto w = ch02::power_of_two_trap(l1);
+    REQUIRE(w.size() == 3);
+    // Leading dimension 256: rows 2048 B = 32 lines apart, so a column uses 2 of 64 sets (16 lines of room)
+    // and every one of the 64 x 256 reads misses.
+    CHECK(w[0].leading == 256);
+    CHECK(w[0].column.sets == 2);
+    CHECK(w[0].column.capacity == 16);
+    CHECK(w[0].misses_per_column == std::vector<std::uint64_t>(64, 256));
+    CHECK(w[0].total == 16384);
+    // Padded by one double: all 64 sets; only the compulsory misses remain.
+    CHECK(w[1].leading == 257);
+    CHECK(w[1].column.sets == 64);
+    CHECK(w[1].total == distinct_lines(256, 64, 257));
+    CHECK(w[1].total == 2272);
+    CHECK(w[1].misses_per_column[0] == 256);
+    CHECK(w[1].misses_per_column[1] == 32);
+    // Padded by one line: a column's lines fill all sets; columns 1-7 reuse column 0's lines.
+    CHECK(w[2].leading == 264);
+    CHECK(w[2].column.sets == 64);
+    CHECK(w[2].total == distinct_lines(256, 64, 264));
+    CHECK(w[2].total == 2048);
+    CHECK(w[2].misses_per_column[1] == 0);
+    CHECK(w[2].misses_per_column[8] == 256);
+}
+
+TEST_CASE("R9 in this machine's L1: padding never loses to the power-of-two leading dimension", "[ch02]") {
+    const auto mine = cachebook::data_cache(1);
+    if (!mine || mine->ways == 0 || mine->line_bytes < 8) CACHEBOOK_SKIP("sysfs reports no L1d geometry");
+    const auto l1 = cachebook::CacheConfig::from_capacity(mine->size_bytes, mine->ways, mine->line_bytes);
+    const auto w = ch02::power_of_two_trap(l1);
+    CHECK(w[1].total <= w[0].total);
+    CHECK(w[2].total <= w[0].total);
+}
+
+TEST_CASE("the two sums of the measured array are equal", "[ch02]") {
+    const std::size_t n = 300;
+    const auto a = ch02::sum_input(n);
+    long long expect = 0;
+    for (int v : a) expect += v;
+    CHECK(ch02::sum_by_rows(a.data(), n) == expect);
+    CHECK(ch02::sum_by_columns(a.data(), n) == expect);
+    CHECK(ch02::sum_by_rows(ch02::sum_input(2048).data(), 2048) == 18874378);  // the seed's printed sum
+}
+
+TEST_CASE("column-wise sum of int[2048][2048] is at least 10x slower than row-wise", "[ch02][timing]") {
+    const auto t = ch02::time_sums(2048, 5);
+    REQUIRE(t.row_sum == t.column_sum);
+    INFO("row " << t.row.min() * 1e3 << " ms, column " << t.column.min() * 1e3 << " ms, ratio " << t.ratio());
+    CHECK(t.ratio() >= 10.0);
+}
