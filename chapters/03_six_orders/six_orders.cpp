@@ -1,0 +1,105 @@
+#include "six_orders.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "cachebook/matmul_orders.hpp"
+
+namespace ch03 {
+
+char inner_variable(cachebook::LoopOrder order) { return cachebook::order_name(order)[2]; }
+
+// [snippet: analytic]
+PerIteration analytic(cachebook::LoopOrder order, std::size_t per_line) {
+    const char inner = inner_variable(order);
+    const double stride_one = 1.0 / static_cast<double>(per_line);
+    // A[i][k], B[k][j], C[i][j]: which index of each is the inner loop's?
+    auto rule = [&](char left, char right) { return inner == right ? stride_one : inner == left ? 1.0 : 0.0; };
+    return {rule('i', 'k'), rule('k', 'j'), rule('i', 'j')};
+}
+// [end: analytic]
+
+PerIteration Simulated::per_iteration() const {
+    const double iterations = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+    return {static_cast<double>(a) / iterations, static_cast<double>(b) / iterations,
+            static_cast<double>(c) / iterations};
+}
+
+namespace {
+template <class Walk>
+Simulated run(std::size_t n, const cachebook::CacheConfig& config, Walk&& walk) {
+    cachebook::Cache cache = cachebook::abc_cache(config);
+    const auto at = cachebook::MatmulLayout::packed(n, 8, config.line_bytes);
+    walk(at, [&](const cachebook::Access& x) { cache.access(x.address, x.stream, x.write); });
+    return {n, cache.stream(1).misses, cache.stream(2).misses, cache.stream(3).misses};
+}
+}  // namespace
+
+Simulated simulate_order(cachebook::LoopOrder order, std::size_t n, const cachebook::CacheConfig& config) {
+    return run(n, config, [&](const auto& at, auto&& sink) { cachebook::for_each_matmul_access(order, n, 8, at, sink); });
+}
+
+Simulated simulate_tiled(std::size_t n, std::size_t tile, const cachebook::CacheConfig& config) {
+    return run(n, config,
+               [&](const auto& at, auto&& sink) { cachebook::for_each_tiled_matmul_access(n, tile, 8, at, sink); });
+}
+
+std::string three(double v) { return fmt::format("{:.3f}", v); }
+
+bool departs(double simulated, double analytic_value) {
+    return std::abs(simulated - analytic_value) > 0.25 * analytic_value;
+}
+
+double tile_bound(std::size_t cache_elems) { return std::sqrt(static_cast<double>(cache_elems) / 3.0); }
+
+double tiled_estimate(std::size_t per_line, std::size_t tile, std::size_t n) {
+    const auto b = static_cast<double>(per_line);
+    return 2.0 / (b * static_cast<double>(tile)) + 1.0 / (b * static_cast<double>(n));
+}
+
+double MeasuredOrders::min_of(char inner) const {
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& o : orders)
+        if (inner_variable(o.order) == inner) best = std::min(best, o.timing.min());
+    return best;
+}
+
+MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook::LoopOrder>& orders) {
+    const auto m = cachebook::integer_valued_matrices(n);
+    MeasuredOrders out;
+    out.n = n;
+    std::vector<double> first(n * n), c(n * n);
+    bool have_first = false;
+    out.identical = true;
+    if (orders.empty())
+        for (cachebook::LoopOrder order : cachebook::kAllOrders) out.orders.push_back({order, {}});
+    else
+        for (cachebook::LoopOrder order : orders) out.orders.push_back({order, {}});
+    // Round-robin over the orders, so that a noisy moment of the machine is shared among them.
+    for (int r = 0; r < runs; ++r) {
+        for (auto& o : out.orders) {
+            const auto start = cachebook::Clock::now();
+            cachebook::matmul_in_order(o.order, n, m.a.data(), m.b.data(), c.data());
+            o.timing.runs.push_back(cachebook::seconds_since(start));
+            cachebook::do_not_optimize(c.data());
+            cachebook::clobber_memory();
+            if (!have_first) {
+                first = c;
+                have_first = true;
+            } else if (std::memcmp(first.data(), c.data(), n * n * sizeof(double)) != 0) {
+                out.identical = false;
+            }
+        }
+    }
+    for (double v : first) out.checksum += v;
+    return out;
+}
+
+nlohmann::json to_json(const PerIteration& p) {
+    return {{"a", three(p.a)}, {"b", three(p.b)}, {"c", three(p.c)}, {"total", three(p.total())}};
+}
+
+}  // namespace ch03
