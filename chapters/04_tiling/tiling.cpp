@@ -1,0 +1,275 @@
+#include "tiling.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "cachebook/matmul_orders.hpp"
+#include "cachebook/trace.hpp"
+
+namespace ch04 {
+
+// [snippet: blocked]
+void matmul_blocked(std::size_t n, std::size_t tile, const double* __restrict a, const double* __restrict b,
+                    double* __restrict c) {
+    std::fill(c, c + n * n, 0.0);
+    for (std::size_t ii = 0; ii < n; ii += tile)
+        for (std::size_t jj = 0; jj < n; jj += tile)
+            for (std::size_t kk = 0; kk < n; kk += tile) {
+                // One T x T tile of C gets the product of a tile of A and a tile of B.
+                const std::size_t i_end = std::min(ii + tile, n), j_end = std::min(jj + tile, n),
+                                  k_end = std::min(kk + tile, n);
+                for (std::size_t i = ii; i < i_end; ++i)
+                    for (std::size_t k = kk; k < k_end; ++k) {
+                        const double r = a[i * n + k];
+                        for (std::size_t j = jj; j < j_end; ++j) c[i * n + j] += r * b[k * n + j];
+                    }
+            }
+}
+// [end: blocked]
+
+// [snippet: tile-formula]
+TileChoice tile_from_cache(std::size_t cache_bytes, std::size_t n, std::size_t elem) {
+    TileChoice t{cache_bytes, elem, n};
+    t.bound = std::sqrt(static_cast<double>(cache_bytes) / (3.0 * static_cast<double>(elem)));  // 3 T^2 S <= L1
+    t.tile = 1;
+    for (std::size_t p = 1; static_cast<double>(p) <= t.bound; p *= 2)
+        if (n % p == 0) t.tile = p;
+    t.three_tiles = 3 * t.tile * t.tile * elem;
+    t.estimate = 2.0 / (static_cast<double>(64 / elem) * static_cast<double>(t.tile));
+    return t;
+}
+// [end: tile-formula]
+
+BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs) {
+    const auto m = cachebook::integer_valued_matrices(n);
+    std::vector<double> c1(n * n), c2(n * n);
+    BlockedTiming t{n, tile, {}, {}, false};
+    for (int r = 0; r < runs; ++r) {
+        auto start = cachebook::Clock::now();
+        cachebook::matmul_in_order(cachebook::LoopOrder::ijk, n, m.a.data(), m.b.data(), c1.data());
+        t.naive.runs.push_back(cachebook::seconds_since(start));
+        cachebook::clobber_memory();
+        start = cachebook::Clock::now();
+        matmul_blocked(n, tile, m.a.data(), m.b.data(), c2.data());
+        t.blocked.runs.push_back(cachebook::seconds_since(start));
+        cachebook::clobber_memory();
+    }
+    t.identical = std::memcmp(c1.data(), c2.data(), n * n * sizeof(double)) == 0;
+    return t;
+}
+
+std::size_t Sweep::best() const {
+    std::size_t tile = 0;
+    double fastest = std::numeric_limits<double>::infinity();
+    for (const auto& p : points)
+        if (p.timing.min() < fastest) {
+            fastest = p.timing.min();
+            tile = p.tile;
+        }
+    return tile;
+}
+
+Sweep tile_sweep(std::size_t n, const std::vector<std::size_t>& tiles, int runs) {
+    const auto m = cachebook::integer_valued_matrices(n);
+    std::vector<double> first(n * n), c(n * n);
+    Sweep s;
+    s.identical = true;
+    for (std::size_t tile : tiles) s.points.push_back({tile, {}});
+    for (int r = 0; r < runs; ++r)
+        for (auto& p : s.points) {
+            const auto start = cachebook::Clock::now();
+            matmul_blocked(n, p.tile, m.a.data(), m.b.data(), c.data());
+            p.timing.runs.push_back(cachebook::seconds_since(start));
+            cachebook::clobber_memory();
+            if (r == 0 && &p == &s.points.front()) first = c;
+            else if (std::memcmp(first.data(), c.data(), n * n * sizeof(double)) != 0) s.identical = false;
+        }
+    return s;
+}
+
+TransposeRate transpose_rate(std::size_t n, std::size_t tile, const cachebook::CacheConfig& config) {
+    cachebook::Cache cache = cachebook::abc_cache(config);
+    cachebook::for_each_transpose_access(n, tile, 8,
+                                         [&](const cachebook::Access& x) { cache.access(x.address, x.stream, x.write); });
+    const double cells = static_cast<double>(n) * static_cast<double>(n);
+    return {static_cast<double>(cache.stream(1).misses) / cells, static_cast<double>(cache.stream(2).misses) / cells};
+}
+
+// [snippet: lab]
+std::uint64_t transpose_misses(std::size_t n, std::size_t tile, const cachebook::CacheConfig& config) {
+    cachebook::Cache cache(config);
+    cachebook::for_each_transpose_access(n, tile, 8,
+                                         [&](const cachebook::Access& x) { cache.access(x.address, 0, x.write); });
+    return cache.total().misses;
+}
+
+std::vector<std::pair<std::size_t, std::uint64_t>> misses_by_tile(std::size_t n, const std::vector<std::size_t>& tiles,
+                                                                  const cachebook::CacheConfig& cache) {
+    std::vector<std::pair<std::size_t, std::uint64_t>> out;
+    for (std::size_t tile : tiles) out.emplace_back(tile, transpose_misses(n, tile, cache));
+    return out;
+}
+
+std::size_t best_tile(std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::CacheConfig& cache) {
+    const auto counts = misses_by_tile(n, tiles, cache);
+    const auto best = std::min_element(counts.begin(), counts.end(),
+                                       [](const auto& x, const auto& y) { return x.second < y.second; });
+    return best == counts.end() ? 0 : best->first;
+}
+// [end: lab]
+
+// [snippet: transpose]
+void transpose_naive(std::size_t n, const double* __restrict src, double* __restrict dst) {
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) dst[j * n + i] = src[i * n + j];
+}
+
+void transpose_tiled(std::size_t n, std::size_t tile, const double* __restrict src, double* __restrict dst) {
+    for (std::size_t ii = 0; ii < n; ii += tile)
+        for (std::size_t jj = 0; jj < n; jj += tile)
+            for (std::size_t i = ii; i < std::min(ii + tile, n); ++i)      // T rows of src, along each
+                for (std::size_t j = jj; j < std::min(jj + tile, n); ++j)  // T rows of dst, one cell of each
+                    dst[j * n + i] = src[i * n + j];
+}
+// [end: transpose]
+
+TransposeTiming time_transpose(std::size_t n, std::size_t tile, int runs) {
+    std::vector<double> src(n * n), d1(n * n), d2(n * n);
+    for (std::size_t k = 0; k < n * n; ++k) src[k] = static_cast<double>(k % 1000);
+    TransposeTiming t{n, tile, {}, {}, false};
+    transpose_naive(n, src.data(), d1.data());  // first touch of every page, untimed
+    transpose_tiled(n, tile, src.data(), d2.data());
+    for (int r = 0; r < runs; ++r) {
+        auto start = cachebook::Clock::now();
+        transpose_naive(n, src.data(), d1.data());
+        t.naive.runs.push_back(cachebook::seconds_since(start));
+        cachebook::clobber_memory();
+        start = cachebook::Clock::now();
+        transpose_tiled(n, tile, src.data(), d2.data());
+        t.tiled.runs.push_back(cachebook::seconds_since(start));
+        cachebook::clobber_memory();
+    }
+    t.identical = d1 == d2;
+    return t;
+}
+
+namespace {
+std::vector<std::string> split(const std::string& line) {
+    std::vector<std::string> cells;
+    std::stringstream in(line);
+    std::string cell;
+    while (std::getline(in, cell, ',')) {
+        while (!cell.empty() && (cell.back() == '\r' || cell.back() == ' ')) cell.pop_back();
+        cells.push_back(cell);
+    }
+    if (!line.empty() && line.back() == ',') cells.emplace_back();
+    return cells;
+}
+}  // namespace
+
+std::vector<Series> read_csv_columns(const std::string& path, const std::vector<std::string>& columns) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(fmt::format("cannot read '{}'", path));
+    std::string line;
+    std::vector<std::string> header;
+    while (std::getline(in, line))
+        if (!line.empty() && line[0] != '#') {
+            header = split(line);
+            break;
+        }
+    if (header.empty()) throw std::runtime_error(fmt::format("'{}' has no header line", path));
+    std::vector<std::size_t> index;
+    std::vector<Series> out;
+    for (const auto& name : columns) {
+        const auto at = std::find(header.begin(), header.end(), name);
+        if (at == header.end()) throw std::runtime_error(fmt::format("'{}' has no column '{}'", path, name));
+        index.push_back(static_cast<std::size_t>(at - header.begin()));
+        out.push_back({name, {}});
+    }
+    std::size_t line_no = 1;
+    while (std::getline(in, line)) {
+        ++line_no;
+        if (line.empty() || line[0] == '#') continue;
+        const auto cells = split(line);
+        for (std::size_t c = 0; c < index.size(); ++c) {
+            if (index[c] >= cells.size() || cells[index[c]].empty()) continue;
+            const std::string& text = cells[index[c]];
+            std::size_t used = 0;
+            double v = 0;
+            try {
+                v = std::stod(text, &used);
+            } catch (...) {
+                used = 0;
+            }
+            if (used != text.size() || !std::isfinite(v))
+                throw std::runtime_error(
+                    fmt::format("'{}' line {}: '{}' in column '{}' is not a number", path, line_no, text, columns[c]));
+            out[c].values.push_back(v);
+        }
+    }
+    return out;
+}
+
+Series random_walk(std::size_t count, std::uint64_t seed) {
+    Series s{fmt::format("random walk (seed {})", seed), {}};
+    std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    double v = 100.0;
+    for (std::size_t k = 0; k < count; ++k) {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        v += static_cast<double>((x * 0x2545F4914F6CDD1Dull) >> 40) / static_cast<double>(1ull << 24) - 0.5;
+        s.values.push_back(v);
+    }
+    return s;
+}
+
+// [snippet: study]
+Study study(const Series& s, std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::CacheConfig& config) {
+    if (tiles.empty()) throw std::invalid_argument("study: no tiles to try");
+    if (s.values.size() < 2 * n - 1)
+        throw std::invalid_argument(fmt::format("series '{}' has {} values; a {} x {} lag matrix needs {}", s.name,
+                                                s.values.size(), n, n, 2 * n - 1));
+    Study out{s.name, n, s.values.front(), s.values[2 * n - 2], {}, {}, 0, true};
+    // One buffer: src (the lag matrix) then dst, as in the transpose trace.
+    std::vector<double> buffer(2 * n * n);
+    double* src = buffer.data();
+    double* dst = src + n * n;
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) src[i * n + j] = s.values[i + j];
+    // The address the model sees is the byte offset into the buffer: the real
+    // code's accesses, and nothing of the values.
+    auto offset = [&](const double* p) { return static_cast<std::uint64_t>(p - src) * sizeof(double); };
+    for (std::size_t tile : tiles) {
+        std::fill(dst, dst + n * n, 0.0);
+        cachebook::Cache cache(config);
+        const std::size_t step = tile == 0 ? n : tile;
+        for (std::size_t ii = 0; ii < n; ii += step)
+            for (std::size_t jj = 0; jj < n; jj += step)
+                for (std::size_t i = ii; i < std::min(ii + step, n); ++i)
+                    for (std::size_t j = jj; j < std::min(jj + step, n); ++j) {
+                        cache.access(offset(&src[i * n + j]));
+                        cache.access(offset(&dst[j * n + i]), 0, true);
+                        dst[j * n + i] = src[i * n + j];
+                    }
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < n; ++j) out.transposed = out.transposed && dst[j * n + i] == src[i * n + j];
+        out.by_tile.emplace_back(tile, cache.total().misses);
+    }
+    out.best = std::min_element(out.by_tile.begin(), out.by_tile.end(), [](const auto& x, const auto& y) {
+                   return x.second < y.second;
+               })->first;
+    out.orders = cachebook::compare_orders(n, config, sizeof(double));
+    return out;
+}
+// [end: study]
+
+}  // namespace ch04
