@@ -2,7 +2,7 @@
 # Installs the Debian packages cachebook needs, only those missing.
 # --book: also the packages the HTML book needs.
 set -euo pipefail
-core=(g++ cmake ninja-build make libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind)
+core=(g++ cmake ninja-build make libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind python-matplotlib-data)
 book=(doxygen python3-sphinx python3-breathe python3-myst-parser furo python3-matplotlib)
 want=("${core[@]}")
 [[ ${1:-} == --book ]] && want=("${book[@]}")
