@@ -8,7 +8,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CHAPTERS = $(sort $(notdir $(wildcard chapters/[0-9][0-9]_*)))
 PY      := /usr/bin/python3
 
-.PHONY: all deps configure build run test golden book grade handout bench flake-check sanitize clean help
+.PHONY: all deps configure build run test golden book grade handout bench flake-check sanitize fuzz clean help
 
 all: build
 
@@ -23,6 +23,7 @@ help:
 	@echo "make bench          run the benchmarks (simulator throughput, ...) with --json output"
 	@echo "make flake-check    run the timing tests 20 times (RUNS=n) and report passes per test"
 	@echo "make sanitize       deterministic tests under ASan+UBSan, threaded ones under TSan"
+	@echo "make fuzz           build the libFuzzer targets with clang and run each FUZZ_SECONDS (60)"
 	@echo "make deps           install the Debian packages the book needs"
 
 deps:
@@ -82,6 +83,10 @@ sanitize:
 	cmake --preset tsan $(if $(shell command -v ninja),-G Ninja,) >/dev/null
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && ctest --output-on-failure -j $(JOBS) -L threads
+
+# libFuzzer targets, built with clang in build-fuzz; FUZZ_SECONDS each (default 60).
+fuzz:
+	@bash tools/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),60)
 
 clean:
 	rm -rf $(BUILD)
