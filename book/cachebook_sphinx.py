@@ -1,0 +1,208 @@
+"""Sphinx directives and roles of the cachebook book.
+
+- ``program-output PROGRAM``: the saved stdout of a chapter program's build-time run,
+  as a literal block; ``:section: N`` (the part that starts with the line "N. ..."),
+  ``:start-after: TEXT`` / ``:end-before: TEXT`` (the first line containing TEXT),
+  ``:lines: 1-3,5`` (applied last), ``:caption: TEXT``.
+- ``chart chNN NAME``: the SVG that book/plots/chNN.py drew as NAME, with the content
+  as caption and a sentence naming the machine that produced the data.
+- ``stepper chNN KEY``: an interactive stepper over the list of walks at ``chNN[KEY]``
+  (see book/_static/stepper.js for the fields it reads).
+- ``chapter-list``: the chapters in order, one line each; links where a page exists.
+- roles ``{seed}`` and ``{given}``: a number quoted from a source text, or a number the
+  prose chooses (not a result of the program); the check of hand-typed numbers skips them.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from docutils.statemachine import StringList
+from sphinx.directives.code import container_wrapper
+from sphinx.util.docutils import SphinxDirective
+
+import book_chapters
+
+
+def _generated(env) -> Path:
+    return Path(env.config.cachebook_generated)
+
+
+def select_output(text: str, section=None, start_after=None, end_before=None, lines=None) -> list[str]:
+    """The part of a program's output a chapter asks for; raises ValueError if it is not there."""
+    out = text.splitlines()
+    if section is not None:
+        heads = [k for k, line in enumerate(out) if re.match(r"\d+\. ", line)]
+        start = next((k for k in heads if out[k].startswith(f"{section}. ")), None)
+        if start is None:
+            raise ValueError(f"no section '{section}. ' (a line starting with it) in the output")
+        end = next((k for k in heads if k > start), len(out))
+        out = out[start:end]
+    if start_after is not None:
+        k = next((k for k, line in enumerate(out) if start_after in line), None)
+        if k is None:
+            raise ValueError(f"start-after text {start_after!r} not found in the output")
+        out = out[k + 1:]
+    if end_before is not None:
+        k = next((k for k, line in enumerate(out) if end_before in line), None)
+        if k is None:
+            raise ValueError(f"end-before text {end_before!r} not found in the output")
+        out = out[:k]
+    if lines is not None:
+        picked = []
+        for part in lines.split(","):
+            a, _, b = part.strip().partition("-")
+            first, last = int(a), int(b) if b else int(a)
+            if first < 1 or last > len(out) or first > last:
+                raise ValueError(f"lines {part!r} outside 1-{len(out)}")
+            picked += out[first - 1:last]
+        out = picked
+    while out and not out[-1].strip():
+        out.pop()
+    while out and not out[0].strip():
+        out.pop(0)
+    if not out:
+        raise ValueError("the selection is empty")
+    return out
+
+
+class ProgramOutput(SphinxDirective):
+    required_arguments = 1
+    has_content = False
+    option_spec = {
+        "section": directives.unchanged_required,
+        "start-after": directives.unchanged_required,
+        "end-before": directives.unchanged_required,
+        "lines": directives.unchanged_required,
+        "caption": directives.unchanged_required,
+    }
+
+    def run(self):
+        program = self.arguments[0]
+        path = _generated(self.env) / f"{program}.txt"
+        if not path.exists():
+            raise self.error(f"program-output: no saved output of {program} ({path}); book/build.py runs it")
+        self.env.note_dependency(str(path))
+        try:
+            picked = select_output(
+                path.read_text(),
+                section=self.options.get("section"),
+                start_after=self.options.get("start-after"),
+                end_before=self.options.get("end-before"),
+                lines=self.options.get("lines"),
+            )
+        except ValueError as e:
+            raise self.error(f"program-output {program}: {e}")
+        text = "\n".join(picked)
+        literal = nodes.literal_block(text, text, classes=["program-output"])
+        literal["language"] = "text"
+        self.set_source_info(literal)
+        caption = self.options.get("caption", f"Output of {program}, run when this book was built")
+        return [container_wrapper(self, literal, caption)]
+
+
+class Chart(SphinxDirective):
+    required_arguments = 2
+    has_content = True
+
+    def run(self):
+        key, name = self.arguments
+        svg = _generated(self.env) / "plots" / f"{key}_{name}.svg"
+        if not svg.exists():
+            raise self.error(f"chart: {svg} was not drawn; does book/plots/{key}.py return a figure named {name!r}?")
+        self.env.note_dependency(str(svg))
+        docdir = Path(self.env.doc2path(self.env.docname)).parent
+        uri = Path(__import__("os").path.relpath(svg, docdir)).as_posix()
+        figure = nodes.figure(classes=["cachebook-chart"])
+        image = nodes.image(uri=uri, alt=" ".join(self.content) or name)
+        figure += image
+        caption = nodes.caption()
+        self.state.nested_parse(self.content, self.content_offset, caption)
+        para = caption.children[0] if caption.children and isinstance(caption.children[0], nodes.paragraph) else None
+        machine = self.env.config.myst_substitutions.get("machine")
+        summary = machine.summary if machine is not None else "an unknown machine"
+        note = nodes.inline("", f" Measured on {summary}.",
+                            classes=["machine-note"])
+        if para is not None:
+            caption = nodes.caption("", "", *para.children, note)
+        else:
+            caption = nodes.caption("", "", note)
+        figure += caption
+        return [figure]
+
+
+class Stepper(SphinxDirective):
+    required_arguments = 2
+    has_content = False
+
+    def run(self):
+        key, field = self.arguments
+        data = self.env.config.myst_substitutions.get(key)
+        if data is None or field not in data._plain:
+            raise self.error(f"stepper: no {key}[{field!r}] in the chapter's results")
+        runs = data._plain[field]
+        if not isinstance(runs, list) or not runs or "steps" not in runs[0]:
+            raise self.error(f"stepper: {key}[{field!r}] is not a list of walks with steps")
+        payload = html.escape(json.dumps(runs, separators=(",", ":")), quote=True)
+        raw = (f'<div class="cb-stepper" data-runs="{payload}">'
+               '<p class="cb-stepper-noscript">This stepper needs JavaScript; '
+               'the same walks are printed in the output above.</p></div>')
+        return [nodes.raw("", raw, format="html")]
+
+
+class ChapterList(SphinxDirective):
+    has_content = False
+
+    def run(self):
+        lines = []
+        for ch in book_chapters.chapters():
+            if not ch.page.exists():
+                continue
+            title = _title(ch.page) or ch.name
+            summary = book_chapters.SUMMARIES.get(ch.name, "")
+            lines.append(f"{ch.name[:2]}. {{doc}}`{title} </{ch.docname}>`" + (f": {summary}" if summary else ""))
+            lines.append("")
+        node = nodes.container(classes=["chapter-list"])
+        self.state.nested_parse(StringList(lines, source="chapter-list"), self.content_offset, node)
+        return [node]
+
+
+def _title(page: Path) -> str:
+    for line in page.read_text().splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return ""
+
+
+def _number_role(kind):
+    def role(name, rawtext, text, lineno, inliner, options=None, content=None):
+        return [nodes.inline(rawtext, text, classes=[kind])], []
+
+    return role
+
+
+def _optional_pages(app, docname, source):
+    # The landing page's toctree names pages that arrive later (book/cachesim.md);
+    # drop an entry whose page does not exist yet.
+    if docname != "book/index":
+        return
+    for page in ("cachesim", "instructors"):
+        if not (Path(app.srcdir) / "book" / f"{page}.md").exists():
+            source[0] = source[0].replace(f"\n{page}\n", "\n")
+
+
+def setup(app):
+    app.add_config_value("cachebook_generated", "", "env")
+    app.add_directive("program-output", ProgramOutput)
+    app.add_directive("chart", Chart)
+    app.add_directive("stepper", Stepper)
+    app.add_directive("chapter-list", ChapterList)
+    app.add_role("seed", _number_role("seed-quote"))
+    app.add_role("given", _number_role("given-number"))
+    app.connect("source-read", _optional_pages)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
