@@ -2,7 +2,8 @@
 
 - ``program-output PROGRAM``: the saved stdout of a chapter program's build-time run,
   as a literal block; ``:section: N`` (the part that starts with the line "N. ..."),
-  ``:start-after: TEXT`` / ``:end-before: TEXT`` (the first line containing TEXT),
+  ``:start-after: TEXT`` / ``:end-before: TEXT`` (the first line containing TEXT, left
+  out), ``:start-at: TEXT`` / ``:end-at: TEXT`` (the same, kept),
   ``:lines: 1-3,5`` (applied last), ``:caption: TEXT``.
 - ``chart chNN NAME``: the SVG that book/plots/chNN.py drew as NAME, with the content
   as caption and a sentence naming the machine that produced the data.
@@ -33,7 +34,8 @@ def _generated(env) -> Path:
     return Path(env.config.cachebook_generated)
 
 
-def select_output(text: str, section=None, start_after=None, end_before=None, lines=None) -> list[str]:
+def select_output(text: str, section=None, start_after=None, end_before=None, lines=None,
+                  start_at=None, end_at=None) -> list[str]:
     """The part of a program's output a chapter asks for; raises ValueError if it is not there."""
     out = text.splitlines()
     if section is not None:
@@ -43,16 +45,18 @@ def select_output(text: str, section=None, start_after=None, end_before=None, li
             raise ValueError(f"no section '{section}. ' (a line starting with it) in the output")
         end = next((k for k in heads if k > start), len(out))
         out = out[start:end]
-    if start_after is not None:
-        k = next((k for k, line in enumerate(out) if start_after in line), None)
-        if k is None:
-            raise ValueError(f"start-after text {start_after!r} not found in the output")
-        out = out[k + 1:]
-    if end_before is not None:
-        k = next((k for k, line in enumerate(out) if end_before in line), None)
-        if k is None:
-            raise ValueError(f"end-before text {end_before!r} not found in the output")
-        out = out[:k]
+    for option, text_, skip in (("start-after", start_after, 1), ("start-at", start_at, 0)):
+        if text_ is not None:
+            k = next((k for k, line in enumerate(out) if text_ in line), None)
+            if k is None:
+                raise ValueError(f"{option} text {text_!r} not found in the output")
+            out = out[k + skip:]
+    for option, text_, keep in (("end-before", end_before, 0), ("end-at", end_at, 1)):
+        if text_ is not None:
+            k = next((k for k, line in enumerate(out) if text_ in line), None)
+            if k is None:
+                raise ValueError(f"{option} text {text_!r} not found in the output")
+            out = out[:k + keep]
     if lines is not None:
         picked = []
         for part in lines.split(","):
@@ -78,6 +82,8 @@ class ProgramOutput(SphinxDirective):
         "section": directives.unchanged_required,
         "start-after": directives.unchanged_required,
         "end-before": directives.unchanged_required,
+        "start-at": directives.unchanged_required,
+        "end-at": directives.unchanged_required,
         "lines": directives.unchanged_required,
         "caption": directives.unchanged_required,
     }
@@ -95,6 +101,8 @@ class ProgramOutput(SphinxDirective):
                 start_after=self.options.get("start-after"),
                 end_before=self.options.get("end-before"),
                 lines=self.options.get("lines"),
+                start_at=self.options.get("start-at"),
+                end_at=self.options.get("end-at"),
             )
         except ValueError as e:
             raise self.error(f"program-output {program}: {e}")
