@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import textwrap
 from pathlib import Path
 
 from docutils import nodes
@@ -106,7 +107,7 @@ class ProgramOutput(SphinxDirective):
             )
         except ValueError as e:
             raise self.error(f"program-output {program}: {e}")
-        text = "\n".join(picked)
+        text = textwrap.dedent("\n".join(picked))
         literal = nodes.literal_block(text, text, classes=["program-output"])
         literal["language"] = "text"
         self.set_source_info(literal)

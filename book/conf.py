@@ -29,7 +29,7 @@ exclude_patterns = ["build*", ".git", "**/node_modules"]
 source_suffix = {".md": "markdown"}
 
 # MyST: substitutions carry the programs' results into the prose.
-myst_enable_extensions = ["substitution", "colon_fence", "deflist", "dollarmath"]
+myst_enable_extensions = ["substitution", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 
 
