@@ -174,8 +174,7 @@ class ChapterList(SphinxDirective):
                 continue
             title = _title(ch.page) or ch.name
             summary = book_chapters.SUMMARIES.get(ch.name, "")
-            lines.append(f"{ch.name[:2]}. {{doc}}`{title} </{ch.docname}>`" + (f": {summary}" if summary else ""))
-            lines.append("")
+            lines.append(f"- **{int(ch.name[:2])}** · {{doc}}`{title} </{ch.docname}>`" + (f": {summary}" if summary else ""))
         node = nodes.container(classes=["chapter-list"])
         self.state.nested_parse(StringList(lines, source="chapter-list"), self.content_offset, node)
         return [node]
@@ -205,6 +204,29 @@ def _optional_pages(app, docname, source):
             source[0] = source[0].replace(f"\n{page}\n", "\n")
 
 
+def _repair_debian_furo(app, exception):
+    """Debian's furo ships its sources, not its bundle: furo.css imports normalize.css from
+    /javascript/ (a web-server alias) and furo.js is an ES module that the page loads as
+    a plain script. Make both self-contained in the built site; upstream furo needs nothing."""
+    if exception is not None or app.builder.format != "html":
+        return
+    static = Path(app.outdir) / "_static"
+    css = static / "styles" / "furo.css"
+    if css.exists():
+        text = css.read_text()
+        imp = "@import url(/javascript/normalize.css/normalize.css);"
+        if imp in text:
+            normalize = Path("/usr/share/javascript/normalize.css/normalize.css")
+            css.write_text(text.replace(imp, normalize.read_text() if normalize.exists() else ""))
+    js, gumshoe = static / "scripts" / "furo.js", static / "scripts" / "gumshoe-patched.js"
+    if js.exists() and gumshoe.exists():
+        text = js.read_text()
+        imp = 'import Gumshoe from "./gumshoe-patched.js";'
+        if text.startswith(imp):
+            # gumshoe-patched.js is a UMD bundle: as a plain script it defines window.Gumshoe.
+            js.write_text(gumshoe.read_text() + "\n" + text[len(imp):])
+
+
 def setup(app):
     app.add_config_value("cachebook_generated", "", "env")
     app.add_directive("program-output", ProgramOutput)
@@ -214,4 +236,5 @@ def setup(app):
     app.add_role("seed", _number_role("seed-quote"))
     app.add_role("given", _number_role("given-number"))
     app.connect("source-read", _optional_pages)
+    app.connect("build-finished", _repair_debian_furo)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
