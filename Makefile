@@ -8,7 +8,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CHAPTERS = $(sort $(notdir $(wildcard chapters/[0-9][0-9]_*)))
 PY      := /usr/bin/python3
 
-.PHONY: all deps configure build run test golden book grade bench clean help
+.PHONY: all deps configure build run test golden book grade handout bench clean help
 
 all: build
 
@@ -19,6 +19,7 @@ help:
 	@echo "make book           build the HTML book into $(BUILD)/book/html"
 	@echo "make golden         regenerate every chapters/*/expected.txt (review the diff!)"
 	@echo "make grade CH=01    grade the chapter's exercise starter and print the score"
+	@echo "make handout CH=01  copy the chapter's exercises without the solution to $(BUILD)/handout"
 	@echo "make bench          run the benchmarks (simulator throughput, ...) with --json output"
 	@echo "make deps           install the Debian packages the book needs"
 
@@ -54,6 +55,13 @@ ifeq ($(CH),)
 	@echo "usage: make grade CH=NN" >&2; exit 2
 else
 	@bash tools/grade.sh $(BUILD) $(CH) starter
+endif
+
+handout:
+ifeq ($(CH),)
+	@echo "usage: make handout CH=NN" >&2; exit 2
+else
+	@bash tools/handout.sh $(CH) $(BUILD)/handout
 endif
 
 bench: build
