@@ -180,6 +180,59 @@ class ChapterList(SphinxDirective):
         return [node]
 
 
+def exercises_of(chapter) -> list[tuple[str, str]]:
+    """(doc comment, declaration) of each `/// Exercise ...` in the chapter's exercise.hpp."""
+    header = chapter.dir / "exercises" / "exercise.hpp"
+    if not header.exists():
+        return []
+    found = []
+    lines = header.read_text().splitlines()
+    k = 0
+    while k < len(lines):
+        if lines[k].strip().startswith("/// Exercise"):
+            doc = []
+            while k < len(lines) and lines[k].strip().startswith("///"):
+                doc.append(lines[k].strip()[3:].strip())
+                k += 1
+            decl = []
+            while k < len(lines) and lines[k].strip():
+                decl.append(lines[k])
+                k += 1
+                if decl[-1].rstrip().endswith(";"):
+                    break
+            found.append((" ".join(doc), "\n".join(decl)))
+        else:
+            k += 1
+    return found
+
+
+class ExerciseList(SphinxDirective):
+    """Every chapter's exercises, read from chapters/NN_slug/exercises/exercise.hpp."""
+
+    has_content = False
+
+    def run(self):
+        lines = []
+        for ch in book_chapters.chapters():
+            found = exercises_of(ch)
+            if not found:
+                continue
+            header = ch.dir / "exercises" / "exercise.hpp"
+            self.env.note_dependency(str(header))
+            title = _title(ch.page) if ch.page.exists() else ch.name
+            number = int(ch.name[:2])
+            link = f"{{doc}}`{title} </{ch.docname}>`" if ch.page.exists() else title
+            lines += [f"**Chapter {number}**: {link}. Grade with `make grade CH={ch.name[:2]}`; hand out with "
+                      f"`make handout CH={ch.name[:2]}`.", ""]
+            for doc, decl in found:
+                lines += [f"- {doc}", "", "  ```cpp"] + ["  " + d for d in decl.splitlines()] + ["  ```", ""]
+        if not lines:
+            lines = ["No chapter has exercises yet."]
+        node = nodes.container(classes=["exercise-list"])
+        self.state.nested_parse(StringList(lines, source="exercise-list"), self.content_offset, node)
+        return [node]
+
+
 def _title(page: Path) -> str:
     for line in page.read_text().splitlines():
         if line.startswith("# "):
@@ -233,6 +286,7 @@ def setup(app):
     app.add_directive("chart", Chart)
     app.add_directive("stepper", Stepper)
     app.add_directive("chapter-list", ChapterList)
+    app.add_directive("exercise-list", ExerciseList)
     app.add_role("seed", _number_role("seed-quote"))
     app.add_role("given", _number_role("given-number"))
     app.connect("source-read", _optional_pages)
