@@ -135,7 +135,7 @@ class Chart(SphinxDirective):
         para = caption.children[0] if caption.children and isinstance(caption.children[0], nodes.paragraph) else None
         machine = self.env.config.myst_substitutions.get("machine")
         summary = machine.summary if machine is not None else "an unknown machine"
-        note = nodes.inline("", f" Measured on {summary}.",
+        note = nodes.inline("", f" Data from {summary}.",
                             classes=["machine-note"])
         if para is not None:
             caption = nodes.caption("", "", *para.children, note)
