@@ -191,7 +191,61 @@ def run_program(prog: Path) -> dict:
         return json.loads(out.read_text())
 
 
+# The rule, case by case: (prose line, numbers the check must report in it).
+SELF_TEST_DATA = {"r1": {"line": 139, "stride": 2400, "lines": 37.5, "hex": "0x22E8", "misses": 8},
+                  "ratio": 3.2147, "trace": list(range(100, 140)), "year": 2024, "small": 1}
+SELF_TEST_CASES = [
+    ("It is in line 139, byte 40.", ["139"]),
+    ("A row is 2,400 bytes, 37.5 lines; the address is 0x22E8.", ["2,400", "37.5", "0x22E8"]),
+    ("The column walk took 8 misses.", ["8"]),
+    ("Measured: 3.2 times slower, roughly 3 times.", ["3.2"]),
+    ("Written as `139` or {{ ch01.r1.line }} or {given}`139` or {seed}`8`, it is fine.", []),
+    ("Chapter 8, section 139, step 8 and seed 2400 are references.", []),
+    ("x86-64 and float64 and R8 and L8 and C++20 are names.", []),
+    ("In 2024 nothing; 0 and 1 are never checked; 120 sits only in a bulk list.", []),
+    ("## 8. A numbered heading with 2400 in it", ["2400"]),
+    ("8. a list item numbered 8", ["8"]),
+    ("<!-- 139 in a comment --> a [link](page139.html#8) and $x = 2400$", []),
+]
+SELF_TEST_BLOCKS = """```cpp
+int line = 139;
+```
+
+```{program-output} ch01_row_major
+:end-before: "cache of 8 lines"
+```
+
+```{note}
+An admonition with 2400 in it.
+```
+"""
+
+
+def self_test() -> int:
+    failures = 0
+    for prose, expected in SELF_TEST_CASES:
+        with tempfile.TemporaryDirectory() as tmp:
+            page = Path(tmp) / "chapter.md"
+            page.write_text(prose + "\n")
+            found = [p.split(": ")[1].split(" is typed")[0] for p in check(page, SELF_TEST_DATA, "ch01")]
+        if found != expected:
+            failures += 1
+            print(f"self-test: {prose!r}: reported {found}, expected {expected}")
+    with tempfile.TemporaryDirectory() as tmp:
+        page = Path(tmp) / "chapter.md"
+        page.write_text(SELF_TEST_BLOCKS)
+        found = [p.split(": ")[1].split(" is typed")[0] for p in check(page, SELF_TEST_DATA, "ch01")]
+    if found != ["2400"]:
+        failures += 1
+        print(f"self-test: code and directive blocks: reported {found}, expected ['2400'] (the admonition)")
+    total = len(SELF_TEST_CASES) + 1
+    print(f"self-test: {total - failures} of {total} cases as the rule says")
+    return 1 if failures else 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1].strip())
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--bin", help="directory of the chapter programs (runs chNN_slug --json)")
