@@ -169,12 +169,15 @@ class ChapterList(SphinxDirective):
 
     def run(self):
         lines = []
-        for ch in book_chapters.chapters():
-            if not ch.page.exists():
-                continue
-            title = _title(ch.page) or ch.name
-            summary = book_chapters.SUMMARIES.get(ch.name, "")
-            lines.append(f"- **{int(ch.name[:2])}** · {{doc}}`{title} </{ch.docname}>`" + (f": {summary}" if summary else ""))
+        pages = {ch.name: ch for ch in book_chapters.chapters() if ch.page.exists()}
+        for name in sorted(set(pages) | set(book_chapters.SUMMARIES)):
+            summary = book_chapters.SUMMARIES.get(name, "")
+            if name in pages:
+                ch = pages[name]
+                title = _title(ch.page) or name
+                lines.append(f"- **{int(name[:2])}** · {{doc}}`{title} </{ch.docname}>`" + (f": {summary}" if summary else ""))
+            else:
+                lines.append(f"- **{int(name[:2])}** · {summary[:1].upper() + summary[1:]} *(not in this build yet)*")
         node = nodes.container(classes=["chapter-list"])
         self.state.nested_parse(StringList(lines, source="chapter-list"), self.content_offset, node)
         return [node]
