@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Builds the HTML book: `book/build.py --build BUILD`.
 
-1. Runs every chapter program BUILD/bin/chNN_slug once (its default, measured run),
+1. Runs every chapter program that has a chapter.md, BUILD/bin/chNN_slug, once (its default, measured run),
    saving stdout to BUILD/book/generated/chNN_slug.txt and its `--json` results to
    BUILD/book/generated/chNN_slug.json. Saved results are reused while they are newer
    than the program, so a second build is quick.
@@ -26,6 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
+RUN_TIMEOUT = 900  # seconds for one chapter's default run
 sys.path.insert(0, str(BOOK))
 
 import book_chapters as chapter_list  # noqa: E402
@@ -47,11 +48,11 @@ def run_chapters(build: Path, generated: Path, force: bool) -> None:
     for ch in chapter_list.chapters():
         prog = build / "bin" / ch.program
         txt, js = generated / f"{ch.program}.txt", generated / f"{ch.program}.json"
-        if not prog.exists():
-            if ch.page.exists():
-                fail(f"{ch.program}: {prog} does not exist; build it first (make build)")
-            say(f"{ch.program}: no program and no chapter.md yet, skipped")
+        if not ch.page.exists():
+            say(f"{ch.program}: no chapter.md yet, not run")
             continue
+        if not prog.exists():
+            fail(f"{ch.program}: {prog} does not exist; build it first (make build)")
         if not force and txt.exists() and js.exists():
             if min(txt.stat().st_mtime, js.stat().st_mtime) > prog.stat().st_mtime:
                 say(f"{ch.program}: results are newer than the program, reused")
@@ -60,8 +61,11 @@ def run_chapters(build: Path, generated: Path, force: bool) -> None:
         start = time.monotonic()
         tmp_txt, tmp_js = txt.with_suffix(".txt.tmp"), js.with_suffix(".json.tmp")
         with open(tmp_txt, "w") as out:
-            rc = subprocess.run([str(prog), "--json", str(tmp_js)], stdout=out, stdin=subprocess.DEVNULL,
-                                env=env, cwd=ROOT).returncode
+            try:
+                rc = subprocess.run([str(prog), "--json", str(tmp_js)], stdout=out, stdin=subprocess.DEVNULL,
+                                    env=env, cwd=ROOT, timeout=RUN_TIMEOUT).returncode
+            except subprocess.TimeoutExpired:
+                fail(f"{ch.program} did not finish in {RUN_TIMEOUT} s (a default run should take under a minute)")
         if rc != 0:
             fail(f"{ch.program} exited with status {rc}; its output so far is in {tmp_txt}")
         try:
