@@ -77,7 +77,8 @@ struct SumTiming {
     /// column / row, minimum over minimum.
     [[nodiscard]] double ratio() const { return column.min() / row.min(); }
 };
-/// Times both sums `runs` times each, alternating, after one untimed pass of each.
+/// Times the column sum `runs` times and the row sum 4 x `runs` times, alternating,
+/// after one untimed pass of each.
 SumTiming time_sums(std::size_t n, int runs);
 
 nlohmann::json to_json(const ColumnWalk& w);
