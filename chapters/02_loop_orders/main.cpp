@@ -95,6 +95,13 @@ int main(int argc, char** argv) {
         fmt::print("3. The power-of-two trap: the first 64 columns of double a[256][256], column by column\n");
         fmt::print("  cache: {} (the seed's L1)\n", l1.describe());
         print_trap(trap, false);
+        auto cache_json = [](const cachebook::CacheConfig& c) {
+            return nlohmann::json{{"bytes", c.capacity_bytes()}, {"kib", c.capacity_bytes() / 1024}, {"sets", c.sets},
+                                  {"ways", c.ways},          {"line_bytes", c.line_bytes},         {"lines", c.lines()}};
+        };
+        out["r3_cache"] = cache_json(cache);
+        out["r9_cache"] = cache_json(l1);
+        out["r9_accesses"] = trap.front().rows * trap.front().cols_walked;
         out["r9"] = nlohmann::json::array();
         for (const auto& w : trap) out["r9"].push_back(ch02::to_json(w));
         const auto mine = cachebook::data_cache(1);
