@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
         fmt::print("   3 T^2 <= 256 gives T <= {:.1f}\n", ch03::tile_bound(256));
         out["r5"]["tiled"] = print_tiled(64, c32, {8, 16});
         out["r5"]["tile_bound"] = fmt::format("{:.1f}", ch03::tile_bound(256));
+        out["r5"]["cache_doubles"] = c32.capacity_bytes() / 8;
         fmt::print("\n");
 
         // 3. A geometry of the reader's choice.
