@@ -206,7 +206,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as profile:
         for page in pages:
             url = base + page + ("?q=cache" if page == "search.html" else "")
-            r = chromium(browser, profile, ["--virtual-time-budget=15000", "--dump-dom", url])
+            r = chromium(browser, profile, ["--window-size=1280,1000", "--virtual-time-budget=15000", "--dump-dom", url])
             m = re.search(r'<pre id="cb-test-report">(.*?)</pre>', r.stdout, re.S)
             if not m:
                 fail(page, f"no report from the page (did it load? chromium status {r.returncode}: "
