@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
         };
         auto comparison_row = [](Table& t, const std::string& label, const ch06::LayoutComparison& c) {
             t.row({label, measured("{:.2f}", c.packed.min_ns), measured("{:.2f}", c.padded.min_ns),
-                   c.valid() ? measured("{:.2f}x", c.ratio()) : std::string("no chunk counted"),
+                   c.valid() ? measured("{:.2f}x", c.ratio()) : measured("{}", "no chunk counted"),
                    measured("{}+{}/{}", c.packed.counted, c.padded.counted, 2 * c.packed.chunks)});
         };
 
@@ -224,6 +224,10 @@ int main(int argc, char** argv) {
                 jm["distinct"][key_of(op)] = comparison_json(c);
                 extra_ns[op == ch06::Op::AtomicFetchAdd] = c.packed.min_ns - c.padded.min_ns;
             }
+        } else {
+            for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd})
+                distinct.row({fmt::format("{}, 2 threads on 2 cores", ch06::op_name(op)), measured("-"),
+                              measured("-"), measured("needs 2 cpus"), measured("-")});
         }
         for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
             const auto c = ch06::compare_layouts(op, {cpu0, cpu0}, ops_of(op), chunks, static_cast<int>(runs));
@@ -231,60 +235,57 @@ int main(int argc, char** argv) {
             comparison_row(distinct, fmt::format("{}, 2 threads on 1 core", ch06::op_name(op)), c);
             jm["same_core"][key_of(op)] = comparison_json(c);
         }
-        fmt::print("{}", distinct.render());
-        if (cpu1 < 0) fmt::print("  only one usable cpu: the two-core races need two (run on a machine with more)\n");
-        fmt::print("\n");
+        fmt::print("{}\n", distinct.render());
 
         // 6. The hand-off probe.
         fmt::print("6. What one move of the line costs: a flag bounced between two cores\n");
+        const int handoff_runs = quick ? 20 : 50;
+        const double handoff = cpu1 >= 0 ? ch06::handoff_ns(cpu0, cpu1, 2000, handoff_runs) : 0.0;
+        progress.step("hand-off");
+        fmt::print("  one-way hand-off: {} ns (minimum of {} runs of 2000 round trips)\n",
+                   cpu1 >= 0 ? measured("{:.0f}", handoff) : measured("{}", "needs 2 cpus"), handoff_runs);
         if (cpu1 >= 0) {
-            const double ns = ch06::handoff_ns(cpu0, cpu1, 2000, quick ? 20 : 50);
-            progress.step("hand-off");
-            fmt::print("  one-way hand-off: {} ns (minimum of {} runs of 2000 round trips)\n", measured("{:.0f}", ns),
-                       quick ? 20 : 50);
-            jm["handoff_ns"] = ns;
-            jm["handoff_ns_text"] = fmt::format("{:.0f}", ns);
-            for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
-                const double extra = extra_ns[op == ch06::Op::AtomicFetchAdd];
-                if (extra <= 0) {
-                    fmt::print("  {}: packed no slower than padded here\n", ch06::op_name(op));
-                    continue;
-                }
-                const double every = ns / extra;
-                fmt::print("  {}: packed costs {} ns more per increment: if each move stalls a core for\n"
-                           "    one hand-off, the line moved about once every {} increments\n",
-                           ch06::op_name(op), measured("{:.2f}", extra), measured("{:.0f}", every));
+            jm["handoff_ns"] = handoff;
+            jm["handoff_ns_text"] = fmt::format("{:.0f}", handoff);
+        }
+        for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
+            // If each move of the line stalls a core for one hand-off, the extra
+            // cost per increment says how many increments one move served.
+            const double extra = extra_ns[op == ch06::Op::AtomicFetchAdd];
+            const bool known = cpu1 >= 0 && extra > 0;
+            const double every = known ? handoff / extra : 0.0;
+            fmt::print("  {}: packed costs {} ns more per increment: if each move stalls a core for\n"
+                       "    one hand-off, the line moved about once every {} increments\n",
+                       ch06::op_name(op), measured("{:.2f}", extra), known ? measured("{:.0f}", every) : measured("-"));
+            if (known) {
                 jm["implied_burst"][key_of(op)] = every;
                 jm["implied_burst_text"][key_of(op)] = fmt::format("{:.0f}", every);
             }
-        } else {
-            progress.step("hand-off skipped");
-            fmt::print("  needs two usable cpus\n");
         }
         fmt::print("\n");
 
         // 7. The naive stopwatch.
         fmt::print("7. A stopwatch around whole runs instead (threads started, joined; minimum of {} runs)\n", runs);
         Table whole({"operation", "increments each", "packed ms", "padded ms", "packed/padded"});
-        if (cpu1 >= 0) {
-            for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
-                const std::uint64_t iters = (op == ch06::Op::VolatileIncrement ? 20'000'000u : 5'000'000u) /
-                                            (quick ? 4u : 1u);
-                const auto p = ch06::time_pair(op, 2, {cpu0, cpu1}, iters, static_cast<int>(runs));
-                progress.step("stopwatch");
-                whole.row({ch06::op_name(op), fmt::format("{}", iters), measured("{:.1f}", p.packed.min() * 1e3),
-                           measured("{:.1f}", p.padded.min() * 1e3), measured("{:.2f}x", p.ratio())});
-                jm["stopwatch"][key_of(op)] = {{"iterations", iters},
-                                               {"packed_s", p.packed.min()},
-                                               {"padded_s", p.padded.min()},
-                                               {"ratio", p.ratio()},
-                                               {"ratio_text", fmt::format("{:.1f}", p.ratio())}};
+        for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
+            const std::uint64_t iters =
+                (op == ch06::Op::VolatileIncrement ? 20'000'000u : 5'000'000u) / (quick ? 4u : 1u);
+            if (cpu1 < 0) {
+                whole.row({ch06::op_name(op), fmt::format("{}", iters), measured("-"), measured("-"),
+                           measured("needs 2 cpus")});
+                continue;
             }
-            fmt::print("{}", whole.render());
-        } else {
-            fmt::print("  needs two usable cpus\n");
+            const auto p = ch06::time_pair(op, 2, {cpu0, cpu1}, iters, static_cast<int>(runs));
+            progress.step("stopwatch");
+            whole.row({ch06::op_name(op), fmt::format("{}", iters), measured("{:.1f}", p.packed.min() * 1e3),
+                       measured("{:.1f}", p.padded.min() * 1e3), measured("{:.2f}x", p.ratio())});
+            jm["stopwatch"][key_of(op)] = {{"iterations", iters},
+                                           {"packed_s", p.packed.min()},
+                                           {"padded_s", p.padded.min()},
+                                           {"ratio", p.ratio()},
+                                           {"ratio_text", fmt::format("{:.1f}", p.ratio())}};
         }
-        fmt::print("\n");
+        fmt::print("{}\n", whole.render());
 
         // 8. The sweep.
         fmt::print("8. N threads, N counters: packed (one line per 8 counters) vs padded, chunked as in 5\n");
@@ -302,7 +303,7 @@ int main(int argc, char** argv) {
                 progress.step(fmt::format("{} threads", n));
                 sw.row({fmt::format("{}", n), measured("{}", cores), ch06::op_name(op), measured("{:.2f}", c.packed.min_ns),
                         measured("{:.2f}", c.padded.min_ns),
-                        c.valid() ? measured("{:.2f}x", c.ratio()) : std::string("no chunk counted"),
+                        c.valid() ? measured("{:.2f}x", c.ratio()) : measured("{}", "no chunk counted"),
                         over ? measured("{}", "oversubscribed") : measured("{}", "")});
                 auto j = comparison_json(c);
                 j["threads"] = n;
