@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
         for (const auto* s : {&lf.counters, &lf.counters_char_pad, &lf.counters_aligned, &lf.counters_portable,
                               &lf.worker_state, &lf.worker_state_aligned, &lf.stats, &lf.stats_aligned})
             jl[s->name] = ch06::to_json(*s);
+        jl["line_bytes"] = lf.line_bytes;
         jl["worker_states_per_line"] = lf.worker_states_per_line;
         jl["worker_states_per_line_text"] = fmt::format("{:.2f}", lf.worker_states_per_line);
         jl["destructive"] = lf.destructive;
@@ -113,11 +114,12 @@ int main(int argc, char** argv) {
 
         const std::uint64_t writes = 1000;
         fmt::print("  {} increments per core; a burst of k = k writes by one core before the other's turn\n", writes);
+        const std::vector<std::size_t> bursts{1, 4, 16, 64};
         Table pair = stats_table("layout, interleaving");
         nlohmann::json jpair;
         for (auto [name, offset] : {std::pair<const char*, std::size_t>{"packed", offset_packed},
                                     std::pair<const char*, std::size_t>{"padded", offset_padded}}) {
-            for (std::size_t burst : {1u, 4u, 16u, 64u}) {
+            for (std::size_t burst : bursts) {
                 const auto s = ch06::model_two_counters(offset, writes, burst);
                 stats_row(pair, fmt::format("{} ({} B apart), burst {}", name, offset, burst), s);
                 jpair[name][fmt::format("burst_{}", burst)] = ch06::to_json(s);
@@ -127,6 +129,7 @@ int main(int argc, char** argv) {
         out["model"]["trace"] = jtrace;
         out["model"]["pair"] = jpair;
         out["model"]["pair_writes_per_core"] = writes;
+        out["model"]["bursts"] = bursts;
 
         // 3. The model, worker_state.
         const std::uint64_t worker_writes = 100;
@@ -178,6 +181,7 @@ int main(int argc, char** argv) {
         fmt::print("{}\n", mon.render());
         out["model"]["monitor"] = jmon;
         out["model"]["monitor_rounds"] = rounds;
+        out["model"]["monitor_handlers"] = ch06::kHandlers;
         out["model"]["monitor_pass_every"] = pass_every;
 
         // 5-8. Measured.
