@@ -208,7 +208,7 @@ struct alignas(64) AtomicBlock {
 void bump(volatile long* counter, std::uint64_t iterations) {
     for (std::uint64_t i = 0; i < iterations; ++i) *counter = *counter + 1;
 }
-// A read-modify-write that must own the line: `lock xadd` on x86.
+// A read-modify-write that must own the line: a `lock`-prefixed instruction on x86.
 void bump(std::atomic<long>* counter, std::uint64_t iterations) {
     for (std::uint64_t i = 0; i < iterations; ++i) counter->fetch_add(1, std::memory_order_relaxed);
 }
