@@ -1,7 +1,6 @@
 // Chapter 6's claims: the layouts of R8, the MESI model's counts (derived by
 // hand in the comments, then checked), and the measured ratios.
 #include <catch2/catch.hpp>
-
 #include <cstddef>
 
 #include "cachebook/coherence.hpp"
@@ -20,7 +19,9 @@ constexpr bool kSanitized = true;  // a sanitizer's bookkeeping, not the cache, 
 #else
 constexpr bool kSanitized = false;
 #endif
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+    return (a + b - 1) / b;
+}
 }  // namespace
 
 // ---------------------------------------------------------------- layouts (R8)
@@ -28,8 +29,8 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / 
 TEST_CASE("R8: two longs sit 8 bytes apart; padding or alignas(64) puts them 64 apart", "[ch06]") {
     const auto f = ch06::layout_facts();
     CHECK(f.counters.size == 16);
-    CHECK(f.counters.offsets == std::vector<std::pair<std::string, std::size_t>>{{"thread0_count", 0},
-                                                                                {"thread1_count", 8}});
+    CHECK(f.counters.offsets ==
+          std::vector<std::pair<std::string, std::size_t>>{{"thread0_count", 0}, {"thread1_count", 8}});
     CHECK(f.counters_char_pad.size == 128);
     CHECK(f.counters_char_pad.offsets.at(1).second == 64);
     CHECK(f.counters_aligned.size == 128);
@@ -177,8 +178,8 @@ TEST_CASE("model: eight workers on WorkerState[8] vs WorkerStateAligned[8]", "[c
     CHECK(bursty.transfers == 80 - 3);
     CHECK(bursty.hits == 8 * w - 80);
     // Aligned: eight lines, eight fills, nothing ever moves.
-    const auto aligned = ch06::model_workers(f.worker_state_aligned.size, f.worker_state_aligned.offsets.at(1).second,
-                                             8, w, 1);
+    const auto aligned =
+        ch06::model_workers(f.worker_state_aligned.size, f.worker_state_aligned.offsets.at(1).second, 8, w, 1);
     CHECK(aligned.memory_fills == 8);
     CHECK(aligned.transfers == 0);
     CHECK(aligned.invalidations == 0);

@@ -1,5 +1,7 @@
 #include "false_sharing.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -7,8 +9,6 @@
 #include <new>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "cachebook/machine.hpp"
 
@@ -49,8 +49,9 @@ LayoutFacts layout_facts() {
         "CountersAligned", {FIELD(CountersAligned, thread0_count), FIELD(CountersAligned, thread1_count)});
     f.counters_portable = facts<CountersPortable>(
         "CountersPortable", {FIELD(CountersPortable, thread0_count), FIELD(CountersPortable, thread1_count)});
-    f.worker_state = facts<WorkerState>("WorkerState", {FIELD(WorkerState, worker_id),
-                                                        FIELD(WorkerState, items_processed), FIELD(WorkerState, errors)});
+    f.worker_state = facts<WorkerState>(
+        "WorkerState",
+        {FIELD(WorkerState, worker_id), FIELD(WorkerState, items_processed), FIELD(WorkerState, errors)});
     f.worker_state_aligned = facts<WorkerStateAligned>(
         "WorkerStateAligned", {FIELD(WorkerStateAligned, worker_id), FIELD(WorkerStateAligned, items_processed),
                                FIELD(WorkerStateAligned, errors)});
@@ -107,7 +108,8 @@ cachebook::CoherenceStats model_workers(std::size_t elem_size, std::size_t field
     std::vector<std::vector<cachebook::CoreAccess>> streams(static_cast<std::size_t>(workers));
     for (int w = 0; w < workers; ++w)
         streams[static_cast<std::size_t>(w)].assign(
-            writes_per_worker, {static_cast<std::uint64_t>(w) * elem_size + field_offset, cachebook::AccessKind::Write});
+            writes_per_worker,
+            {static_cast<std::uint64_t>(w) * elem_size + field_offset, cachebook::AccessKind::Write});
     cachebook::CoherenceModel model(workers);
     model.run(cachebook::interleave(streams, burst));
     return model.total();
@@ -115,9 +117,12 @@ cachebook::CoherenceStats model_workers(std::size_t elem_size, std::size_t field
 
 std::string dashboard_name(Dashboard d) {
     switch (d) {
-        case Dashboard::Packed: return "Stats[4], total right after";
-        case Dashboard::TotalApart: return "Stats[4], total on its own line";
-        case Dashboard::Padded: return "StatsAligned[4], total on its own line";
+        case Dashboard::Packed:
+            return "Stats[4], total right after";
+        case Dashboard::TotalApart:
+            return "Stats[4], total on its own line";
+        case Dashboard::Padded:
+            return "StatsAligned[4], total on its own line";
     }
     return "?";
 }
@@ -152,7 +157,8 @@ MonitorRun run_dashboard(Dashboard layout, std::uint64_t rounds, std::uint64_t p
             ++run.passes;
             for (int h = 0; h < kHandlers; ++h) {
                 const std::uint64_t base = static_cast<std::uint64_t>(h) * elem;
-                for (std::size_t field : {requests, bytes, errors}) model.access(monitor, base + field, AccessKind::Read);
+                for (std::size_t field : {requests, bytes, errors})
+                    model.access(monitor, base + field, AccessKind::Read);
                 model.access(monitor, total, AccessKind::Write);
             }
         }
@@ -178,16 +184,21 @@ MonitorRun run_dashboard(Dashboard layout, std::uint64_t rounds, std::uint64_t p
 MonitorRun model_stats_monitor(Dashboard layout, std::uint64_t rounds, std::uint64_t pass_every) {
     if (pass_every == 0) throw std::invalid_argument("model_stats_monitor: pass_every must be at least 1");
     switch (layout) {
-        case Dashboard::Packed: return run_dashboard<DashboardPacked>(layout, rounds, pass_every);
-        case Dashboard::TotalApart: return run_dashboard<DashboardTotalApart>(layout, rounds, pass_every);
-        case Dashboard::Padded: return run_dashboard<DashboardPadded>(layout, rounds, pass_every);
+        case Dashboard::Packed:
+            return run_dashboard<DashboardPacked>(layout, rounds, pass_every);
+        case Dashboard::TotalApart:
+            return run_dashboard<DashboardTotalApart>(layout, rounds, pass_every);
+        case Dashboard::Padded:
+            return run_dashboard<DashboardPadded>(layout, rounds, pass_every);
     }
     throw std::invalid_argument("model_stats_monitor: unknown layout");
 }
 
 // ---------------------------------------------------------------- measurement
 
-std::string op_name(Op op) { return op == Op::VolatileIncrement ? "volatile ++" : "atomic fetch_add"; }
+std::string op_name(Op op) {
+    return op == Op::VolatileIncrement ? "volatile ++" : "atomic fetch_add";
+}
 
 namespace {
 
@@ -340,8 +351,8 @@ LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops,
     std::vector<int> distinct = cpus;
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    const double ops_per_cpu = static_cast<double>(ops) * static_cast<double>(cpus.size()) /
-                               static_cast<double>(distinct.size());
+    const double ops_per_cpu =
+        static_cast<double>(ops) * static_cast<double>(cpus.size()) / static_cast<double>(distinct.size());
     LayoutComparison cmp;
     cmp.packed = ChunkRace{op, Spacing::Packed, cpus, ops, chunks, 0, 0.0};
     cmp.padded = ChunkRace{op, Spacing::Padded, cpus, ops, chunks, 0, 0.0};

@@ -3,10 +3,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cachebook/coherence.hpp"
 #include "cachebook/measure.hpp"
@@ -40,9 +39,9 @@ struct CountersAligned {
 // [snippet: worker_state]
 // Each worker updates only workers[i]; 24-byte elements still share lines.
 struct WorkerState {
-    int worker_id;          // set once
-    long items_processed;   // ++ per item, by its own worker
-    long errors;            // rare
+    int worker_id;         // set once
+    long items_processed;  // ++ per item, by its own worker
+    long errors;           // rare
 };
 
 // Aligning the type rounds its size up to a whole line.
@@ -98,7 +97,7 @@ struct LayoutFacts {
     std::size_t line_bytes = 64;  // the line the layouts are designed for
     StructFacts counters, counters_char_pad, counters_aligned, counters_portable, worker_state, worker_state_aligned,
         stats, stats_aligned;
-    double worker_states_per_line = 0;   // line / sizeof(WorkerState)
+    double worker_states_per_line = 0;              // line / sizeof(WorkerState)
     std::size_t destructive = 0, constructive = 0;  // std::hardware_*_interference_size
     int workers = 8;
     std::vector<std::uint64_t> worker_line;          // line of workers[i].items_processed, array at a line boundary

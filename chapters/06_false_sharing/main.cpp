@@ -1,9 +1,9 @@
 // ch06_false_sharing: prints what chapter 6 shows. Logic lives in false_sharing.cpp.
-#include <algorithm>
-#include <cstddef>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstddef>
 
 #include "cachebook/cli.hpp"
 #include "cachebook/coherence.hpp"
@@ -34,8 +34,8 @@ void stats_row(Table& t, const std::string& label, const cachebook::CoherenceSta
 }
 
 Table stats_table(const std::string& first) {
-    return Table({first, "accesses", "hits", "from memory", "transfers", "upgrades", "invalidations",
-                  "transfers/write"});
+    return Table(
+        {first, "accesses", "hits", "from memory", "transfers", "upgrades", "invalidations", "transfers/write"});
 }
 
 }  // namespace
@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
         const int usable = cachebook::usable_cpus();
         std::int64_t max_threads = 8;  // fixed, so the golden file holds everywhere
         std::int64_t runs = 5;
-        cli.add_int("--threads", max_threads, "Largest thread count of the sweep (2, 4, 8, ... up to it; raise it to your core count)", 2, 256);
+        cli.add_int("--threads", max_threads,
+                    "Largest thread count of the sweep (2, 4, 8, ... up to it; raise it to your core count)", 2, 256);
         cli.add_int("--runs", runs, "Alternations of packed and padded per measurement (minimum taken)", 1, 50);
         if (auto status = cli.parse(argc, argv)) return *status;
         const bool quick = cli.quick();
@@ -59,8 +60,8 @@ int main(int argc, char** argv) {
         // 1. Layouts (R8).
         const ch06::LayoutFacts lf = ch06::layout_facts();
         fmt::print("1. Layouts, as the compiler lays them out (sizeof, alignof, offsetof)\n");
-        Table layouts({"struct", "sizeof", "alignof", "field offsets"}, {Table::Align::Left, Table::Align::Right,
-                                                                          Table::Align::Right, Table::Align::Left});
+        Table layouts({"struct", "sizeof", "alignof", "field offsets"},
+                      {Table::Align::Left, Table::Align::Right, Table::Align::Right, Table::Align::Left});
         for (const auto* s : {&lf.counters, &lf.counters_char_pad, &lf.counters_aligned, &lf.worker_state,
                               &lf.worker_state_aligned, &lf.stats, &lf.stats_aligned})
             layouts.row({s->name, fmt::format("{}", s->size), fmt::format("{}", s->align), offsets_text(*s)});
@@ -199,9 +200,12 @@ int main(int argc, char** argv) {
         jm["ops_per_chunk"] = {{"volatile", ops_volatile}, {"atomic", ops_atomic}};
         auto key_of = [](ch06::Op op) { return op == ch06::Op::VolatileIncrement ? "volatile" : "atomic"; };
         auto comparison_json = [](const ch06::LayoutComparison& c) {
-            return nlohmann::json{{"packed_ns", c.packed.min_ns}, {"padded_ns", c.padded.min_ns},
-                                  {"ratio", c.ratio()},         {"packed_counted", c.packed.counted},
-                                  {"padded_counted", c.padded.counted}, {"chunks", c.packed.chunks},
+            return nlohmann::json{{"packed_ns", c.packed.min_ns},
+                                  {"padded_ns", c.padded.min_ns},
+                                  {"ratio", c.ratio()},
+                                  {"packed_counted", c.packed.counted},
+                                  {"padded_counted", c.padded.counted},
+                                  {"chunks", c.packed.chunks},
                                   {"ratio_text", fmt::format("{:.1f}", c.ratio())},
                                   {"packed_ns_text", fmt::format("{:.1f}", c.packed.min_ns)},
                                   {"padded_ns_text", fmt::format("{:.1f}", c.padded.min_ns)}};
@@ -230,8 +234,8 @@ int main(int argc, char** argv) {
             }
         } else {
             for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd})
-                distinct.row({fmt::format("{}, 2 threads on 2 cores", ch06::op_name(op)), measured("-"),
-                              measured("-"), measured("needs 2 cpus"), measured("-")});
+                distinct.row({fmt::format("{}, 2 threads on 2 cores", ch06::op_name(op)), measured("-"), measured("-"),
+                              measured("needs 2 cpus"), measured("-")});
         }
         for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
             const auto c = ch06::compare_layouts(op, {cpu0, cpu0}, ops_of(op), chunks, static_cast<int>(runs));
@@ -258,9 +262,10 @@ int main(int argc, char** argv) {
             const double extra = extra_ns[op == ch06::Op::AtomicFetchAdd];
             const bool known = cpu1 >= 0 && extra > 0;
             const double every = known ? handoff / extra : 0.0;
-            fmt::print("  {}: packed costs {} ns more per increment: if each move stalls a core for\n"
-                       "    one hand-off, the line moved about once every {} increments\n",
-                       ch06::op_name(op), measured("{:.2f}", extra), known ? measured("{:.0f}", every) : measured("-"));
+            fmt::print(
+                "  {}: packed costs {} ns more per increment: if each move stalls a core for\n"
+                "    one hand-off, the line moved about once every {} increments\n",
+                ch06::op_name(op), measured("{:.2f}", extra), known ? measured("{:.0f}", every) : measured("-"));
             if (known) {
                 jm["implied_burst"][key_of(op)] = every;
                 jm["implied_burst_text"][key_of(op)] = fmt::format("{:.0f}", every);
@@ -300,13 +305,12 @@ int main(int argc, char** argv) {
             const bool over = n > usable;
             for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
                 // The same increments per cpu per chunk at every N.
-                const std::uint64_t ops =
-                    std::max<std::uint64_t>(1000, ops_of(op) * static_cast<std::uint64_t>(cores) /
-                                                      static_cast<std::uint64_t>(n));
+                const std::uint64_t ops = std::max<std::uint64_t>(
+                    1000, ops_of(op) * static_cast<std::uint64_t>(cores) / static_cast<std::uint64_t>(n));
                 const auto c = ch06::compare_layouts(op, ch06::spread(n, cores), ops, chunks, static_cast<int>(runs));
                 progress.step(fmt::format("{} threads", n));
-                sw.row({fmt::format("{}", n), measured("{}", cores), ch06::op_name(op), measured("{:.2f}", c.packed.min_ns),
-                        measured("{:.2f}", c.padded.min_ns),
+                sw.row({fmt::format("{}", n), measured("{}", cores), ch06::op_name(op),
+                        measured("{:.2f}", c.packed.min_ns), measured("{:.2f}", c.padded.min_ns),
                         c.valid() ? measured("{:.2f}x", c.ratio()) : measured("{}", "no chunk counted"),
                         over ? measured("{}", "oversubscribed") : measured("{}", "")});
                 auto j = comparison_json(c);

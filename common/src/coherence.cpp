@@ -1,27 +1,35 @@
 #include "cachebook/coherence.hpp"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
+
+#include <stdexcept>
 
 namespace cachebook {
 
 char mesi_letter(Mesi s) {
     switch (s) {
-        case Mesi::Modified: return 'M';
-        case Mesi::Exclusive: return 'E';
-        case Mesi::Shared: return 'S';
-        case Mesi::Invalid: return 'I';
+        case Mesi::Modified:
+            return 'M';
+        case Mesi::Exclusive:
+            return 'E';
+        case Mesi::Shared:
+            return 'S';
+        case Mesi::Invalid:
+            return 'I';
     }
     return '?';
 }
 
 std::string_view outcome_name(Outcome o) {
     switch (o) {
-        case Outcome::Hit: return "hit";
-        case Outcome::Upgrade: return "upgrade";
-        case Outcome::MemoryFill: return "memory";
-        case Outcome::Transfer: return "transfer";
+        case Outcome::Hit:
+            return "hit";
+        case Outcome::Upgrade:
+            return "upgrade";
+        case Outcome::MemoryFill:
+            return "memory";
+        case Outcome::Transfer:
+            return "transfer";
     }
     return "?";
 }
@@ -30,7 +38,8 @@ CoherenceModel::CoherenceModel(int cores, std::size_t line_bytes)
     : cores_(cores), line_bytes_(line_bytes), per_core_(cores > 0 ? static_cast<std::size_t>(cores) : 0) {
     if (cores < 1) throw std::invalid_argument(fmt::format("coherence model: cores must be at least 1, got {}", cores));
     if (line_bytes == 0 || (line_bytes & (line_bytes - 1)) != 0)
-        throw std::invalid_argument(fmt::format("coherence model: line size must be a power of two, got {}", line_bytes));
+        throw std::invalid_argument(
+            fmt::format("coherence model: line size must be a power of two, got {}", line_bytes));
 }
 
 CoherenceEvent CoherenceModel::access(int core, std::uint64_t address, AccessKind kind) {
@@ -85,7 +94,9 @@ CoherenceEvent CoherenceModel::access(int core, std::uint64_t address, AccessKin
         ++total_.writes;
         ++mine.writes;
         switch (st[me]) {
-            case Mesi::Modified: ev.outcome = Outcome::Hit; break;
+            case Mesi::Modified:
+                ev.outcome = Outcome::Hit;
+                break;
             case Mesi::Exclusive:
                 st[me] = Mesi::Modified;  // silent: nobody else has it
                 ev.outcome = Outcome::Hit;
@@ -107,10 +118,18 @@ CoherenceEvent CoherenceModel::access(int core, std::uint64_t address, AccessKin
 
     for (CoherenceStats* s : {&total_, &mine}) {
         switch (ev.outcome) {
-            case Outcome::Hit: ++s->hits; break;
-            case Outcome::Upgrade: ++s->upgrades; break;
-            case Outcome::MemoryFill: ++s->memory_fills; break;
-            case Outcome::Transfer: ++s->transfers; break;
+            case Outcome::Hit:
+                ++s->hits;
+                break;
+            case Outcome::Upgrade:
+                ++s->upgrades;
+                break;
+            case Outcome::MemoryFill:
+                ++s->memory_fills;
+                break;
+            case Outcome::Transfer:
+                ++s->transfers;
+                break;
         }
         s->invalidations += static_cast<std::uint64_t>(ev.invalidated);
     }

@@ -12,8 +12,7 @@ namespace ch06_exercise {
 /// bytes, records never overlap, and no more space is used than that needs:
 /// the first record at the first line boundary at or after `base`, each next
 /// one the fewest whole lines further on.
-std::uint64_t padded_record_address(std::uint64_t base, int thread, std::size_t record_bytes,
-                                    std::size_t line_bytes);
+std::uint64_t padded_record_address(std::uint64_t base, int thread, std::size_t record_bytes, std::size_t line_bytes);
 
 /// Exercise 2 (the model's transfer count): `workers` cores; worker w
 /// increments the 8-byte field at `field_offset` of element w of an array of

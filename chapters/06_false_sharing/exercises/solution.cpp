@@ -5,8 +5,7 @@
 
 namespace ch06_exercise {
 
-std::uint64_t padded_record_address(std::uint64_t base, int thread, std::size_t record_bytes,
-                                    std::size_t line_bytes) {
+std::uint64_t padded_record_address(std::uint64_t base, int thread, std::size_t record_bytes, std::size_t line_bytes) {
     // Start at a line boundary, and step by the record rounded up to whole lines.
     const std::uint64_t first = (base + line_bytes - 1) / line_bytes * line_bytes;
     const std::uint64_t stride = (record_bytes + line_bytes - 1) / line_bytes * line_bytes;

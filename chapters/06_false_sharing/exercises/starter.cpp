@@ -5,8 +5,7 @@
 
 namespace ch06_exercise {
 
-std::uint64_t padded_record_address(std::uint64_t base, int thread, std::size_t record_bytes,
-                                    std::size_t line_bytes) {
+std::uint64_t padded_record_address(std::uint64_t base, int thread, std::size_t record_bytes, std::size_t line_bytes) {
     (void)base;
     (void)thread;
     (void)record_bytes;

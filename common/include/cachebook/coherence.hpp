@@ -35,9 +35,9 @@ enum class AccessKind : std::uint8_t { Read, Write };
 
 /// One access of a core to a byte address.
 struct CoherenceAccess {
-    int core = 0;                          ///< which core, 0 .. cores-1
-    std::uint64_t address = 0;             ///< byte address
-    AccessKind kind = AccessKind::Write;   ///< read or write
+    int core = 0;                         ///< which core, 0 .. cores-1
+    std::uint64_t address = 0;            ///< byte address
+    AccessKind kind = AccessKind::Write;  ///< read or write
 };
 
 /// How the protocol served one access.
@@ -54,8 +54,8 @@ std::string_view outcome_name(Outcome o);
 /// What one access did.
 struct CoherenceEvent {
     Outcome outcome = Outcome::Hit;
-    int supplier = -1;          ///< the core whose cache supplied the line (Transfer only), else -1
-    int invalidated = 0;        ///< copies in other cores turned Invalid by this access
+    int supplier = -1;    ///< the core whose cache supplied the line (Transfer only), else -1
+    int invalidated = 0;  ///< copies in other cores turned Invalid by this access
 };
 
 /// Counts of what the protocol did, for all cores or for one.
