@@ -1,5 +1,6 @@
 #include "cachebook/lackey.hpp"
 
+#include <bit>
 #include <cerrno>
 #include <cstring>
 
@@ -21,8 +22,65 @@ struct HexTable {
     }
 };
 constexpr HexTable kHex;
+constexpr std::size_t kLackeyPadding = 16;
 
 bool is_blank(unsigned char c) { return c == ' ' || c == '\t'; }
+
+// Eight bytes at once (SWAR), for the hex address: real addresses have 8 to 12
+// digits, and a digit-at-a-time loop is a chain of dependent shifts.
+constexpr std::uint64_t kOnes = 0x0101010101010101ull;
+constexpr std::uint64_t kHigh = 0x8080808080808080ull;
+
+inline std::uint64_t load8(const unsigned char* p) {
+    std::uint64_t x;
+    std::memcpy(&x, p, 8);
+    return x;  // little-endian: p[0] is the lowest byte
+}
+
+// The high bit of each byte is set where lo <= byte <= hi; exact up to the
+// first byte of 0x80 or more (whose carry may spoil the bytes above it).
+inline std::uint64_t bytes_in(std::uint64_t x, unsigned char lo, unsigned char hi) {
+    return (x + kOnes * (0x80u - lo)) & ~(x + kOnes * (0x7fu - hi)) & ~x & kHigh;
+}
+
+// High bit set in each byte that is a hex digit, up to the first that is not.
+inline std::uint64_t hex_bytes(std::uint64_t x) { return bytes_in(x, '0', '9') | bytes_in(x | (kOnes * 0x20), 'a', 'f'); }
+
+// The value of 8 hex digits, p[0] the most significant.
+inline std::uint64_t hex8(std::uint64_t x) {
+    std::uint64_t v = (x & (kOnes * 0x0f)) + ((x >> 6) & kOnes) * 9;  // each byte its digit's value
+    v = ((v << 4) | (v >> 8)) & 0x00ff00ff00ff00ffull;
+    v = ((v << 8) | (v >> 16)) & 0x0000ffff0000ffffull;
+    return ((v << 16) | (v >> 32)) & 0x00000000ffffffffull;
+}
+
+// The bytes of x after its first n (1 to 8) moved to the top, with '0's below: n digits as 8.
+inline std::uint64_t right_align(std::uint64_t x, unsigned n) {
+    if (n == 8) return x;
+    return (x << (8 * (8 - n))) | ((kOnes * '0') >> (8 * n));
+}
+
+// Reads 1 to 16 hex digits at p; sets `count` (0 when there are none or more
+// than 16: the caller's careful loop handles those). Reads up to 16 bytes.
+inline std::uint64_t fast_hex(const unsigned char* p, unsigned& count) {
+    const std::uint64_t x0 = load8(p);
+    const std::uint64_t stop0 = ~hex_bytes(x0) & kHigh;
+    if (stop0) {
+        count = static_cast<unsigned>(std::countr_zero(stop0)) / 8;
+        return count == 0 ? 0 : hex8(right_align(x0, count));
+    }
+    const std::uint64_t x1 = load8(p + 8);
+    const std::uint64_t stop1 = ~hex_bytes(x1) & kHigh;
+    if (!stop1) {
+        count = 0;
+        return 0;
+    }
+    const unsigned extra = static_cast<unsigned>(std::countr_zero(stop1)) / 8;  // digits after the first 8
+    count = 8 + extra;
+    if (extra == 0) return hex8(x0);
+    const std::uint64_t low = hex8(load8(p + extra));  // the last 8 digits
+    return hex8(right_align(x0, extra)) << 32 | low;
+}
 
 // How a byte reads in a message: 'x' when printable, byte 0x00 otherwise.
 std::string shown(unsigned char c) {
@@ -86,7 +144,11 @@ inline Parsed parse_line(const unsigned char* p, const unsigned char*& end, Lack
         while (is_blank(*p));
         std::uint64_t address = 0;
         const unsigned char* digits = p;
-        for (signed char d; (d = kHex.value[*p]) >= 0; ++p) address = address << 4 | static_cast<std::uint64_t>(d);
+        unsigned count = 0;
+        address = fast_hex(p, count);
+        p += count;
+        if (count == 0)
+            for (signed char d; (d = kHex.value[*p]) >= 0; ++p) address = address << 4 | static_cast<std::uint64_t>(d);
         if (p - digits > 16) [[unlikely]] {  // fits only if the extra leading digits are zeros
             for (const unsigned char* q = digits; q < p - 16; ++q)
                 if (*q != '0') return {kAddressTooLarge, q};
@@ -173,7 +235,7 @@ LackeyLine parse_lackey_line(std::string_view line, LackeyRecord& out, std::stri
         if (problem) *problem = "a newline inside the line";
         return LackeyLine::Bad;
     }
-    unsigned char text[kLackeyMaxLine + 1];
+    unsigned char text[kLackeyMaxLine + 1 + kLackeyPadding] = {};
     std::memcpy(text, line.data(), line.size());
     text[line.size()] = '\n';
     const unsigned char* end = nullptr;
@@ -190,12 +252,14 @@ LackeyReader::LackeyReader(const std::string& path, bool skip_bad) : skip_bad_(s
         owns_fd_ = true;
         source_ = path;
     }
-    buffer_.resize(kLackeyWindow + 1);  // + 1: room for the '\n' that ends an unterminated last line
+    // + 1: room for the '\n' that ends an unterminated last line; the padding lets
+    // the parser read 16 bytes at a time near the end.
+    buffer_.resize(kLackeyWindow + 1 + kLackeyPadding);
 }
 
 LackeyReader::LackeyReader(int fd, std::string source, bool skip_bad)
     : fd_(fd), skip_bad_(skip_bad), source_(std::move(source)) {
-    buffer_.resize(kLackeyWindow + 1);
+    buffer_.resize(kLackeyWindow + 1 + kLackeyPadding);
 }
 
 LackeyReader::~LackeyReader() {
