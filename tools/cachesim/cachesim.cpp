@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -169,17 +173,86 @@ void Simulator::feed(std::span<const cachebook::LackeyRecord> records, std::stri
 }
 
 Result Simulator::run(cachebook::LackeyReader& reader, std::FILE* verbose_out) {
-    std::array<cachebook::LackeyRecord, 4096> batch;
+    // Reading and parsing run on a second thread, a few batches ahead of the
+    // simulation, so the two overlap on a machine with two free cores. The
+    // batches live in one fixed block: memory stays bounded however long the trace.
+    constexpr std::size_t kBatch = 16384, kSlots = 4;
+    std::vector<cachebook::LackeyRecord> storage(kBatch * kSlots);
+    std::array<std::size_t, kSlots> filled{};
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::size_t produced = 0, consumed = 0;  // batches
+    bool done = false, stop = false;
+    std::exception_ptr error;
+
+    std::thread producer([&] {
+        try {
+            for (;;) {
+                {
+                    std::unique_lock lock(mutex);
+                    changed.wait(lock, [&] { return produced - consumed < kSlots || stop; });
+                    if (stop) return;
+                }
+                const std::size_t slot = produced % kSlots;
+                const std::size_t n = reader.read(std::span(storage.data() + slot * kBatch, kBatch));
+                {
+                    std::lock_guard lock(mutex);
+                    filled[slot] = n;
+                    if (n == 0) done = true;
+                    else ++produced;
+                }
+                changed.notify_all();
+                if (n == 0) return;
+            }
+        } catch (...) {
+            std::lock_guard lock(mutex);
+            error = std::current_exception();
+            done = true;
+            changed.notify_all();
+        }
+    });
+    struct StopProducer {  // also when the simulation throws
+        std::mutex& mutex;
+        std::condition_variable& changed;
+        bool& stop;
+        std::thread& thread;
+        ~StopProducer() {
+            {
+                std::lock_guard lock(mutex);
+                stop = true;
+            }
+            changed.notify_all();
+            thread.join();
+        }
+    } stop_producer{mutex, changed, stop, producer};
+
     std::string verbose;
     std::string* sink = verbose_out ? &verbose : nullptr;
-    for (std::size_t n; (n = reader.read(batch)) > 0;) {
-        feed(std::span(batch.data(), n), sink);
+    for (;;) {
+        std::size_t slot = 0, n = 0;
+        {
+            std::unique_lock lock(mutex);
+            changed.wait(lock, [&] { return consumed < produced || done; });
+            if (consumed == produced) break;  // the end, or an error
+            slot = consumed % kSlots;
+            n = filled[slot];
+        }
+        feed(std::span(storage.data() + slot * kBatch, n), sink);
         if (verbose_out && verbose.size() > (1u << 16)) {
             std::fwrite(verbose.data(), 1, verbose.size(), verbose_out);
             verbose.clear();
         }
+        {
+            std::lock_guard lock(mutex);
+            ++consumed;
+        }
+        changed.notify_all();
     }
     if (verbose_out) std::fwrite(verbose.data(), 1, verbose.size(), verbose_out);
+    {
+        std::lock_guard lock(mutex);
+        if (error) std::rethrow_exception(error);
+    }
     Result r = tally_;
     r.lines = reader.lines();
     r.skipped = reader.skipped();
