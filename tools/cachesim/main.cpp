@@ -26,9 +26,10 @@ int main(int argc, char** argv) {
         std::vector<std::string> regions;
         bool verbose = false, split = false, modify_once = false, skip_bad = false, write_back = false;
         auto& app = cli.app();
-        cli.add_int("-s", set_bits, "Set-index bits: 2^s sets", 0, 28);
-        cli.add_int("-E", ways, "Lines per set (any whole number)", 1, std::int64_t{1} << 28);
-        cli.add_int("-b", block_bits, "Block bits: 2^b-byte lines", 0, 20);
+        // Required unless --generate-transpose; checked after parsing, so no default is shown.
+        cli.add_int("-s", set_bits, "Set-index bits: 2^s sets", 0, 28)->default_str("");
+        cli.add_int("-E", ways, "Lines per set (any whole number)", 1, std::int64_t{1} << 28)->default_str("");
+        cli.add_int("-b", block_bits, "Block bits: 2^b-byte lines", 0, 20)->default_str("");
         cli.add_string("-t", trace, "Trace file; '-' or none: standard input");
         app.add_flag("-v", verbose, "Print each data access with hit, miss, eviction");
         app.add_option("--policy", policy, "Replacement policy: lru, fifo, random, plru")->capture_default_str();
@@ -43,7 +44,8 @@ int main(int argc, char** argv) {
         app.add_flag("--write-back", write_back, "Also print dirty evictions and write-backs to memory");
         app.add_flag("--skip-bad", skip_bad, "Skip malformed lines and report how many, instead of stopping");
         cli.add_int("--generate-transpose", generate,
-                    "Print a lackey trace of an N x N float transpose to standard output, then stop", 1, 16384);
+                    "Print a lackey trace of an N x N float transpose to standard output, then stop", 1, 16384)
+            ->default_str("");
         if (auto status = cli.parse(argc, argv)) return *status;
 
         if (generate > 0) {
