@@ -133,7 +133,7 @@ std::string message(Code code, unsigned char op, unsigned char at) {
 // after `p`, which must exist: it is the sentinel that stops every loop, so
 // the hot path needs no bounds checks. On a record or skip, `end` is that '\n';
 // on a bad line the caller finds it.
-inline Parsed parse_line(const unsigned char* p, const unsigned char*& end, LackeyRecord& out) {
+[[gnu::always_inline]] inline Parsed parse_line(const unsigned char* p, const unsigned char*& end, LackeyRecord& out) {
     const unsigned char* const start = p;
     while (is_blank(*p)) ++p;
     const unsigned char op = *p;
