@@ -56,7 +56,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     bool failed = false;
     std::uint64_t skipped = 0;
     const auto strict = read_fd(fd, false, failed, skipped);
-    if (failed != (bad > 0 || expect.empty())) std::abort();  // an error exactly when a line is bad or none is an access
+    if (failed != (bad > 0 || expect.empty()))
+        std::abort();  // an error exactly when a line is bad or none is an access
     if (!failed && strict != expect) std::abort();
     const auto lenient = read_fd(fd, true, failed, skipped);
     if (failed != expect.empty()) std::abort();

@@ -42,10 +42,18 @@ int main(int argc, char** argv) {
         for (int edits = 1 + static_cast<int>(rng() % 8); edits > 0; --edits) {
             const std::size_t at = s.empty() ? 0 : rng() % (s.size() + 1);
             switch (rng() % 4) {
-                case 0: s.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
-                case 1: if (at < s.size()) s.erase(at, 1); break;
-                case 2: if (at < s.size()) s[at] = static_cast<char>(rng()); break;
-                default: s.insert(at, std::string(rng() % 300, alphabet[rng() % alphabet.size()])); break;
+                case 0:
+                    s.insert(at, 1, alphabet[rng() % alphabet.size()]);
+                    break;
+                case 1:
+                    if (at < s.size()) s.erase(at, 1);
+                    break;
+                case 2:
+                    if (at < s.size()) s[at] = static_cast<char>(rng());
+                    break;
+                default:
+                    s.insert(at, std::string(rng() % 300, alphabet[rng() % alphabet.size()]));
+                    break;
             }
         }
         run(s);

@@ -1,9 +1,9 @@
 // cachesim: the eight cachelab reference rows, the reference's verbose output,
 // and a differential test against a second, deliberately plain model.
-#include <catch2/catch.hpp>
-
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,8 +11,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cachebook/trace.hpp"
 #include "cachesim.hpp"
@@ -25,7 +23,9 @@ using namespace cachebook;
 
 namespace {
 
-std::string data(const std::string& name) { return std::string(CACHEBOOK_TEST_DATA) + "/" + name; }
+std::string data(const std::string& name) {
+    return std::string(CACHEBOOK_TEST_DATA) + "/" + name;
+}
 
 cachesim::Options one_level(int s, int E, int b) {
     cachesim::Options o;
@@ -185,10 +185,10 @@ TEST_CASE("cachesim reproduces the eight rows of the cachelab reference", "[cach
         Counts expect;
     };
     const Row rows[] = {
-        {1, 1, 1, "yi2.trace", {9, 8, 6, 0}},         {4, 2, 4, "yi.trace", {4, 5, 2, 0}},
-        {2, 1, 4, "dave.trace", {2, 3, 1, 0}},        {2, 1, 3, "trans.trace", {167, 71, 67, 0}},
-        {2, 2, 3, "trans.trace", {201, 37, 29, 0}},   {2, 4, 3, "trans.trace", {212, 26, 10, 0}},
-        {5, 1, 5, "trans.trace", {231, 7, 0, 0}},     {5, 1, 5, "long.trace", {265189, 21775, 21743, 0}},
+        {1, 1, 1, "yi2.trace", {9, 8, 6, 0}},       {4, 2, 4, "yi.trace", {4, 5, 2, 0}},
+        {2, 1, 4, "dave.trace", {2, 3, 1, 0}},      {2, 1, 3, "trans.trace", {167, 71, 67, 0}},
+        {2, 2, 3, "trans.trace", {201, 37, 29, 0}}, {2, 4, 3, "trans.trace", {212, 26, 10, 0}},
+        {5, 1, 5, "trans.trace", {231, 7, 0, 0}},   {5, 1, 5, "long.trace", {265189, 21775, 21743, 0}},
     };
     for (const Row& r : rows) {
         INFO(fmt::format("-s {} -E {} -b {} {}", r.s, r.E, r.b, r.trace));
@@ -228,11 +228,15 @@ TEST_CASE("cachesim agrees with a plain list model on thousands of random traces
         int block_bits = static_cast<int>(pick(0, 4));
         for (std::size_t k = 0; k < levels; ++k) {
             const int s = static_cast<int>(pick(0, 3)), E = static_cast<int>(pick(1, 6));
-            if (k > 0) block_bits = plain.inclusive ? block_bits + static_cast<int>(pick(0, 1)) : static_cast<int>(pick(0, 4));
+            if (k > 0)
+                block_bits = plain.inclusive ? block_bits + static_cast<int>(pick(0, 1)) : static_cast<int>(pick(0, 4));
             options.levels.push_back(cachesim::geometry(s, E, block_bits, fifo ? Policy::FIFO : Policy::LRU));
-            plain.levels.push_back({static_cast<unsigned>(block_bits), std::uint64_t{1} << s,
-                                    static_cast<std::size_t>(E), fifo,
-                                    std::vector<std::list<PlainLine>>(std::size_t{1} << s), {}});
+            plain.levels.push_back({static_cast<unsigned>(block_bits),
+                                    std::uint64_t{1} << s,
+                                    static_cast<std::size_t>(E),
+                                    fifo,
+                                    std::vector<std::list<PlainLine>>(std::size_t{1} << s),
+                                    {}});
         }
         options.inclusion = plain.inclusive ? Inclusion::Inclusive : Inclusion::NonInclusive;
         options.split = plain.split;
@@ -266,9 +270,8 @@ TEST_CASE("cachesim agrees with a plain list model on thousands of random traces
 
         // One case in ten also goes through the text of a trace and the reader.
         if (t % 10 == 0) {
-            const std::string path = (std::filesystem::temp_directory_path() /
-                                      fmt::format("cachebook-diff-{}.trace", ::getpid()))
-                                         .string();
+            const std::string path =
+                (std::filesystem::temp_directory_path() / fmt::format("cachebook-diff-{}.trace", ::getpid())).string();
             std::ofstream(path) << lackey_text(records);
             cachesim::Simulator from_text(options);
             LackeyReader reader(path);
@@ -304,7 +307,7 @@ TEST_CASE("cachesim: an inclusive L2 drops what it evicts from L1, a non-inclusi
 }
 
 TEST_CASE("cachesim: a dirty line leaving L1 is written back to L2, and from L2 to memory", "[cachesim]") {
-    cachesim::Options o = one_level(0, 1, 4);       // L1: a single 16-byte line
+    cachesim::Options o = one_level(0, 1, 4);         // L1: a single 16-byte line
     o.levels.push_back(cachesim::geometry(0, 1, 4));  // L2: also one line
     cachesim::Simulator sim(o);
     sim.feed(std::vector<LackeyRecord>{{'S', 4, 0x00}, {'L', 4, 0x40}});

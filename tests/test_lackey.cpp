@@ -1,16 +1,14 @@
 // The lackey trace reader: every line shape valgrind writes, every way a line
 // can be wrong (named with its line number), and streaming across its window.
-#include <catch2/catch.hpp>
-
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cachebook/lackey.hpp"
 

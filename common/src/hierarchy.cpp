@@ -1,9 +1,9 @@
 #include "cachebook/hierarchy.hpp"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace cachebook {
 
@@ -13,8 +13,8 @@ Hierarchy::Hierarchy(std::vector<CacheConfig> levels, Inclusion inclusion) : inc
     for (std::size_t k = 0; k < levels.size(); ++k) {
         levels[k].validate();
         if (inclusion == Inclusion::Inclusive && k > 0 && levels[k].line_bytes < levels[k - 1].line_bytes)
-            throw std::invalid_argument(fmt::format("hierarchy: an inclusive L{} needs lines at least as long as L{}'s",
-                                                    k + 1, k));
+            throw std::invalid_argument(
+                fmt::format("hierarchy: an inclusive L{} needs lines at least as long as L{}'s", k + 1, k));
     }
     for (const CacheConfig& c : levels) {
         caches_.emplace_back(c);

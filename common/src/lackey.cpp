@@ -1,13 +1,12 @@
 #include "cachebook/lackey.hpp"
 
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <bit>
 #include <cerrno>
 #include <cstring>
-
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <fmt/format.h>
 
 namespace cachebook {
 namespace {
@@ -24,7 +23,9 @@ struct HexTable {
 constexpr HexTable kHex;
 constexpr std::size_t kLackeyPadding = 16;
 
-bool is_blank(unsigned char c) { return c == ' ' || c == '\t'; }
+bool is_blank(unsigned char c) {
+    return c == ' ' || c == '\t';
+}
 
 // Eight bytes at once (SWAR), for the hex address: real addresses have 8 to 12
 // digits, and a digit-at-a-time loop is a chain of dependent shifts.
@@ -44,7 +45,9 @@ inline std::uint64_t bytes_in(std::uint64_t x, unsigned char lo, unsigned char h
 }
 
 // High bit set in each byte that is a hex digit, up to the first that is not.
-inline std::uint64_t hex_bytes(std::uint64_t x) { return bytes_in(x, '0', '9') | bytes_in(x | (kOnes * 0x20), 'a', 'f'); }
+inline std::uint64_t hex_bytes(std::uint64_t x) {
+    return bytes_in(x, '0', '9') | bytes_in(x | (kOnes * 0x20), 'a', 'f');
+}
 
 // The value of 8 hex digits, p[0] the most significant.
 inline std::uint64_t hex8(std::uint64_t x) {
@@ -114,18 +117,30 @@ struct Parsed {
 
 std::string message(Code code, unsigned char op, unsigned char at) {
     switch (code) {
-        case kNoSpaceAfterOp: return fmt::format("expected a space after '{}', found {}", static_cast<char>(op), shown(at));
-        case kNoAddress: return fmt::format("expected a hex address, found {}", shown(at));
-        case kAddressTooLarge: return "address does not fit in 64 bits";
-        case kMissingComma: return "missing ',' between address and size";
-        case kBadHexDigit: return fmt::format("bad hex digit {} in the address", shown(at));
-        case kNoSize: return fmt::format("expected a decimal size after ',', found {}", shown(at));
-        case kSizeTooLarge: return fmt::format("size exceeds {} bytes", kLackeyMaxSize);
-        case kSizeZero: return "size 0";
-        case kTrailingText: return fmt::format("unexpected {} after the size", shown(at));
-        case kTooLong: return fmt::format("line longer than {} bytes", kLackeyMaxLine);
-        case kUnknownOp: return fmt::format("unknown operation {} (expected I, L, S or M)", shown(at));
-        default: return "no problem";
+        case kNoSpaceAfterOp:
+            return fmt::format("expected a space after '{}', found {}", static_cast<char>(op), shown(at));
+        case kNoAddress:
+            return fmt::format("expected a hex address, found {}", shown(at));
+        case kAddressTooLarge:
+            return "address does not fit in 64 bits";
+        case kMissingComma:
+            return "missing ',' between address and size";
+        case kBadHexDigit:
+            return fmt::format("bad hex digit {} in the address", shown(at));
+        case kNoSize:
+            return fmt::format("expected a decimal size after ',', found {}", shown(at));
+        case kSizeTooLarge:
+            return fmt::format("size exceeds {} bytes", kLackeyMaxSize);
+        case kSizeZero:
+            return "size 0";
+        case kTrailingText:
+            return fmt::format("unexpected {} after the size", shown(at));
+        case kTooLong:
+            return fmt::format("line longer than {} bytes", kLackeyMaxLine);
+        case kUnknownOp:
+            return fmt::format("unknown operation {} (expected I, L, S or M)", shown(at));
+        default:
+            return "no problem";
     }
 }
 
@@ -139,7 +154,8 @@ std::string message(Code code, unsigned char op, unsigned char at) {
     const unsigned char op = *p;
     if (op == 'L' || op == 'S' || op == 'M' || op == 'I') {
         ++p;
-        if (!is_blank(*p)) [[unlikely]] return {kNoSpaceAfterOp, p};
+        if (!is_blank(*p)) [[unlikely]]
+            return {kNoSpaceAfterOp, p};
         do ++p;
         while (is_blank(*p));
         std::uint64_t address = 0;
@@ -158,7 +174,8 @@ std::string message(Code code, unsigned char op, unsigned char at) {
             if (*p == '\n' || is_blank(*p) || *p == '\r') return {kMissingComma, p};
             return {kBadHexDigit, p};
         }
-        if (p == digits) [[unlikely]] return {kNoAddress, p};
+        if (p == digits) [[unlikely]]
+            return {kNoAddress, p};
         ++p;
         std::uint32_t size = 0;
         digits = p;
@@ -168,14 +185,18 @@ std::string message(Code code, unsigned char op, unsigned char at) {
             while (q < p - 1 && *q == '0') ++q;
             if (p - q > 4) return {kSizeTooLarge, q};
         }
-        if (size > kLackeyMaxSize) [[unlikely]] return {kSizeTooLarge, digits};
-        if (p == digits) [[unlikely]] return {kNoSize, p};
-        if (size == 0) [[unlikely]] return {kSizeZero, p};
+        if (size > kLackeyMaxSize) [[unlikely]]
+            return {kSizeTooLarge, digits};
+        if (p == digits) [[unlikely]]
+            return {kNoSize, p};
+        if (size == 0) [[unlikely]]
+            return {kSizeZero, p};
         while (*p != '\n') [[unlikely]] {
-            if (!is_blank(*p) && *p != '\r') return {kTrailingText, p};
-            ++p;
-        }
-        if (static_cast<std::size_t>(p - start) > kLackeyMaxLine) [[unlikely]] return {kTooLong, p};
+                if (!is_blank(*p) && *p != '\r') return {kTrailingText, p};
+                ++p;
+            }
+        if (static_cast<std::size_t>(p - start) > kLackeyMaxLine) [[unlikely]]
+            return {kTooLong, p};
         out.op = static_cast<char>(op);
         out.size = size;
         out.address = address;
@@ -352,8 +373,9 @@ std::size_t LackeyReader::read(std::span<LackeyRecord> out) {
     records_ += n;
     if (n == 0 && records_ == 0 && eof_) {
         if (skipped_ > 0)
-            throw LackeyError(source_, 0, fmt::format("no valid access line ({} malformed line{} skipped; first: {})",
-                                                      skipped_, skipped_ == 1 ? "" : "s", first_skipped_));
+            throw LackeyError(source_, 0,
+                              fmt::format("no valid access line ({} malformed line{} skipped; first: {})", skipped_,
+                                          skipped_ == 1 ? "" : "s", first_skipped_));
         throw LackeyError(source_, 0, "empty trace: no I, L, S or M line");
     }
     return n;

@@ -5,6 +5,7 @@
 //   in process: reading + parsing + simulating, the program's work without start-up;
 //   parse only, and simulate only (records already in memory).
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -16,8 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "cachebook/cli.hpp"
 #include "cachebook/measure.hpp"
@@ -121,7 +120,8 @@ int main(int argc, char** argv) {
             records.clear();
             cachebook::LackeyReader reader(trace.path);
             std::array<cachebook::LackeyRecord, 4096> batch;
-            for (std::size_t got; (got = reader.read(batch)) > 0;) records.insert(records.end(), batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(got));
+            for (std::size_t got; (got = reader.read(batch)) > 0;)
+                records.insert(records.end(), batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(got));
             cachebook::do_not_optimize(records.data());
             parse_only_cpu.runs.push_back(process_cpu_seconds() - cpu_start);
         });
@@ -144,8 +144,8 @@ int main(int argc, char** argv) {
         });
         std::remove(out_path.c_str());
         if (program_summary != in_process_summary + "\n")
-            throw std::runtime_error(fmt::format("cachesim printed '{}', the library computed '{}'", program_summary,
-                                                 in_process_summary));
+            throw std::runtime_error(
+                fmt::format("cachesim printed '{}', the library computed '{}'", program_summary, in_process_summary));
 
         // The cachelab README's anchor for csim-ref on this trace (quoted, not measured here).
         constexpr double reference_seconds = 0.58;
@@ -154,7 +154,8 @@ int main(int argc, char** argv) {
                    in_process_summary);
         // Wall time is what a reader waits; CPU time is what the work costs when
         // other programs share the cores (on an idle machine the two are close).
-        auto row = [&](const char* what, const cachebook::Timing& wall, const cachebook::Timing* cpu, const char* unit) {
+        auto row = [&](const char* what, const cachebook::Timing& wall, const cachebook::Timing* cpu,
+                       const char* unit) {
             fmt::print("  {:<24} wall {} ms {} M {}/s", what, cachebook::measured("{:7.2f}", wall.min() * 1e3),
                        cachebook::measured("{:6.1f}", rate(wall.min()) / 1e6), unit);
             if (cpu)
@@ -167,15 +168,18 @@ int main(int argc, char** argv) {
         row("parse only", parse_only, &parse_only_cpu, "lines");
         row("simulate only", simulate_only, &simulate_only_cpu, "accesses");
         if (size == 1024)
-            fmt::print("  csim-ref takes about {:.2f} s here (cachelab README): {}x faster end to end (wall), {}x (cpu)\n",
-                       reference_seconds, cachebook::measured("{:.1f}", reference_seconds / end_to_end.min()),
-                       cachebook::measured("{:.1f}", reference_seconds / end_to_end_cpu.min()));
+            fmt::print(
+                "  csim-ref takes about {:.2f} s here (cachelab README): {}x faster end to end (wall), {}x (cpu)\n",
+                reference_seconds, cachebook::measured("{:.1f}", reference_seconds / end_to_end.min()),
+                cachebook::measured("{:.1f}", reference_seconds / end_to_end_cpu.min()));
         fmt::print("  (minimum of {} runs each)\n", run_count);
 
         if (!cli.json_path().empty()) {
             auto timing = [&](const cachebook::Timing& t) {
-                return nlohmann::json{{"min_seconds", t.min()}, {"median_seconds", t.median()},
-                                      {"lines_per_second", rate(t.min())}, {"runs", t.runs}};
+                return nlohmann::json{{"min_seconds", t.min()},
+                                      {"median_seconds", t.median()},
+                                      {"lines_per_second", rate(t.min())},
+                                      {"runs", t.runs}};
             };
             nlohmann::json out{{"n", size},
                                {"lines", lines},

@@ -1,5 +1,7 @@
 #include "cachesim.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -7,8 +9,6 @@
 #include <exception>
 #include <mutex>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "cachebook/cli.hpp"
 #include "cachebook/trace.hpp"
@@ -31,7 +31,9 @@ bool parse_number(std::string_view text, std::uint64_t& value) {
     return error == std::errc{} && end == text.data() + text.size();
 }
 
-std::string level_name(std::size_t k) { return fmt::format("L{}", k + 1); }
+std::string level_name(std::size_t k) {
+    return fmt::format("L{}", k + 1);
+}
 
 }  // namespace
 
@@ -56,10 +58,12 @@ Region parse_region(std::string_view text) {
 
 cachebook::CacheConfig geometry(std::int64_t set_bits, std::int64_t ways, std::int64_t block_bits,
                                 cachebook::Policy policy, std::uint64_t seed) {
-    if (set_bits < 0 || set_bits > 28) throw UsageError(fmt::format("set-index bits must be 0 to 28, got {}", set_bits));
+    if (set_bits < 0 || set_bits > 28)
+        throw UsageError(fmt::format("set-index bits must be 0 to 28, got {}", set_bits));
     if (ways < 1 || ways > (std::int64_t{1} << 28))
         throw UsageError(fmt::format("lines per set must be 1 to 2^28, got {}", ways));
-    if (block_bits < 0 || block_bits > 20) throw UsageError(fmt::format("block bits must be 0 to 20, got {}", block_bits));
+    if (block_bits < 0 || block_bits > 20)
+        throw UsageError(fmt::format("block bits must be 0 to 20, got {}", block_bits));
     cachebook::CacheConfig c;
     c.sets = std::size_t{1} << set_bits;
     c.ways = static_cast<std::size_t>(ways);
@@ -82,7 +86,8 @@ cachebook::CacheConfig parse_level(std::string_view option, std::string_view tex
         const auto comma = i < 2 ? text.find(',', at) : text.size();
         std::uint64_t x = 0;
         if (comma == std::string_view::npos || !parse_number(text.substr(at, comma - at), x) || x > (1u << 30))
-            throw UsageError(fmt::format("{}: expected s,E,b (set bits, lines per set, block bits), got '{}'", option, text));
+            throw UsageError(
+                fmt::format("{}: expected s,E,b (set bits, lines per set, block bits), got '{}'", option, text));
         v[i] = static_cast<std::int64_t>(x);
         at = comma + 1;
     }
@@ -97,13 +102,11 @@ void require_fits(const cachebook::CacheConfig& config, std::string_view level) 
     // The model keeps a tag, a stamp and a dirty bit per line.
     cachebook::require_memory(config.lines() * (2 * sizeof(std::uint64_t) + 1),
                               fmt::format("the model of {} ({} lines)", level, config.lines()));
-    cachebook::require_memory(config.capacity_bytes(),
-                              fmt::format("{} ({} sets x {} ways x {} B, larger than memory)", level, config.sets,
-                                          config.ways, config.line_bytes));
+    cachebook::require_memory(config.capacity_bytes(), fmt::format("{} ({} sets x {} ways x {} B, larger than memory)",
+                                                                   level, config.sets, config.ways, config.line_bytes));
 }
 
-Simulator::Simulator(const Options& options)
-    : options_(options), hierarchy_(options.levels, options.inclusion) {
+Simulator::Simulator(const Options& options) : options_(options), hierarchy_(options.levels, options.inclusion) {
     std::vector<std::size_t> order(options_.regions.size());
     for (std::size_t i = 0; i < order.size(); ++i) {
         order[i] = i;
@@ -142,8 +145,14 @@ void Simulator::feed(std::span<const cachebook::LackeyRecord> records, std::stri
         cachebook::HierarchyResult first, second;
         bool two = false;
         switch (r.op) {
-            case 'L': ++tally_.loads; first = h.access(r.address, size, false, stream); break;
-            case 'S': ++tally_.stores; first = h.access(r.address, size, true, stream); break;
+            case 'L':
+                ++tally_.loads;
+                first = h.access(r.address, size, false, stream);
+                break;
+            case 'S':
+                ++tally_.stores;
+                first = h.access(r.address, size, true, stream);
+                break;
             case 'M':
                 ++tally_.modifies;
                 if (once) {
@@ -154,7 +163,9 @@ void Simulator::feed(std::span<const cachebook::LackeyRecord> records, std::stri
                     two = true;
                 }
                 break;
-            default: ++tally_.instructions; continue;
+            default:
+                ++tally_.instructions;
+                continue;
         }
         if (!verbose) continue;
         auto out = std::back_inserter(*verbose);
@@ -198,8 +209,10 @@ Result Simulator::run(cachebook::LackeyReader& reader, std::FILE* verbose_out) {
                 {
                     std::lock_guard lock(mutex);
                     filled[slot] = n;
-                    if (n == 0) done = true;
-                    else ++produced;
+                    if (n == 0)
+                        done = true;
+                    else
+                        ++produced;
                 }
                 changed.notify_all();
                 if (n == 0) return;
@@ -293,15 +306,15 @@ nlohmann::json to_json(const Simulator& sim, const Result& result) {
         }
         levels.push_back(level);
     }
-    return {{"levels", levels},
-            {"inclusion", h.inclusion() == cachebook::Inclusion::Inclusive ? "inclusive" : "non-inclusive"},
-            {"split", sim.options().split},
-            {"modify_once", sim.options().modify_once},
-            {"lines", result.lines},
-            {"records",
-             {{"I", result.instructions}, {"L", result.loads}, {"S", result.stores}, {"M", result.modifies}}},
-            {"skipped", result.skipped},
-            {"memory_writebacks", h.memory_writebacks()}};
+    return {
+        {"levels", levels},
+        {"inclusion", h.inclusion() == cachebook::Inclusion::Inclusive ? "inclusive" : "non-inclusive"},
+        {"split", sim.options().split},
+        {"modify_once", sim.options().modify_once},
+        {"lines", result.lines},
+        {"records", {{"I", result.instructions}, {"L", result.loads}, {"S", result.stores}, {"M", result.modifies}}},
+        {"skipped", result.skipped},
+        {"memory_writebacks", h.memory_writebacks()}};
 }
 
 void write_transpose_trace(std::FILE* out, std::size_t n) {
@@ -315,7 +328,8 @@ void write_transpose_trace(std::FILE* out, std::size_t n) {
             text.clear();
         }
     });
-    if (std::fwrite(text.data(), 1, text.size(), out) != text.size()) throw std::runtime_error("cannot write the trace");
+    if (std::fwrite(text.data(), 1, text.size(), out) != text.size())
+        throw std::runtime_error("cannot write the trace");
 }
 
 }  // namespace cachesim

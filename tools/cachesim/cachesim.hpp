@@ -4,12 +4,11 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cachebook/cache.hpp"
 #include "cachebook/hierarchy.hpp"
@@ -40,8 +39,9 @@ void require_fits(const cachebook::CacheConfig& config, std::string_view level);
 struct Options {
     std::vector<cachebook::CacheConfig> levels;  ///< L1 first
     cachebook::Inclusion inclusion = cachebook::Inclusion::NonInclusive;
-    bool split = false;        ///< an access spans every line its size covers (cachegrind); else only its first byte's
-    bool modify_once = false;  ///< M is one reference, as cachegrind counts it; else a load then a store (the reference)
+    bool split = false;  ///< an access spans every line its size covers (cachegrind); else only its first byte's
+    bool modify_once =
+        false;  ///< M is one reference, as cachegrind counts it; else a load then a store (the reference)
     std::vector<Region> regions;
 };
 

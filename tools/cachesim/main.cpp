@@ -1,8 +1,8 @@
 // cachesim: a cachelab-compatible cache simulator for valgrind lackey traces,
 // with lower levels, policies, regions and write-back counts beyond it.
-#include <cstdio>
-
 #include <fmt/format.h>
+
+#include <cstdio>
 
 #include "cachebook/cli.hpp"
 #include "cachebook/report.hpp"
@@ -12,7 +12,9 @@ namespace {
 
 constexpr const char* kProgram = "cachesim";
 
-std::string counts_text(const cachebook::Counts& c) { return cachesim::summary_line(c); }
+std::string counts_text(const cachebook::Counts& c) {
+    return cachesim::summary_line(c);
+}
 
 }  // namespace
 
@@ -64,9 +66,11 @@ int main(int argc, char** argv) {
         if (!l3.empty()) options.levels.push_back(cachesim::parse_level("--L3", l3, pol, seed_value));
         for (std::size_t k = 0; k < options.levels.size(); ++k)
             cachesim::require_fits(options.levels[k], fmt::format("L{}", k + 1));
-        if (inclusion == "inclusive") options.inclusion = cachebook::Inclusion::Inclusive;
+        if (inclusion == "inclusive")
+            options.inclusion = cachebook::Inclusion::Inclusive;
         else if (inclusion != "non-inclusive")
-            throw cachebook::UsageError(fmt::format("--inclusion: expected inclusive or non-inclusive, got '{}'", inclusion));
+            throw cachebook::UsageError(
+                fmt::format("--inclusion: expected inclusive or non-inclusive, got '{}'", inclusion));
         options.split = split;
         options.modify_once = modify_once;
         for (const std::string& r : regions) options.regions.push_back(cachesim::parse_region(r));
@@ -79,11 +83,13 @@ int main(int argc, char** argv) {
         fmt::print("{}\n", counts_text(h.counts(0)));
         for (int k = 1; k < h.levels(); ++k) {
             fmt::print("L{} {}", k + 1, counts_text(h.counts(k)));
-            if (h.inclusion() == cachebook::Inclusion::Inclusive) fmt::print(" back-invalidations:{}", h.back_invalidations(k));
+            if (h.inclusion() == cachebook::Inclusion::Inclusive)
+                fmt::print(" back-invalidations:{}", h.back_invalidations(k));
             fmt::print("\n");
         }
         if (write_back) {
-            for (int k = 0; k < h.levels(); ++k) fmt::print("L{} dirty-evictions:{}\n", k + 1, h.counts(k).dirty_evictions);
+            for (int k = 0; k < h.levels(); ++k)
+                fmt::print("L{} dirty-evictions:{}\n", k + 1, h.counts(k).dirty_evictions);
             fmt::print("memory-writebacks:{}\n", h.memory_writebacks());
         }
         for (std::size_t i = 0; i < options.regions.size(); ++i)

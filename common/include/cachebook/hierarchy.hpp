@@ -30,8 +30,8 @@ enum class Inclusion {
 
 /// What one reference did.
 struct HierarchyResult {
-    int level = 0;                  ///< the level that hit (0 = L1), or levels() for memory
-    std::uint32_t l1_evictions = 0; ///< lines L1 evicted to make room
+    int level = 0;                   ///< the level that hit (0 = L1), or levels() for memory
+    std::uint32_t l1_evictions = 0;  ///< lines L1 evicted to make room
 };
 
 /// One to three cache levels with per-level, per-stream counts.
