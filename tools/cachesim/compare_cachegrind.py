@@ -120,7 +120,7 @@ def main() -> int:
         "instructions_traced_minus_cachegrind": ops["I"] - cachegrind["Ir"],
     }
 
-    print(f"The column sum of tools/cachesim/demo/column_sum.cpp, the whole run, traced by lackey")
+    print("The column sum of tools/cachesim/demo/column_sum.cpp, the whole run, traced by lackey")
     print(f"D1: {D1_BYTES // 1024} KiB, {D1['ways']}-way, {1 << D1['block_bits']}-byte lines "
           f"(cachesim {data['d1']['cachesim_options']}; cachegrind {data['d1']['cachegrind_option']})\n")
     print(f"  trace: {data['trace']['lines']} lines: {ops['I']} I, {ops['L']} L, {ops['S']} S, {ops['M']} M; "
@@ -138,6 +138,10 @@ def main() -> int:
         problems = []
         if d["modify_extra_references"] != ops["M"]:
             problems.append(f"csim-ref rules should add one reference per M ({ops['M']}), added {d['modify_extra_references']}")
+        if results["reference"]["misses"] != results["modify_once"]["misses"]:
+            problems.append("the store half of an M should never miss")
+        if d["instructions_traced_minus_cachegrind"] != 0:
+            problems.append(f"lackey traced {d['instructions_traced_minus_cachegrind']} more fetches than cachegrind counted")
         if results["modify_once"]["references"] != data["trace"]["data"]:
             problems.append("--modify-once should make one reference per data line")
         if d["references_vs_cachegrind"] != 0:
