@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -87,8 +88,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="cachesim-compare-") as tmp_name:
         tmp = Path(tmp_name)
         trace = tmp / "lackey.trace"
-        run(["valgrind", "--tool=lackey", "--trace-mem=yes", f"--log-file={trace}", str(demo)])
+        printed = run(["valgrind", "--tool=lackey", "--trace-mem=yes", f"--log-file={trace}", str(demo)]).stdout
         ops = trace_counts(trace)
+        m = re.search(r"matrix at (0x[0-9a-f]+), (\d+) bytes", printed)
+        if not m:
+            fail(f"{demo} did not print where its matrix is: {printed!r}")
+        matrix_start, matrix_bytes = m.group(1), int(m.group(2))
 
         results = {}
         for key, flags, _ in VARIANTS:
@@ -98,6 +103,15 @@ def main() -> int:
             level = json.loads(out.read_text())["levels"][0]
             results[key] = {"references": level["hits"] + level["misses"], "hits": level["hits"],
                             "misses": level["misses"], "evictions": level["evictions"]}
+
+        # Which misses are the matrix's: the same run, cachegrind's rules, with a region.
+        out = tmp / "regions.json"
+        run([str(cachesim), "-s", str(D1["sets_bits"]), "-E", str(D1["ways"]), "-b", str(D1["block_bits"]),
+             "-t", str(trace), "--json", str(out), "--modify-once", "--split",
+             "--region", f"matrix:{matrix_start}:{matrix_bytes}"])
+        level = json.loads(out.read_text())["levels"][0]
+        regions = {name: {"misses": c["misses"], "references": c["hits"] + c["misses"]}
+                   for name, c in level["regions"].items()}
 
         cg_out = tmp / "cachegrind.out"
         d1 = f"{D1_BYTES},{D1['ways']},{1 << D1['block_bits']}"
@@ -111,7 +125,9 @@ def main() -> int:
                    "sets": 1 << D1["sets_bits"], "cachegrind_option": f"--D1={d1}",
                    "cachesim_options": f"-s {D1['sets_bits']} -E {D1['ways']} -b {D1['block_bits']}"},
             "trace": {"lines": sum(ops[k] for k in "ILSM"), **ops, "data": ops["L"] + ops["S"] + ops["M"]},
-            "cachesim": results, "cachegrind": cachegrind}
+            "cachesim": results, "cachegrind": cachegrind,
+            "matrix": {"start": matrix_start, "bytes": matrix_bytes, **regions["matrix"]},
+            "outside_matrix": regions["other"]}
     data["differences"] = {
         "modify_extra_references": results["reference"]["references"] - results["modify_once"]["references"],
         "split_extra_misses": results["cachegrind_rules"]["misses"] - results["modify_once"]["misses"],
@@ -129,6 +145,9 @@ def main() -> int:
     for key, _, label in VARIANTS:
         print(f"  {label:34} {results[key]['references']:>12} {results[key]['misses']:>10}")
     print(f"  {'cachegrind D1 (Dr+Dw, D1mr+D1mw)':34} {cachegrind['references']:>12} {cachegrind['misses']:>10}")
+
+    print(f"\n  --region matrix:{matrix_start}:{matrix_bytes}: {regions['matrix']['misses']} of the misses are the "
+          f"matrix's ({regions['matrix']['references']} references), {regions['other']['misses']} are elsewhere")
 
     if args.json:
         Path(args.json).write_text(json.dumps(data, indent=2) + "\n")
@@ -148,6 +167,10 @@ def main() -> int:
             problems.append(f"references differ from cachegrind's by {d['references_vs_cachegrind']}")
         if d["misses_vs_cachegrind"] != 0:
             problems.append(f"misses differ from cachegrind's by {d['misses_vs_cachegrind']}")
+        int_bytes, line_bytes = 4, 1 << D1["block_bits"]
+        expect = matrix_bytes // int_bytes + matrix_bytes // line_bytes  # every column-sum access, one per line of the fill
+        if regions["matrix"]["misses"] != expect:
+            problems.append(f"the matrix should miss {expect} times (the page says why), missed {regions['matrix']['misses']}")
         for p in problems:
             print(f"compare_cachegrind: check failed: {p}", file=sys.stderr)
         return 1 if problems else 0

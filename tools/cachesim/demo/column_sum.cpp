@@ -15,6 +15,7 @@ int main() {
     for (int j = 0; j < kN; ++j)
         for (int i = 0; i < kN; ++i) sum += matrix[i][j];
     // [end: column_sum]
-    std::printf("%ld\n", sum);
+    // The matrix's place, for cachesim --region (the trace has only addresses).
+    std::printf("sum %ld, matrix at %p, %zu bytes\n", sum, static_cast<void*>(matrix), sizeof matrix);
     return 0;
 }
