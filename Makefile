@@ -70,6 +70,7 @@ endif
 bench: build
 	@mkdir -p $(BUILD)/bench
 	$(BUILD)/bin/bench_cache --json $(BUILD)/bench/cache.json
+	$(BUILD)/bin/bench_cachesim --json $(BUILD)/bench/cachesim.json
 
 flake-check: build
 	@bash tools/flake_check.sh $(BUILD) $(or $(RUNS),20)

@@ -77,6 +77,31 @@ def run_chapters(build: Path, generated: Path, force: bool) -> None:
         say(f"{ch.program}: done in {time.monotonic() - start:.1f} s")
 
 
+def run_cachesim_page(build: Path, generated: Path, force: bool) -> None:
+    """book/cachesim.md: cachesim beside cachegrind (tools/cachesim/compare_cachegrind.py),
+    saved as generated/cachesim_compare.{txt,json} (`{{ cachesim.* }}` in the page)."""
+    if not (BOOK / "cachesim.md").exists():
+        return
+    txt, js = generated / "cachesim_compare.txt", generated / "cachesim_compare.json"
+    inputs = [build / "bin" / "cachesim", build / "bin" / "cachesim_demo", ROOT / "tools/cachesim/compare_cachegrind.py"]
+    for p in inputs:
+        if not p.exists():
+            fail(f"cachesim page: {p} does not exist; build it first (make build)")
+    if not force and txt.exists() and js.exists():
+        if min(txt.stat().st_mtime, js.stat().st_mtime) > max(p.stat().st_mtime for p in inputs):
+            say("cachesim_compare: results are newer than the programs, reused")
+            return
+    say("cachesim_compare: lackey + cachesim + cachegrind on tools/cachesim/demo ...")
+    with open(txt.with_suffix(".txt.tmp"), "w") as out:
+        rc = subprocess.run(["/usr/bin/python3", str(inputs[2]), "--bin", str(build / "bin"), "--json",
+                             str(js.with_suffix(".json.tmp"))], stdout=out, stdin=subprocess.DEVNULL, cwd=ROOT,
+                            timeout=RUN_TIMEOUT).returncode
+    if rc != 0:
+        fail(f"compare_cachegrind.py exited with status {rc}")
+    txt.with_suffix(".txt.tmp").replace(txt)
+    js.with_suffix(".json.tmp").replace(js)
+
+
 def render_plots(generated: Path, machine: dict) -> None:
     """Step 3: book/plots/chNN.py -> generated/plots/chNN_NAME.svg (see book/plots/README.md)."""
     import plots as plot_lib  # book/plots/__init__.py
@@ -151,6 +176,7 @@ def main() -> int:
 
     start = time.monotonic()
     run_chapters(build, generated, args.rerun)
+    run_cachesim_page(build, generated, args.rerun)
     machine = machine_info.describe()
     (generated / "machine.json").write_text(json.dumps(machine, indent=2) + "\n")
     say(f"machine: {machine['summary']}")

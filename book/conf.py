@@ -43,6 +43,9 @@ def _load_results():
     machine = GENERATED / "machine.json"
     if machine.exists():
         subs["machine"] = Results(json.loads(machine.read_text()))
+    cachesim = GENERATED / "cachesim_compare.json"  # book/cachesim.md (book/build.py runs it)
+    if cachesim.exists():
+        subs["cachesim"] = Results(json.loads(cachesim.read_text()))
     return subs
 
 

@@ -91,6 +91,36 @@ bool Cache::contains(std::uint64_t address) const {
     return false;
 }
 
+Cache::Invalidated Cache::invalidate(std::uint64_t address) {
+    const std::uint64_t line = address >> line_shift_;
+    const std::size_t set = static_cast<std::size_t>(line % config_.sets);
+    for (std::size_t w = 0; w < config_.ways; ++w) {
+        const std::size_t i = set * config_.ways + w;
+        if (tags_[i] == line) {
+            const bool dirty = dirty_[i] != 0;
+            tags_[i] = kInvalid;
+            dirty_[i] = 0;
+            stamp_[i] = 0;  // an empty way carries stamp 0: it is the next victim, as on a fresh cache
+            if (line == last_line_) last_line_ = kInvalid;  // no fast-path hit on a dropped line
+            return {true, dirty};
+        }
+    }
+    return {};
+}
+
+bool Cache::mark_dirty(std::uint64_t address) {
+    const std::uint64_t line = address >> line_shift_;
+    const std::size_t set = static_cast<std::size_t>(line % config_.sets);
+    for (std::size_t w = 0; w < config_.ways; ++w) {
+        const std::size_t i = set * config_.ways + w;
+        if (tags_[i] == line) {
+            dirty_[i] = 1;
+            return true;
+        }
+    }
+    return false;
+}
+
 std::vector<std::uint64_t> Cache::resident_lines(std::size_t set) const {
     std::vector<std::uint64_t> out;
     if (set >= config_.sets) return out;

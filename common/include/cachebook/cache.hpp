@@ -126,6 +126,19 @@ public:
 
     /// True if the line holding `address` is cached; changes nothing.
     [[nodiscard]] bool contains(std::uint64_t address) const;
+
+    /// What invalidate() found.
+    struct Invalidated {
+        bool present = false;  ///< the line was cached (and now is not)
+        bool dirty = false;    ///< ... and had been written since its fill
+    };
+    /// Drops the line holding `address` if cached, as an inclusive lower level
+    /// does when it evicts that line. Counts and the other lines are unchanged.
+    Invalidated invalidate(std::uint64_t address);
+    /// Marks the line holding `address` written, if cached (a write-back from
+    /// the level above). Counts and replacement order are unchanged. Returns
+    /// whether the line was cached.
+    bool mark_dirty(std::uint64_t address);
     /// The lines (address / line_bytes) held in `set`, way by way; empty ways are skipped.
     [[nodiscard]] std::vector<std::uint64_t> resident_lines(std::size_t set = 0) const;
     /// Empties the cache and zeroes every count; streams stay registered.

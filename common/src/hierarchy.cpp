@@ -1,0 +1,69 @@
+#include "cachebook/hierarchy.hpp"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <stdexcept>
+
+namespace cachebook {
+
+Hierarchy::Hierarchy(std::vector<CacheConfig> levels, Inclusion inclusion) : inclusion_(inclusion) {
+    if (levels.empty() || levels.size() > 3)
+        throw std::invalid_argument(fmt::format("hierarchy: 1 to 3 levels, got {}", levels.size()));
+    for (std::size_t k = 0; k < levels.size(); ++k) {
+        levels[k].validate();
+        if (inclusion == Inclusion::Inclusive && k > 0 && levels[k].line_bytes < levels[k - 1].line_bytes)
+            throw std::invalid_argument(
+                fmt::format("hierarchy: an inclusive L{} needs lines at least as long as L{}'s", k + 1, k));
+    }
+    for (const CacheConfig& c : levels) {
+        caches_.emplace_back(c);
+        shifts_.push_back(static_cast<unsigned>(std::countr_zero(c.line_bytes)));
+        counts_.emplace_back(1);
+        back_invalidations_.push_back(0);
+    }
+    refresh_fast_path();
+}
+
+void Hierarchy::refresh_fast_path() {
+    single_level_ = caches_.size() == 1;
+    l1_ = &caches_[0];
+    l1_counts_ = counts_[0].data();
+    l1_line_bytes_ = caches_[0].config().line_bytes;
+    l1_offset_mask_ = l1_line_bytes_ - 1;
+}
+
+int Hierarchy::add_stream(const std::string& name) {
+    int id = 0;
+    for (std::size_t k = 0; k < caches_.size(); ++k) {
+        id = caches_[k].add_stream(name);
+        counts_[k].emplace_back();
+    }
+    refresh_fast_path();
+    return id;
+}
+
+void Hierarchy::write_back(int from_level, std::uint64_t address) {
+    for (std::size_t j = static_cast<std::size_t>(from_level) + 1; j < caches_.size(); ++j)
+        if (caches_[j].mark_dirty(address)) return;
+    ++memory_writebacks_;
+}
+
+void Hierarchy::evicted(int k, std::uint64_t line_address, bool dirty) {
+    if (dirty) write_back(k, line_address);
+    if (inclusion_ != Inclusion::Inclusive || k == 0) return;
+    // Keep the levels above a subset: drop every one of their lines within this one.
+    const std::uint64_t bytes = caches_[static_cast<std::size_t>(k)].config().line_bytes;
+    for (int j = 0; j < k; ++j) {
+        Cache& upper = caches_[static_cast<std::size_t>(j)];
+        const std::uint64_t step = upper.config().line_bytes;
+        for (std::uint64_t a = line_address; a < line_address + bytes; a += step) {
+            const Cache::Invalidated gone = upper.invalidate(a);
+            if (!gone.present) continue;
+            ++back_invalidations_[static_cast<std::size_t>(k)];
+            if (gone.dirty) write_back(k, a);  // the newest data leaves with it
+        }
+    }
+}
+
+}  // namespace cachebook

@@ -1,0 +1,108 @@
+// cachesim: a cachelab-compatible cache simulator for valgrind lackey traces,
+// with lower levels, policies, regions and write-back counts beyond it.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cachebook/cli.hpp"
+#include "cachebook/report.hpp"
+#include "cachesim.hpp"
+
+namespace {
+
+constexpr const char* kProgram = "cachesim";
+
+std::string counts_text(const cachebook::Counts& c) {
+    return cachesim::summary_line(c);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return cachebook::guarded_main(kProgram, [&] {
+        cachebook::Cli cli(kProgram,
+                           "Simulates a valgrind lackey trace (valgrind --tool=lackey --trace-mem=yes) on a cache of "
+                           "2^s sets x E lines x 2^b bytes and prints hits, misses and evictions as csim-ref does.");
+        std::int64_t set_bits = -1, ways = -1, block_bits = -1, generate = 0, seed = 1;
+        std::string trace = "-", policy = "lru", l2, l3, inclusion = "non-inclusive";
+        std::vector<std::string> regions;
+        bool verbose = false, split = false, modify_once = false, skip_bad = false, write_back = false;
+        auto& app = cli.app();
+        // Required unless --generate-transpose; checked after parsing, so no default is shown.
+        cli.add_int("-s", set_bits, "Set-index bits: 2^s sets", 0, 28)->default_str("");
+        cli.add_int("-E", ways, "Lines per set (any whole number)", 1, std::int64_t{1} << 28)->default_str("");
+        cli.add_int("-b", block_bits, "Block bits: 2^b-byte lines", 0, 20)->default_str("");
+        cli.add_string("-t", trace, "Trace file; '-' or none: standard input");
+        app.add_flag("-v", verbose, "Print each data access with hit, miss, eviction");
+        app.add_option("--policy", policy, "Replacement policy: lru, fifo, random, plru")->capture_default_str();
+        cli.add_int("--seed", seed, "Seed of the random policy", 0, std::int64_t{1} << 62);
+        cli.add_string("--L2", l2, "A second level: s,E,b as for -s -E -b");
+        cli.add_string("--L3", l3, "A third level: s,E,b (needs --L2)");
+        app.add_option("--inclusion", inclusion, "inclusive (lower levels evict from upper ones) or non-inclusive")
+            ->capture_default_str();
+        app.add_flag("--split", split, "An access covers every line its size spans, counted once (as cachegrind)");
+        app.add_flag("--modify-once", modify_once, "Count M as one reference (as cachegrind), not a load and a store");
+        app.add_option("--region", regions, "name:start:length; counts accesses in that range apart (repeatable)");
+        app.add_flag("--write-back", write_back, "Also print dirty evictions and write-backs to memory");
+        app.add_flag("--skip-bad", skip_bad, "Skip malformed lines and report how many, instead of stopping");
+        cli.add_int("--generate-transpose", generate,
+                    "Print a lackey trace of an N x N float transpose to standard output, then stop", 1, 16384)
+            ->default_str("");
+        if (auto status = cli.parse(argc, argv)) return *status;
+
+        if (generate > 0) {
+            cachesim::write_transpose_trace(stdout, static_cast<std::size_t>(generate));
+            return std::fflush(stdout) == 0 ? 0 : 2;
+        }
+        for (const auto& [flag, v] : {std::pair{"-s", set_bits}, std::pair{"-E", ways}, std::pair{"-b", block_bits}})
+            if (v < 0) throw cachebook::UsageError(fmt::format("{} is required (see --help)", flag));
+        const cachebook::Policy pol = cachebook::parse_policy(policy);
+        const auto seed_value = static_cast<std::uint64_t>(seed);
+
+        cachesim::Options options;
+        options.levels.push_back(cachesim::geometry(set_bits, ways, block_bits, pol, seed_value));
+        if (!l3.empty() && l2.empty()) throw cachebook::UsageError("--L3 needs --L2");
+        if (!l2.empty()) options.levels.push_back(cachesim::parse_level("--L2", l2, pol, seed_value));
+        if (!l3.empty()) options.levels.push_back(cachesim::parse_level("--L3", l3, pol, seed_value));
+        for (std::size_t k = 0; k < options.levels.size(); ++k)
+            cachesim::require_fits(options.levels[k], fmt::format("L{}", k + 1));
+        if (inclusion == "inclusive")
+            options.inclusion = cachebook::Inclusion::Inclusive;
+        else if (inclusion != "non-inclusive")
+            throw cachebook::UsageError(
+                fmt::format("--inclusion: expected inclusive or non-inclusive, got '{}'", inclusion));
+        options.split = split;
+        options.modify_once = modify_once;
+        for (const std::string& r : regions) options.regions.push_back(cachesim::parse_region(r));
+
+        cachesim::Simulator sim(options);
+        cachebook::LackeyReader reader(trace, skip_bad);
+        const cachesim::Result result = sim.run(reader, verbose ? stdout : nullptr);
+
+        const cachebook::Hierarchy& h = sim.hierarchy();
+        fmt::print("{}\n", counts_text(h.counts(0)));
+        for (int k = 1; k < h.levels(); ++k) {
+            fmt::print("L{} {}", k + 1, counts_text(h.counts(k)));
+            if (h.inclusion() == cachebook::Inclusion::Inclusive)
+                fmt::print(" back-invalidations:{}", h.back_invalidations(k));
+            fmt::print("\n");
+        }
+        if (write_back) {
+            for (int k = 0; k < h.levels(); ++k)
+                fmt::print("L{} dirty-evictions:{}\n", k + 1, h.counts(k).dirty_evictions);
+            fmt::print("memory-writebacks:{}\n", h.memory_writebacks());
+        }
+        for (std::size_t i = 0; i < options.regions.size(); ++i)
+            for (int k = 0; k < h.levels(); ++k)
+                fmt::print("region {} L{} {}\n", options.regions[i].name, k + 1,
+                           counts_text(h.counts(k, sim.region_stream(i))));
+        if (!options.regions.empty())
+            for (int k = 0; k < h.levels(); ++k)
+                fmt::print("region other L{} {}\n", k + 1, counts_text(h.counts(k, sim.other_stream())));
+        if (result.skipped > 0)
+            fmt::print(stderr, "{}: skipped {} malformed line{}; first: {}\n", kProgram, result.skipped,
+                       result.skipped == 1 ? "" : "s", result.first_skipped);
+        if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), cachesim::to_json(sim, result));
+        return 0;
+    });
+}
