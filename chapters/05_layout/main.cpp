@@ -166,8 +166,8 @@ int main(int argc, char** argv) {
                 fmt::format("{:.2f}", s_aligned.lines_per_object()), with_commas(1024 * aligned.size)});
         fmt::print("{}", t4.render());
         const auto facts = ch05::alignment_facts();
-        fmt::print("  std::hardware_destructive_interference_size  = {} (g++ {}.{}, for this -mtune)\n",
-                   measured("{}", facts.destructive), __GNUC__, __GNUC_MINOR__);
+        fmt::print("  std::hardware_destructive_interference_size  = {} ({}, for this -mtune)\n",
+                   measured("{}", facts.destructive), measured("g++ {}.{}", __GNUC__, __GNUC_MINOR__));
         fmt::print("  std::hardware_constructive_interference_size = {}\n", measured("{}", facts.constructive));
         const auto l1 = cachebook::data_cache(1);
         fmt::print("  the L1d line size sysfs reports              = {}\n",
