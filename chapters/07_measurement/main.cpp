@@ -47,13 +47,13 @@ int main(int argc, char** argv) {
         nlohmann::json out;
 
         fmt::print("Chapter 7 · Measuring right\n\n");
-        fmt::print("  array for rules 2, 4, 5: {} x {} int = {:.0f} MiB; {} runs per measurement\n\n", size, size,
+        fmt::print("  array for sections 2, 4, 5: {} x {} int = {:.0f} MiB; {} runs per measurement\n\n", size, size,
                    static_cast<double>(size * size * sizeof(int)) / kMiB, n_runs);
 
         // Rule 1.
         const std::uint64_t work = cli.quick() ? 20'000'000 : 100'000'000;
         const auto c = ch07::clock_rule(static_cast<int>(threads), work, n_runs);
-        fmt::print("Rule 1. The clock: time on the wall, not the process's CPU time\n");
+        fmt::print("1. The clock: time on the wall, not the process's CPU time\n");
         fmt::print("  the same {} multiply-adds on 1 thread, then split over {}\n", work, threads);
         cachebook::Table t1({"threads", "std::clock() ms (CPU)", "steady_clock ms (wall)"});
         t1.row({"1", ms(c.one.cpu_s), ms(c.one.wall_s)});
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
         // Rule 2.
         const int many_runs = cli.quick() ? 5 : 20;
         const auto r2 = ch07::runs_rule(size, many_runs);
-        fmt::print("Rule 2. One run, or the minimum of several\n");
+        fmt::print("2. One run, or the minimum of several\n");
         fmt::print("  the row sum, {} runs, then {} more\n", many_runs, many_runs);
         cachebook::Table t2({"batch", "first ms", "min ms", "median ms", "max ms", "max / min"});
         for (const auto* b : {&r2.batch_a, &r2.batch_b})
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
         // Rule 3.
         const std::size_t touch_bytes = (cli.quick() ? 32 : 256) << 20;
         const auto t = ch07::touch_rule(touch_bytes, n_runs);
-        fmt::print("Rule 3. First touch outside the timed region\n");
+        fmt::print("3. First touch outside the timed region\n");
         fmt::print("  filling {:.0f} MiB of freshly mapped memory, then filling it again\n",
                    static_cast<double>(touch_bytes) / kMiB);
         cachebook::Table t3({"fill", "ms", "minor page faults"});
@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
 
         // Rule 4.
         const auto d = ch07::dead_code_rule(size, n_runs);
-        fmt::print("Rule 4. Use the result\n");
+        fmt::print("4. Use the result\n");
         cachebook::Table t4({fmt::format("sum of {} ints", size * size), "ms", "ns/element"});
         t4.row({"result thrown away", ms(d.unused_s),
                 measured("{:.3f}", d.unused_s * 1e9 / static_cast<double>(size * size))});
@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
 
         // Rule 5.
         const auto o = ch07::opt_rule(size, n_runs);
-        fmt::print("Rule 5. Judge at -O2, not -O0: one kernel file, built twice\n");
+        fmt::print("5. Judge at -O2, not -O0: one kernel file, built twice\n");
         cachebook::Table t5({"build", "rows ms", "columns ms", "columns / rows"});
         t5.row({"-O0", ms(o.rows_o0), ms(o.columns_o0), times(o.columns_o0 / o.rows_o0)});
         t5.row({"-O2", ms(o.rows_o2), ms(o.columns_o2), times(o.columns_o2 / o.rows_o2)});
@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
         while (2 * small * 2 * small * sizeof(int) <= l1_bytes / 2) small *= 2;
         const std::vector<std::size_t> sizes{small, size};
         const auto sr = ch07::size_rule(sizes, size * size, n_runs);
-        fmt::print("Rule 6. Data large enough to leave the caches (L1d here: {} KiB)\n",
+        fmt::print("6. Data large enough to leave the caches (L1d here: {} KiB)\n",
                    measured("{}", l1_bytes / 1024));
         cachebook::Table t6({"array", "KiB", "rows ns/el", "columns ns/el", "columns / rows"});
         nlohmann::json sr_json = nlohmann::json::array();
@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
         // Seed 003.
         const std::size_t hops = cli.quick() ? 1 << 16 : 1 << 18;
         const std::size_t big = (cli.quick() ? 16 : 128) << 20;
-        fmt::print("Strided sum against pointer chase: one int per line, {} accesses per run\n", hops);
+        fmt::print("7. Strided sum against pointer chase: one int per line, {} accesses per run\n", hops);
         cachebook::Table t7({"working set", "strided sum ns", "random, addresses known ns", "pointer chase ns"});
         nlohmann::json lat = nlohmann::json::array();
         for (std::size_t bytes : {std::size_t{16} << 10, big}) {
@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
         out["latency"] = lat;
 
         // Hardware counters.
-        fmt::print("Hardware counters\n");
+        fmt::print("8. Hardware counters\n");
         const auto probe = ch07::probe_perf("cache-misses");
         fmt::print("  perf stat -e cache-misses: {}\n", measured("{}", ch07::perf_state_name(probe.state)));
         out["perf"] = {{"state", std::string(ch07::perf_state_name(probe.state))}, {"detail", probe.detail}};
@@ -238,7 +238,7 @@ int main(int argc, char** argv) {
         }
 
         // When not to bother.
-        fmt::print("When not to bother (Amdahl)\n");
+        fmt::print("9. When not to bother (Amdahl)\n");
         cachebook::Table t9({"share of the time", "made faster by", "whole program faster by"});
         nlohmann::json am = nlohmann::json::array();
         for (auto [share, speedup] : {std::pair{0.02, 10.0}, {0.02, 1e9}, {0.5, 2.0}, {0.9, 10.0}}) {
@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
         fmt::print("{}", t9.render());
         out["amdahl"] = am;
 
-        fmt::print("\nChecklist for an optimisation someone hands you\n");
+        fmt::print("\n10. Checklist for an optimisation someone hands you\n");
         for (const char* item : {
                  "row-major or column-major? work out the inner loop's stride yourself",
                  "check the claimed misses per iteration by hand or with a small LRU model; write down N, line, cache",
