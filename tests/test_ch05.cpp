@@ -166,7 +166,7 @@ TEST_CASE("measured: fusing two loops over arrays beyond the cache saves a pass"
     const auto l2 = cachebook::data_cache(2);
     const auto l3 = cachebook::data_cache(3);
     const auto size = ch05::choose_stream_size(l3 ? l3->size_bytes : 0, l2 ? l2->size_bytes : 0, 128 << 20);
-    const auto t = ch05::time_fusion(size.bytes_per_array / sizeof(double), 1024, 8, 5);
+    const auto t = ch05::time_fusion(size.bytes_per_array / sizeof(double), 1024, 8, 7);
     const double ratio = t.separate.min() / t.fused.min();
     INFO("separate / fused = " << ratio << " with " << (size.bytes_per_array >> 20) << " MiB arrays");
     CHECK(ratio > 1.1);

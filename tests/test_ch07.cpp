@@ -2,6 +2,7 @@
 // model, and each measuring mistake's effect as a ratio.
 #include <catch2/catch.hpp>
 
+#include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
 #include "measurement.hpp"
 #include "sum_kernel.hpp"
@@ -87,7 +88,7 @@ TEST_CASE("measured: the first touch of fresh pages costs more than the second",
 }
 
 TEST_CASE("measured: -O0 slows the kernel and shrinks the cache effect", "[ch07][timing]") {
-    const auto o = ch07::opt_rule(2048, 3);
+    const auto o = ch07::opt_rule(2048, 10);
     const double ratio_o0 = o.columns_o0 / o.rows_o0, ratio_o2 = o.columns_o2 / o.rows_o2;
     INFO("rows -O0/-O2 = " << o.rows_o0 / o.rows_o2 << "; columns/rows at -O0 " << ratio_o0 << ", at -O2 " << ratio_o2);
     CHECK(o.rows_o0 / o.rows_o2 > 2.0);
@@ -95,7 +96,7 @@ TEST_CASE("measured: -O0 slows the kernel and shrinks the cache effect", "[ch07]
 }
 
 TEST_CASE("measured: the loop order matters only once the data leaves L1", "[ch07][timing]") {
-    const auto rows = ch07::size_rule({64, 2048}, 2048 * 2048, 3);
+    const auto rows = ch07::size_rule({64, 2048}, 2048 * 2048, 7);
     const double small = rows[0].columns_ns / rows[0].rows_ns, large = rows[1].columns_ns / rows[1].rows_ns;
     INFO("columns / rows: 64 x 64 " << small << ", 2048 x 2048 " << large);
     CHECK(large > 3.0 * small);
@@ -121,7 +122,9 @@ TEST_CASE("measured: std::clock adds up threads; the wall clock shows the speed-
 }
 
 TEST_CASE("measured: the minima of two batches agree", "[ch07][timing]") {
-    const auto r = ch07::runs_rule(1024, 10);
+    const double share = cachebook::cpu_share();
+    if (share < 0.7) CACHEBOOK_SKIP("the machine is busy: this thread got " << share << " of a CPU");
+    const auto r = ch07::runs_rule(1024, 20);
     const double gap = std::abs(r.batch_a.min() / r.batch_b.min() - 1.0);
     INFO("minima " << r.batch_a.min() << " and " << r.batch_b.min() << ", spread of A "
                    << r.batch_a.max() / r.batch_a.min());

@@ -11,6 +11,7 @@
 
 #include "cachebook/cache.hpp"
 #include "cachebook/chase.hpp"
+#include "cachebook/cpu_time.hpp"
 
 namespace ch05 {
 namespace {
@@ -242,13 +243,14 @@ LayoutTimes time_layouts(std::size_t n, int runs) {
     auto soa = make_soa(n);
     auto hot_cold = make_hot_cold(n);
     constexpr double dt = 0.001;
-    // Interleaved, so that a noisy moment hurts all three alike.
+    // Interleaved, so that a noisy moment hurts all three alike; timed by this
+    // thread's CPU clock, which stops while a busy machine makes it wait.
     for (int r = -1; r < runs; ++r) {
         auto once = [&](auto& s, cachebook::Timing& into) {
-            const auto start = cachebook::Clock::now();
+            const double start = cachebook::thread_cpu_seconds();
             update(s, dt);
             cachebook::clobber_memory();
-            if (r >= 0) into.runs.push_back(cachebook::seconds_since(start));
+            if (r >= 0) into.runs.push_back((cachebook::thread_cpu_seconds() - start));
         };
         once(aos, t.aos);
         once(soa, t.soa);
@@ -316,10 +318,10 @@ ListTimes time_lists(std::size_t n, int runs) {
     for (std::size_t i = 0; i < n; ++i) scattered_values[i] = b.scattered_pool[i].value;
     for (int r = -1; r < runs; ++r) {
         auto once = [&](auto&& f, cachebook::Timing& into, std::int64_t& sum) {
-            const auto start = cachebook::Clock::now();
+            const double start = cachebook::thread_cpu_seconds();
             sum = f();
             cachebook::do_not_optimize(sum);
-            if (r >= 0) into.runs.push_back(cachebook::seconds_since(start));
+            if (r >= 0) into.runs.push_back((cachebook::thread_cpu_seconds() - start));
         };
         once([&] { return sum_vector(b.values); }, t.vector, t.sum_vector);
         once([&] { return sum_list(b.ordered_head); }, t.ordered, t.sum_ordered);
@@ -357,10 +359,10 @@ PrefetchTimes time_prefetch(std::size_t n, const std::vector<std::size_t>& dista
     t.sums.resize(distances.size());
     for (int r = -1; r < runs; ++r) {
         for (std::size_t d = 0; d < distances.size(); ++d) {
-            const auto start = cachebook::Clock::now();
+            const double start = cachebook::thread_cpu_seconds();
             t.sums[d] = gather(a.data(), idx.data(), n, distances[d]);
             cachebook::do_not_optimize(t.sums[d]);
-            if (r >= 0) t.times[d].runs.push_back(cachebook::seconds_since(start));
+            if (r >= 0) t.times[d].runs.push_back((cachebook::thread_cpu_seconds() - start));
         }
     }
     return t;
@@ -423,10 +425,10 @@ FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, 
         for (std::size_t i = 0; i < fission_n; ++i) fb[k][i] = static_cast<double>((i + k) % 8);
     for (int r = -1; r < runs; ++r) {
         auto once = [&](auto&& f, cachebook::Timing& into) {
-            const auto start = cachebook::Clock::now();
+            const double start = cachebook::thread_cpu_seconds();
             f();
             cachebook::clobber_memory();
-            if (r >= 0) into.runs.push_back(cachebook::seconds_since(start));
+            if (r >= 0) into.runs.push_back((cachebook::thread_cpu_seconds() - start));
         };
         once([&] { separate_loops(a.data(), b1.data(), c1.data(), n); }, t.separate);
         once([&] { fused_loop(a.data(), b2.data(), c2.data(), n); }, t.fused);

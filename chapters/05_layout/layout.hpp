@@ -155,7 +155,8 @@ struct LayoutTimes {
     cachebook::Timing aos, soa, hot_cold;
     double sum_aos = 0, sum_soa = 0, sum_hot_cold = 0;  // identical
 };
-/// Times `runs` updates of each layout (interleaved, one warm-up each).
+/// Times `runs` updates of each layout (interleaved, one warm-up each). Every
+/// time*() function here uses the calling thread's CPU clock (cachebook/cpu_time.hpp).
 LayoutTimes time_layouts(std::size_t n, int runs);
 
 // --- Linked list against vector -------------------------------------------------------

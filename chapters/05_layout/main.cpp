@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
         fmt::print("{}", t2.render());
         fmt::print("  the three layouts end with the same positions: {}\n\n",
                    lt.sum_aos == lt.sum_soa && lt.sum_soa == lt.sum_hot_cold ? "yes" : "NO");
-        out["update"] = {{"n", n_particles},
+        out["layouts"] = {{"n", n_particles},
                          {"runs", n_runs},
                          {"aos", timing_json(lt.aos, n_particles)},
                          {"soa", timing_json(lt.soa, n_particles)},

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cachebook/cli.hpp"
+#include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
@@ -47,8 +48,12 @@ int main(int argc, char** argv) {
         nlohmann::json out;
 
         fmt::print("Chapter 7 · Measuring right\n\n");
-        fmt::print("  array for sections 2, 4, 5: {} x {} int = {:.0f} MiB; {} runs per measurement\n\n", size, size,
+        fmt::print("  array for sections 2, 4, 5: {} x {} int = {:.0f} MiB; {} runs per measurement\n", size, size,
                    static_cast<double>(size * size * sizeof(int)) / kMiB, n_runs);
+        const double share = cachebook::cpu_share();
+        fmt::print("  share of a CPU this program gets right now: {} (1.00 on an idle machine)\n\n",
+                   measured("{:.2f}", share));
+        out["cpu_share"] = fmt::format("{:.2f}", share);
 
         // Rule 1.
         const std::uint64_t work = cli.quick() ? 20'000'000 : 100'000'000;
