@@ -216,20 +216,18 @@ int main(int argc, char** argv) {
                 const auto cg = ch07::cachegrind_walks(geometry, walk);
                 if (!cg.tool.empty() || tc.why_not.empty()) tc = cg;
             }
+            const bool counted = !tc.tool.empty();
             fmt::print("  counting the chapter 2 walks of a {0} x {0} int array ({1} KiB) with {2}, L1d {3}\n", walk,
-                       walk * walk * sizeof(int) / 1024, measured("{}", tc.tool.empty() ? "nothing" : tc.tool),
+                       walk * walk * sizeof(int) / 1024,
+                       measured("{}", counted ? tc.tool : "nothing (" + tc.why_not + ")"),
                        measured("{}", geometry.describe()));
-            if (tc.tool.empty()) {
-                fmt::print("  no counts: {}\n\n", measured("{}", tc.why_not));
-            } else {
-                cachebook::Table t8({"walk", "accesses", "model misses", "tool misses (minus fill-only run)"});
-                t8.row({"rows", fmt::format("{}", sim.accesses), measured("{}", sim.row_misses),
-                        measured("{}", tc.row_walk())});
-                t8.row({"columns", fmt::format("{}", sim.accesses), measured("{}", sim.column_misses),
-                        measured("{}", tc.column_walk())});
-                fmt::print("{}", t8.render());
-                fmt::print("  the fill-only run itself: {} misses\n\n", measured("{}", tc.baseline));
-            }
+            auto tool_cell = [&](std::int64_t v) { return counted ? measured("{}", v) : measured("{}", "n/a"); };
+            cachebook::Table t8({"walk", "accesses", "model misses", "tool misses (minus fill-only run)"});
+            t8.row({"rows", fmt::format("{}", sim.accesses), measured("{}", sim.row_misses), tool_cell(tc.row_walk())});
+            t8.row({"columns", fmt::format("{}", sim.accesses), measured("{}", sim.column_misses),
+                    tool_cell(tc.column_walk())});
+            fmt::print("{}", t8.render());
+            fmt::print("  the fill-only run itself: {} misses\n\n", tool_cell(static_cast<std::int64_t>(tc.baseline)));
             out["counters"] = {{"tool", tc.tool},
                                {"why_not", tc.why_not},
                                {"n", walk},

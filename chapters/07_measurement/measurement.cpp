@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "cachebook/chase.hpp"
+#include "cachebook/cpu_time.hpp"
 #include "cachebook/trace.hpp"
 #include "sum_kernel.hpp"
 
@@ -181,7 +182,8 @@ std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_
         const std::size_t per_pass = n * n;
         const std::size_t passes = std::max<std::size_t>(1, elements / per_pass);
         auto time_walk = [&](auto f) {
-            const auto t = cachebook::time_runs(runs, [&] {
+            // The thread's CPU clock: one thread, and a shared machine (see rule 2).
+            const auto t = cachebook::time_runs_thread_cpu(runs, [&] {
                 for (std::size_t p = 0; p < passes; ++p) cachebook::do_not_optimize(f(grid.data(), n));
             });
             return t.min() * 1e9 / static_cast<double>(passes * per_pass);

@@ -75,7 +75,7 @@ struct SizeRow {
     double rows_ns = 0, columns_ns = 0;  // per element, best run
 };
 /// The -O2 row and column sums at each size, each pass repeated to about
-/// `elements` elements per timed run.
+/// `elements` elements per timed run, timed by the thread's CPU clock.
 std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_t elements, int runs);
 
 // --- Seed 003: strided sum against pointer chase ------------------------------------------
