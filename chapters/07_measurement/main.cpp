@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
         fmt::print("  share of a CPU this program gets right now: {} (1.00 on an idle machine)\n\n",
                    measured("{:.2f}", share));
         out["cpu_share"] = fmt::format("{:.2f}", share);
+        out["runs_per_measurement"] = n_runs;
 
         // Rule 1.
         const std::uint64_t work = cli.quick() ? 20'000'000 : 100'000'000;

@@ -66,6 +66,7 @@ struct OptRule {
     double rows_o0 = 0, columns_o0 = 0, rows_o2 = 0, columns_o2 = 0;  // best seconds
     bool same_sums = false;
 };
+/// Best of `runs` by the thread's CPU clock, interleaved, one warm-up.
 OptRule opt_rule(std::size_t n, int runs);
 
 // --- Rule 6: data that never leaves L1 ----------------------------------------------------

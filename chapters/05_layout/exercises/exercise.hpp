@@ -15,9 +15,9 @@ struct FieldSpec {
 /// Exercise 1 (padding and field order): the sizeof of a struct whose fields
 /// come in this order, laid out as C and C++ compilers do on x86-64: each field
 /// at the next offset that is a multiple of its alignment, and the whole size
-/// rounded up to a multiple of the largest alignment. {char, double, int},
-/// i.e. {{1,1},{8,8},{4,4}}, gives 24; {{8,8},{4,4},{1,1}} gives 16. The
-/// grader compares your answer with what the compiler says (sizeof) for real structs.
+/// rounded up to a multiple of the largest alignment. Fields char, double,
+/// int (sizes and alignments 1, 8 and 4) give 24; double, int, char give 16.
+/// The grader compares your answer with what the compiler says (sizeof) for real structs.
 std::size_t struct_size(const std::vector<FieldSpec>& fields);
 
 /// Exercise 2 (AoS line counts): a loop reads, from each of n structs of
