@@ -145,12 +145,21 @@ TEST_CASE("chase.hpp: a permutation, and one cycle through every slot", "[ch05][
 
 // --- Measured: ratios of minima, thresholds well inside what this machine shows -------------
 
-TEST_CASE("measured: SoA and hot/cold beat AoS on the update loop", "[ch05][timing]") {
+TEST_CASE("measured: SoA beats AoS on the update loop", "[ch05][timing]") {
     const auto t = ch05::time_layouts(1'000'000, 5);
     const double aos_soa = t.aos.min() / t.soa.min();
-    const double aos_hc = t.aos.min() / t.hot_cold.min();
-    INFO("AoS / SoA = " << aos_soa << ", AoS / hot-cold = " << aos_hc);
+    INFO("AoS / SoA = " << aos_soa);
     CHECK(aos_soa > 2.0);
+}
+
+TEST_CASE("measured: hot/cold splitting beats AoS on the update loop", "[ch05][timing]") {
+    // A 1.5x difference in lines streamed is bandwidth, which a busy machine
+    // shares out unevenly (as for fusion below).
+    const double share = cachebook::cpu_share();
+    if (share < 0.7) CACHEBOOK_SKIP("the machine is busy: this thread got " << share << " of a CPU");
+    const auto t = ch05::time_layouts(1'000'000, 5);
+    const double aos_hc = t.aos.min() / t.hot_cold.min();
+    INFO("AoS / hot-cold = " << aos_hc);
     CHECK(aos_hc > 1.2);
 }
 
