@@ -91,7 +91,7 @@ TEST_CASE("measured: -O0 slows the kernel and shrinks the cache effect", "[ch07]
     const auto o = ch07::opt_rule(2048, 10);
     const double ratio_o0 = o.columns_o0 / o.rows_o0, ratio_o2 = o.columns_o2 / o.rows_o2;
     INFO("rows -O0/-O2 = " << o.rows_o0 / o.rows_o2 << "; columns/rows at -O0 " << ratio_o0 << ", at -O2 " << ratio_o2);
-    CHECK(o.rows_o0 / o.rows_o2 > 2.0);
+    CHECK(o.rows_o0 / o.rows_o2 > 1.5);
     CHECK(ratio_o2 > 1.5 * ratio_o0);
 }
 
