@@ -1,0 +1,378 @@
+#include "measurement.hpp"
+
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cachebook/chase.hpp"
+#include "cachebook/cpu_time.hpp"
+#include "cachebook/trace.hpp"
+#include "sum_kernel.hpp"
+
+namespace ch07 {
+
+std::vector<int> make_grid(std::size_t n) {
+    std::vector<int> a(n * n);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int>(i % 10);
+    return a;
+}
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A dependent chain of multiply-adds: CPU work that touches no memory.
+double spin(std::uint64_t iterations, double seed) {
+    double x = seed;
+    for (std::uint64_t i = 0; i < iterations; ++i) x = x * 0.999999 + 1e-7;
+    return x;
+}
+}  // namespace
+
+// [snippet: clocks]
+ClockRule clock_rule(int threads, std::uint64_t work, int runs) {
+    ClockRule r;
+    r.threads = threads;
+    auto measure = [&](int count) {
+        ClockPair best{kInf, kInf};
+        for (int run = 0; run < runs; ++run) {
+            std::vector<double> results(static_cast<std::size_t>(count));
+            const std::clock_t cpu_start = std::clock();               // CPU time of the process
+            const auto wall_start = cachebook::Clock::now();            // time on the wall
+            std::vector<std::thread> pool;
+            for (int t = 0; t < count; ++t)
+                pool.emplace_back([&, t] { results[static_cast<std::size_t>(t)] = spin(work / count, 1.0 + t); });
+            for (auto& th : pool) th.join();
+            const double wall = cachebook::seconds_since(wall_start);
+            const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+            cachebook::do_not_optimize(results);
+            best.wall_s = std::min(best.wall_s, wall);
+            best.cpu_s = std::min(best.cpu_s, cpu);
+        }
+        return best;
+    };
+    r.one = measure(1);
+    r.many = measure(threads);
+    return r;
+}
+// [end: clocks]
+
+RunsRule runs_rule(std::size_t n, int runs) {
+    RunsRule r;
+    r.n = n;
+    const auto grid = make_grid(n);
+    auto once = [&] { cachebook::do_not_optimize(o2::sum_rows(grid.data(), n)); };
+    r.batch_a = cachebook::time_runs(runs, once, 0);  // no warm-up: the first run is whatever it is
+    r.batch_b = cachebook::time_runs(runs, once, 0);
+    return r;
+}
+
+namespace {
+std::uint64_t minor_faults() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<std::uint64_t>(u.ru_minflt);
+}
+}  // namespace
+
+// [snippet: first_touch]
+TouchRule touch_rule(std::size_t bytes, int runs) {
+    TouchRule r;
+    r.bytes = bytes;
+    r.first_fill_s = r.second_fill_s = kInf;
+    for (int run = 0; run < runs; ++run) {
+        // Fresh pages straight from the OS, as a large malloc or new gets them.
+        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) throw std::runtime_error(fmt::format("cannot map {} bytes", bytes));
+        auto* a = static_cast<std::int64_t*>(p);
+        const std::size_t n = bytes / sizeof(std::int64_t);
+        auto fill = [&](std::int64_t v) {
+            const std::uint64_t faults = minor_faults();
+            const auto start = cachebook::Clock::now();
+            for (std::size_t i = 0; i < n; ++i) a[i] = v;
+            cachebook::clobber_memory();
+            return std::pair{cachebook::seconds_since(start), minor_faults() - faults};
+        };
+        const auto [first, first_faults] = fill(1);    // the timed region pays the page faults
+        const auto [second, second_faults] = fill(2);  // the pages exist now: only the writes
+        r.first_fill_s = std::min(r.first_fill_s, first);
+        r.second_fill_s = std::min(r.second_fill_s, second);
+        r.faults_first = first_faults;
+        r.faults_second = second_faults;
+        munmap(p, bytes);
+    }
+    return r;
+}
+// [end: first_touch]
+
+// [snippet: dead_code]
+namespace {
+double time_sum_unused(const int* a, std::size_t count) {
+    const auto start = cachebook::Clock::now();
+    std::int64_t s = 0;
+    for (std::size_t i = 0; i < count; ++i) s += a[i];
+    (void)s;  // the result goes nowhere, so the compiler may drop the whole loop
+    return cachebook::seconds_since(start);
+}
+double time_sum_used(const int* a, std::size_t count, std::int64_t& out) {
+    const auto start = cachebook::Clock::now();
+    std::int64_t s = 0;
+    for (std::size_t i = 0; i < count; ++i) s += a[i];
+    cachebook::do_not_optimize(s);  // the compiler must produce s: the loop stays
+    const double t = cachebook::seconds_since(start);
+    out = s;
+    return t;
+}
+}  // namespace
+// [end: dead_code]
+
+DeadCodeRule dead_code_rule(std::size_t n, int runs) {
+    DeadCodeRule r;
+    r.n = n;
+    r.unused_s = r.used_s = kInf;
+    const auto grid = make_grid(n);
+    for (int run = 0; run < runs; ++run) {
+        r.unused_s = std::min(r.unused_s, time_sum_unused(grid.data(), grid.size()));
+        r.used_s = std::min(r.used_s, time_sum_used(grid.data(), grid.size(), r.sum));
+    }
+    return r;
+}
+
+OptRule opt_rule(std::size_t n, int runs) {
+    OptRule r;
+    r.n = n;
+    r.rows_o0 = r.columns_o0 = r.rows_o2 = r.columns_o2 = kInf;
+    const auto grid = make_grid(n);
+    std::int64_t sums[4] = {};
+    for (int run = -1; run < runs; ++run) {
+        auto once = [&](auto f, double& best, std::int64_t& sum) {
+            const double start = cachebook::thread_cpu_seconds();  // one thread: see rule 2
+            sum = f(grid.data(), n);
+            cachebook::do_not_optimize(sum);
+            if (run >= 0) best = std::min(best, cachebook::thread_cpu_seconds() - start);
+        };
+        once(o0::sum_rows, r.rows_o0, sums[0]);
+        once(o0::sum_columns, r.columns_o0, sums[1]);
+        once(o2::sum_rows, r.rows_o2, sums[2]);
+        once(o2::sum_columns, r.columns_o2, sums[3]);
+    }
+    r.same_sums = sums[0] == sums[1] && sums[1] == sums[2] && sums[2] == sums[3];
+    return r;
+}
+
+std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_t elements, int runs) {
+    std::vector<SizeRow> rows;
+    for (std::size_t n : sizes) {
+        const auto grid = make_grid(n);
+        const std::size_t per_pass = n * n;
+        const std::size_t passes = std::max<std::size_t>(1, elements / per_pass);
+        auto time_walk = [&](auto f) {
+            // The thread's CPU clock: one thread, and a shared machine (see rule 2).
+            const auto t = cachebook::time_runs_thread_cpu(runs, [&] {
+                for (std::size_t p = 0; p < passes; ++p) cachebook::do_not_optimize(f(grid.data(), n));
+            });
+            return t.min() * 1e9 / static_cast<double>(passes * per_pass);
+        };
+        rows.push_back(SizeRow{n, per_pass * sizeof(int), time_walk(o2::sum_rows), time_walk(o2::sum_columns)});
+    }
+    return rows;
+}
+
+// [snippet: latency]
+namespace {
+struct alignas(64) Slot {  // one slot per line, so every access is a different line
+    std::uint32_t next;
+    std::uint32_t value;
+};
+}  // namespace
+
+LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs) {
+    const std::size_t n = std::max<std::size_t>(2, bytes / sizeof(Slot));
+    std::vector<Slot> slots(n);
+    const auto cycle = cachebook::random_cycle(n, 3);
+    for (std::size_t i = 0; i < n; ++i) slots[i] = Slot{cycle[i], static_cast<std::uint32_t>(i % 7)};
+    std::vector<std::uint32_t> order(n);  // the chase's own order, as a list of indices
+    for (std::size_t k = 0, i = 0; k < n; ++k, i = cycle[i]) order[k] = static_cast<std::uint32_t>(i);
+
+    auto per_access = [&](auto&& walk) { return cachebook::time_runs(runs, walk).min() * 1e9 / double(hops); };
+    LatencyRow r;
+    r.bytes = n * sizeof(Slot);
+    r.strided_ns = per_access([&] {  // the strided sum: independent loads, addresses in order
+        std::uint64_t s = 0;
+        for (std::size_t h = 0, i = 0; h < hops; ++h, i = i + 1 == n ? 0 : i + 1) s += slots[i].value;
+        cachebook::do_not_optimize(s);
+    });
+    r.gather_ns = per_access([&] {  // random order, but every address known in advance
+        std::uint64_t s = 0;
+        for (std::size_t h = 0, k = 0; h < hops; ++h, k = k + 1 == n ? 0 : k + 1) s += slots[order[k]].value;
+        cachebook::do_not_optimize(s);
+    });
+    r.chase_ns = per_access([&] {  // each address comes out of the previous load
+        std::uint32_t i = 0;
+        for (std::size_t h = 0; h < hops; ++h) i = slots[i].next;
+        cachebook::do_not_optimize(i);
+    });
+    return r;
+}
+// [end: latency]
+
+// --- Hardware counters -----------------------------------------------------------------------
+
+std::string_view perf_state_name(PerfState s) {
+    switch (s) {
+        case PerfState::NotInstalled: return "perf is not installed";
+        case PerfState::NoPermission: return "perf may not open counters here (permission)";
+        case PerfState::NotSupported: return "perf reports the event as <not supported>";
+        case PerfState::Works: return "perf counts the event";
+    }
+    return "unknown";
+}
+
+PerfState parse_perf_probe(const std::string& output, int status) {
+    if (status == 127 || output.find("not found") != std::string::npos) return PerfState::NotInstalled;
+    if (output.find("<not supported>") != std::string::npos) return PerfState::NotSupported;
+    if (output.find("<not counted>") != std::string::npos) return PerfState::NotSupported;
+    if (output.find("ermission") != std::string::npos || output.find("paranoid") != std::string::npos ||
+        output.find("Access to performance monitoring") != std::string::npos)
+        return PerfState::NoPermission;
+    if (status != 0) return PerfState::NotSupported;
+    // -x, lines start with the count: "12345,,cache-misses,..."
+    std::istringstream in(output);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty() && std::isdigit(static_cast<unsigned char>(line[0]))) return PerfState::Works;
+    return PerfState::NotSupported;
+}
+
+std::optional<std::uint64_t> parse_perf_count(const std::string& output, const std::string& event) {
+    std::istringstream in(output);
+    for (std::string line; std::getline(in, line);) {
+        const auto comma = line.find(',');
+        if (comma == std::string::npos || line.find("," + event) == std::string::npos) continue;
+        const std::string count = line.substr(0, comma);
+        if (count.empty() || !std::all_of(count.begin(), count.end(), [](char c) { return std::isdigit(c) != 0; }))
+            return std::nullopt;
+        return std::stoull(count);
+    }
+    return std::nullopt;
+}
+
+CommandResult run_command(const std::string& command) {
+    CommandResult r;
+    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+    if (pipe == nullptr) return r;
+    char buffer[4096];
+    std::size_t got = 0;
+    while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, got);
+    const int status = pclose(pipe);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+PerfProbe probe_perf(const std::string& event) {
+    const auto which = run_command("command -v perf");
+    if (which.status != 0) return {PerfState::NotInstalled, "no perf on PATH"};
+    const auto r = run_command(fmt::format("perf stat -x, -e {} -- true", event));
+    PerfProbe p{parse_perf_probe(r.output, r.status), ""};
+    std::istringstream in(r.output);
+    for (std::string line; std::getline(in, line);)
+        if (line.find(event) != std::string::npos || p.detail.empty()) p.detail = line;
+    return p;
+}
+
+std::optional<std::uint64_t> parse_cachegrind_d1_misses(const std::string& output) {
+    static const std::regex d1(R"(D1\s+misses:\s+([0-9,]+))");
+    std::smatch m;
+    if (!std::regex_search(output, m, d1)) return std::nullopt;
+    std::string digits;
+    for (char c : m[1].str())
+        if (c != ',') digits += c;
+    return std::stoull(digits);
+}
+
+// [snippet: simulate_walks]
+SimulatedWalks simulate_walks(const cachebook::CacheConfig& config, std::size_t n) {
+    SimulatedWalks s;
+    s.row_misses = cachebook::simulate(config, cachebook::row_major_trace(n, sizeof(int))).misses;
+    s.column_misses = cachebook::simulate(config, cachebook::col_major_trace(n, sizeof(int))).misses;
+    s.accesses = static_cast<std::uint64_t>(n) * n;
+    return s;
+}
+// [end: simulate_walks]
+
+std::string walk_program() {
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const auto sibling = self.parent_path() / "ch07_walk";
+        if (std::filesystem::exists(sibling, ec)) return sibling.string();
+    }
+    return CH07_WALK_PATH;
+}
+
+std::string cachegrind_d1_flag(const cachebook::CacheConfig& config) {
+    return fmt::format("--D1={},{},{}", config.capacity_bytes(), config.ways, config.line_bytes);
+}
+
+namespace {
+ToolCounts run_walks(const std::string& tool, const std::string& prefix,
+                     const std::function<std::optional<std::uint64_t>(const std::string&)>& parse, std::size_t n) {
+    ToolCounts c;
+    const std::string walk = walk_program();
+    std::uint64_t* into[] = {&c.baseline, &c.row, &c.column};
+    const char* modes[] = {"none", "row", "column"};
+    for (int k = 0; k < 3; ++k) {
+        const auto r = run_command(fmt::format("{} '{}' {} {}", prefix, walk, modes[k], n));
+        const auto count = parse(r.output);
+        if (r.status != 0 || !count) {
+            std::string last;
+            std::istringstream in(r.output);
+            for (std::string line; std::getline(in, line);)
+                if (!line.empty()) last = line;
+            c.why_not = fmt::format("{} failed (status {}): {}", tool, r.status, last);
+            return c;
+        }
+        *into[k] = *count;
+    }
+    c.tool = tool;
+    return c;
+}
+}  // namespace
+
+// [snippet: cachegrind]
+ToolCounts cachegrind_walks(const cachebook::CacheConfig& l1, std::size_t n) {
+    if (run_command("command -v valgrind").status != 0) return {"", "valgrind is not installed", 0, 0, 0};
+    // Only D1 matters here; I1 and LL get the same small geometry so that
+    // cachegrind never has to guess them from the CPU.
+    const std::string d1 = cachegrind_d1_flag(l1);
+    const std::string prefix = fmt::format(
+        "valgrind --tool=cachegrind --cache-sim=yes {} --I1={},{},{} --LL=1048576,16,{} --cachegrind-out-file=/dev/null",
+        d1, l1.capacity_bytes(), l1.ways, l1.line_bytes, l1.line_bytes);
+    return run_walks("cachegrind", prefix, parse_cachegrind_d1_misses, n);
+}
+// [end: cachegrind]
+
+ToolCounts perf_walks(const std::string& event, std::size_t n) {
+    return run_walks("perf", fmt::format("perf stat -x, -e {} --", event),
+                     [&](const std::string& out) { return parse_perf_count(out, event); }, n);
+}
+
+// [snippet: amdahl]
+double amdahl(double fraction, double speedup) { return 1.0 / ((1.0 - fraction) + fraction / speedup); }
+// [end: amdahl]
+
+}  // namespace ch07

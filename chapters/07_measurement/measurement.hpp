@@ -1,0 +1,149 @@
+#pragma once
+// Chapter 7: measuring right. Each mistake of the seed's six rules, run next to
+// the right way; the strided sum against the pointer chase; hardware counters
+// or their stand-in (cachegrind) against the book's own cache model.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cachebook/cache.hpp"
+#include "cachebook/measure.hpp"
+
+namespace ch07 {
+
+/// An N x N int array filled with (i * n + j) % 10, row by row.
+std::vector<int> make_grid(std::size_t n);
+
+// --- Rule 1: the clock --------------------------------------------------------------
+
+struct ClockPair {
+    double wall_s = 0;  // steady_clock
+    double cpu_s = 0;   // std::clock(): CPU time of the whole process, all threads added
+};
+struct ClockRule {
+    int threads = 0;
+    ClockPair one, many;  // the same total work on 1 thread and on `threads` threads
+};
+/// `work` units of arithmetic, split over 1 and then `threads` threads; best of `runs`.
+ClockRule clock_rule(int threads, std::uint64_t work, int runs);
+
+// --- Rule 2: one run against the minimum of several -----------------------------------
+
+struct RunsRule {
+    std::size_t n = 0;
+    cachebook::Timing batch_a, batch_b;  // two batches of the same measurement
+    [[nodiscard]] double first() const { return batch_a.runs.empty() ? 0 : batch_a.runs.front(); }
+};
+RunsRule runs_rule(std::size_t n, int runs);
+
+// --- Rule 3: first touch ---------------------------------------------------------------
+
+struct TouchRule {
+    std::size_t bytes = 0;
+    double first_fill_s = 0;   // fresh pages from the OS: every page faults
+    double second_fill_s = 0;  // the same pages again
+    std::uint64_t faults_first = 0, faults_second = 0;  // minor page faults during each (getrusage)
+};
+TouchRule touch_rule(std::size_t bytes, int runs);
+
+// --- Rule 4: dead code -----------------------------------------------------------------
+
+struct DeadCodeRule {
+    std::size_t n = 0;
+    double unused_s = 0;  // the sum computed and thrown away: the compiler deletes the loop
+    double used_s = 0;    // the sum kept (do_not_optimize)
+    std::int64_t sum = 0;
+};
+DeadCodeRule dead_code_rule(std::size_t n, int runs);
+
+// --- Rule 5: -O0 against -O2 ----------------------------------------------------------
+
+struct OptRule {
+    std::size_t n = 0;
+    double rows_o0 = 0, columns_o0 = 0, rows_o2 = 0, columns_o2 = 0;  // best seconds
+    bool same_sums = false;
+};
+/// Best of `runs` by the thread's CPU clock, interleaved, one warm-up.
+OptRule opt_rule(std::size_t n, int runs);
+
+// --- Rule 6: data that never leaves L1 ----------------------------------------------------
+
+struct SizeRow {
+    std::size_t n = 0, bytes = 0;
+    double rows_ns = 0, columns_ns = 0;  // per element, best run
+};
+/// The -O2 row and column sums at each size, each pass repeated to about
+/// `elements` elements per timed run, timed by the thread's CPU clock.
+std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_t elements, int runs);
+
+// --- Seed 003: strided sum against pointer chase ------------------------------------------
+
+struct LatencyRow {
+    std::size_t bytes = 0;
+    double strided_ns = 0;  // sum of one int per line, in address order
+    double gather_ns = 0;   // the same slots in random order, addresses known up front
+    double chase_ns = 0;    // the same random order, each address from the previous load
+};
+/// One slot per line over `bytes`; `hops` accesses per timed run.
+LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs);
+
+// --- Hardware counters ----------------------------------------------------------------------
+
+enum class PerfState { NotInstalled, NoPermission, NotSupported, Works };
+std::string_view perf_state_name(PerfState s);
+/// Reads the output of `perf stat -x, -e EVENT -- true` (stderr) and its exit status.
+PerfState parse_perf_probe(const std::string& output, int status);
+/// Runs that probe on this machine for the event.
+struct PerfProbe {
+    PerfState state = PerfState::NotInstalled;
+    std::string detail;  // the line perf printed about the event
+};
+PerfProbe probe_perf(const std::string& event = "cache-misses");
+/// The count of `event` in perf's -x, output, if there is one.
+std::optional<std::uint64_t> parse_perf_count(const std::string& output, const std::string& event);
+
+/// "D1  misses:  262,171  (...)" in cachegrind's summary, as a number.
+std::optional<std::uint64_t> parse_cachegrind_d1_misses(const std::string& output);
+
+/// The book's cache model for the row and column walks of an n x n int array
+/// (64-byte aligned, base 0) through one cache level.
+struct SimulatedWalks {
+    std::uint64_t row_misses = 0, column_misses = 0, accesses = 0;
+};
+SimulatedWalks simulate_walks(const cachebook::CacheConfig& config, std::size_t n);
+
+/// Counts of the row and column walks from a tool (cachegrind or perf), each
+/// minus a run that only fills the array.
+struct ToolCounts {
+    std::string tool;            // "cachegrind", "perf", or empty when none could run
+    std::string why_not;         // when empty tool: why
+    std::uint64_t baseline = 0, row = 0, column = 0;  // raw counts of the three runs
+    [[nodiscard]] std::int64_t row_walk() const { return static_cast<std::int64_t>(row - baseline); }
+    [[nodiscard]] std::int64_t column_walk() const { return static_cast<std::int64_t>(column - baseline); }
+};
+/// The path of the ch07_walk program (next to this program, or where the build put it).
+std::string walk_program();
+/// cachegrind's --D1=size,ways,line for this geometry.
+std::string cachegrind_d1_flag(const cachebook::CacheConfig& config);
+/// Runs ch07_walk none/row/column under cachegrind with D1 = `l1`.
+ToolCounts cachegrind_walks(const cachebook::CacheConfig& l1, std::size_t n);
+/// Runs ch07_walk under perf stat counting `event`.
+ToolCounts perf_walks(const std::string& event, std::size_t n);
+
+// --- When not to bother -------------------------------------------------------------------------
+
+/// Amdahl: the whole program's speed-up when a part taking `fraction` of the
+/// time is made `speedup` times faster.
+double amdahl(double fraction, double speedup);
+
+/// Runs a shell command, returns its exit status and what it wrote (stdout and stderr together).
+struct CommandResult {
+    int status = -1;
+    std::string output;
+};
+CommandResult run_command(const std::string& command);
+
+}  // namespace ch07

@@ -1,0 +1,52 @@
+#pragma once
+/// @file cpu_time.hpp
+/// @brief The calling thread's own CPU clock, for single-threaded kernels on a busy machine.
+///
+/// steady_clock measures what a user waits for, and stays the book's clock.
+/// On a machine shared with other work, though, a run of a few tens of
+/// milliseconds rarely gets a CPU to itself: the wall clock then also counts
+/// the time the thread sat waiting to be scheduled, and even the minimum of
+/// several runs can be far off. The thread's CPU clock stops while it waits,
+/// and keeps counting while it stalls on memory, which is what a cache
+/// experiment measures. Use it for one thread only: for several threads,
+/// chapter 7 shows why a CPU clock misleads.
+
+#include <time.h>
+
+#include "cachebook/measure.hpp"
+
+namespace cachebook {
+
+/// CPU time consumed so far by the calling thread, in seconds (CLOCK_THREAD_CPUTIME_ID).
+inline double thread_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+/// As time_runs(), but each run is timed by the calling thread's CPU clock.
+template <class F>
+Timing time_runs_thread_cpu(int runs, F&& f, int warmup = 1) {
+    for (int i = 0; i < warmup; ++i) f();
+    Timing t;
+    t.runs.reserve(static_cast<std::size_t>(runs));
+    for (int i = 0; i < runs; ++i) {
+        const double start = thread_cpu_seconds();
+        f();
+        t.runs.push_back(thread_cpu_seconds() - start);
+    }
+    return t;
+}
+
+/// The share of one CPU the calling thread gets over about `seconds` of busy
+/// work: its CPU time over the wall time. Near 1 on an idle machine.
+inline double cpu_share(double seconds = 0.05) {
+    const double cpu_start = thread_cpu_seconds();
+    const auto wall_start = Clock::now();
+    volatile double x = 1.0;
+    while (seconds_since(wall_start) < seconds)
+        for (int i = 0; i < 10000; ++i) x = x * 0.999999 + 1e-7;
+    return (thread_cpu_seconds() - cpu_start) / seconds_since(wall_start);
+}
+
+}  // namespace cachebook

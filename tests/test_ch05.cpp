@@ -1,0 +1,187 @@
+// Chapter 5's claims: R8 exactly (from sizeof/offsetof, never typed into the code
+// under test), identical results across layouts, and the measured effects as ratios.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "cachebook/chase.hpp"
+#include "cachebook/cpu_time.hpp"
+#include "cachebook/machine.hpp"
+#include "layout.hpp"
+#include "support.hpp"
+
+TEST_CASE("R8: the particle is 72 bytes; a million of them, AoS against SoA", "[ch05]") {
+    const auto p = ch05::particle_layout();
+    CHECK(p.size == 72);
+    CHECK(p.align == 8);
+    CHECK(p.padding() == 0);
+    REQUIRE(p.fields.size() == 8);
+    CHECK(p.fields[3].name == "vx");
+    CHECK(p.fields[3].offset == 24);
+    CHECK(p.fields[7].offset == 52);
+    const auto lines = ch05::particle_lines(1'000'000);
+    CHECK(lines.aos == 1'125'000);
+    CHECK(lines.soa == 250'000);
+    CHECK(lines.hot_cold == 750'000);
+    CHECK(lines.used_fraction == Approx(16.0 / 72.0));
+    CHECK(lines.used_fraction * 100 == Approx(22.2).margin(0.05));
+    // The cache model agrees: a streaming walk misses once per line it brings in.
+    CHECK(lines.aos_simulated == lines.aos);
+    CHECK(lines.soa_simulated == lines.soa);
+    CHECK(lines.hot_cold_simulated == lines.hot_cold);
+}
+
+TEST_CASE("R8: field order, 24 bytes against 16, 2.67 against 4 per line", "[ch05]") {
+    const auto cdi = ch05::char_double_int_layout();
+    const auto dic = ch05::double_int_char_layout();
+    CHECK(cdi.size == 24);
+    CHECK(dic.size == 16);
+    CHECK(cdi.padding() == 11);
+    CHECK(dic.padding() == 3);
+    CHECK(cdi.picture() == "c@0+1 [7 pad] d@8+8 i@16+4 [4 pad]");
+    CHECK(dic.picture() == "d@0+8 i@8+4 c@12+1 [3 pad]");
+    CHECK(cdi.per_line(64) == Approx(2.6667).margin(1e-4));
+    CHECK(dic.per_line(64) == 4.0);
+    CHECK(ch05::lines_for(1'000'000 * cdi.size, 64) == 375'000);
+    CHECK(ch05::lines_for(1'000'000 * dic.size, 64) == 250'000);
+}
+
+TEST_CASE("straddling: half of an array of 48-byte objects spans two lines; alignas(64) none", "[ch05]") {
+    CHECK(ch05::body_layout().size == 48);
+    CHECK(ch05::aligned_body_layout().size == 64);
+    CHECK(ch05::aligned_body_layout().align == 64);
+    const auto plain = ch05::straddle(48, 48, 1024, 0);
+    CHECK(plain.straddling == 512);
+    CHECK(plain.lines_per_object() == 1.5);
+    CHECK(ch05::straddle(48, 48, 1024, 16).straddling == 512);
+    const auto aligned = ch05::straddle(64, 64, 1024, 0);
+    CHECK(aligned.straddling == 0);
+    CHECK(aligned.lines_per_object() == 1.0);
+    CHECK(ch05::straddle(64, 64, 1024, 8).straddling == 1024);  // a line-sized object off a line: always two
+}
+
+TEST_CASE("aligned_alloc and aligned new start on a line; malloc keeps its promise", "[ch05]") {
+    const auto f = ch05::alignment_facts();
+    CHECK(f.aligned_alloc_offset == 0);
+    CHECK(f.aligned_new_offset == 0);
+    CHECK(f.malloc_offset % f.max_align == 0);
+#if defined(__cpp_lib_hardware_interference_size) && defined(__x86_64__)
+    CHECK(f.destructive == 64);  // what g++ reports for x86-64
+    CHECK(f.constructive == 64);
+#endif
+}
+
+TEST_CASE("the three particle layouts compute the same positions", "[ch05]") {
+    auto aos = ch05::make_aos(1000);
+    auto soa = ch05::make_soa(1000);
+    auto hc = ch05::make_hot_cold(1000);
+    const double x5 = aos.p[5].x, v5 = aos.p[5].vx;
+    for (int step = 0; step < 3; ++step) {
+        ch05::update(aos, 0.01);
+        ch05::update(soa, 0.01);
+        ch05::update(hc, 0.01);
+    }
+    CHECK(aos.p[5].x == Approx(x5 + 3 * 0.01 * v5));
+    CHECK(ch05::sum_x(aos) == ch05::sum_x(soa));
+    CHECK(ch05::sum_x(soa) == ch05::sum_x(hc));
+    CHECK(soa.x[999] == aos.p[999].x);
+    CHECK(std::string(hc.cold[42].name) == "p42");
+    CHECK(soa.id[42] == 42);
+}
+
+TEST_CASE("the lists hold the same values in the same order as the vector", "[ch05]") {
+    const auto b = ch05::make_lists(5000);
+    const auto expected = ch05::sum_vector(b.values);
+    CHECK(ch05::sum_list(b.ordered_head) == expected);
+    CHECK(ch05::sum_list(b.scattered_head) == expected);
+    std::size_t count = 0, far_hops = 0;
+    for (const ch05::Node* p = b.scattered_head; p != nullptr; p = p->next, ++count)
+        if (p->next && std::abs(p->next - p) > 4) ++far_hops;  // more than a line away
+    CHECK(count == 5000);
+    CHECK(far_hops > 4900);
+    std::vector<std::int64_t> in_pool(5000);
+    for (std::size_t i = 0; i < 5000; ++i) in_pool[i] = b.scattered_pool[i].value;
+    CHECK(ch05::sum_gather(in_pool, b.scattered_order) == expected);
+}
+
+TEST_CASE("prefetching changes no result", "[ch05]") {
+    std::vector<double> a(10000);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 97);
+    const auto idx = cachebook::random_permutation(a.size(), 2);
+    const double none = ch05::gather(a.data(), idx.data(), a.size(), 0);
+    for (std::size_t d : {1u, 4u, 16u, 64u, 256u, 20000u}) CHECK(ch05::gather(a.data(), idx.data(), a.size(), d) == none);
+}
+
+TEST_CASE("fusion and fission change no result", "[ch05]") {
+    const auto t = ch05::time_fusion(10000, 1000, 8, 1);
+    CHECK(t.same_result);
+}
+
+TEST_CASE("the fusion arrays: beyond the LLC when affordable, else beyond L2", "[ch05]") {
+    constexpr std::size_t mib = 1 << 20;
+    const auto here = ch05::choose_stream_size(32 * mib, mib / 2, 128 * mib);
+    CHECK(here.bytes_per_array == 64 * mib);
+    CHECK(here.beyond == "L3");
+    const auto huge_l3 = ch05::choose_stream_size(300 * mib, 2 * mib, 128 * mib);
+    CHECK(huge_l3.bytes_per_array == 16 * mib);
+    CHECK(huge_l3.beyond == "L2");
+    CHECK(ch05::choose_stream_size(0, 0, 8 * mib).bytes_per_array == 8 * mib);
+}
+
+TEST_CASE("chase.hpp: a permutation, and one cycle through every slot", "[ch05][chase]") {
+    const auto p = cachebook::random_permutation(1000, 9);
+    CHECK(std::set<std::uint32_t>(p.begin(), p.end()).size() == 1000);
+    CHECK(p == cachebook::random_permutation(1000, 9));
+    CHECK(p != cachebook::random_permutation(1000, 10));
+    const auto c = cachebook::random_cycle(1000, 4);
+    std::set<std::uint32_t> seen;
+    std::uint32_t i = 0;
+    for (int h = 0; h < 1000; ++h, i = c[i]) seen.insert(i);
+    CHECK(seen.size() == 1000);
+    CHECK(i == 0);
+    CHECK(cachebook::chase(c.data(), 0, 1000) == 0);
+    CHECK(cachebook::chase(c.data(), 0, 1) == c[0]);
+}
+
+// --- Measured: ratios of minima, thresholds well inside what this machine shows -------------
+
+TEST_CASE("measured: SoA beats AoS on the update loop", "[ch05][timing]") {
+    const auto t = ch05::time_layouts(1'000'000, 5);
+    const double aos_soa = t.aos.min() / t.soa.min();
+    INFO("AoS / SoA = " << aos_soa);
+    CHECK(aos_soa > 2.0);
+}
+
+TEST_CASE("measured: hot/cold splitting beats AoS on the update loop", "[ch05][timing]") {
+    // A 1.5x difference in lines streamed is bandwidth, which a busy machine
+    // shares out unevenly (as for fusion below).
+    const double share = cachebook::cpu_share();
+    if (share < 0.7) CACHEBOOK_SKIP("the machine is busy: this thread got " << share << " of a CPU");
+    const auto t = ch05::time_layouts(1'000'000, 5);
+    const double aos_hc = t.aos.min() / t.hot_cold.min();
+    INFO("AoS / hot-cold = " << aos_hc);
+    CHECK(aos_hc > 1.2);
+}
+
+TEST_CASE("measured: a scattered list is far slower than a vector, and than a gather", "[ch05][timing]") {
+    const auto t = ch05::time_lists(1 << 20, 3);
+    const double list_vector = t.scattered.min() / t.vector.min();
+    const double list_gather = t.scattered.min() / t.gather.min();
+    INFO("scattered / vector = " << list_vector << ", scattered / gather = " << list_gather);
+    CHECK(list_vector > 5.0);
+    CHECK(list_gather > 2.0);
+}
+
+TEST_CASE("measured: fusing two loops over arrays beyond the cache saves a pass", "[ch05][timing]") {
+    // Streaming loops are bound by memory bandwidth, which other programs share:
+    // on a busy machine their traffic swamps a 4-to-3 difference in streams.
+    const double share = cachebook::cpu_share();
+    if (share < 0.7) CACHEBOOK_SKIP("the machine is busy: this thread got " << share << " of a CPU");
+    const auto l2 = cachebook::data_cache(2);
+    const auto l3 = cachebook::data_cache(3);
+    const auto size = ch05::choose_stream_size(l3 ? l3->size_bytes : 0, l2 ? l2->size_bytes : 0, 128 << 20);
+    const auto t = ch05::time_fusion(size.bytes_per_array / sizeof(double), 1024, 8, 7);
+    const double ratio = t.separate.min() / t.fused.min();
+    INFO("separate / fused = " << ratio << " with " << (size.bytes_per_array >> 20) << " MiB arrays");
+    CHECK(ratio > 1.1);
+}

@@ -1,0 +1,132 @@
+// Chapter 7's claims: the parsers and the model exactly, cachegrind against the
+// model, and each measuring mistake's effect as a ratio.
+#include <catch2/catch.hpp>
+
+#include "cachebook/cpu_time.hpp"
+#include "cachebook/machine.hpp"
+#include "measurement.hpp"
+#include "sum_kernel.hpp"
+#include "support.hpp"
+
+TEST_CASE("the kernel built at -O0 and at -O2 gives the same sums", "[ch07]") {
+    const auto g = ch07::make_grid(100);
+    std::int64_t expected = 0;
+    for (int v : g) expected += v;
+    CHECK(ch07::o0::sum_rows(g.data(), 100) == expected);
+    CHECK(ch07::o0::sum_columns(g.data(), 100) == expected);
+    CHECK(ch07::o2::sum_rows(g.data(), 100) == expected);
+    CHECK(ch07::o2::sum_columns(g.data(), 100) == expected);
+    CHECK(ch07::opt_rule(64, 1).same_sums);
+}
+
+TEST_CASE("the model's misses for the chapter 2 walks, 32 KiB 8-way L1", "[ch07]") {
+    const auto l1 = cachebook::CacheConfig::from_capacity(32768, 8, 64);
+    const auto s = ch07::simulate_walks(l1, 512);
+    CHECK(s.accesses == 262144);
+    CHECK(s.row_misses == 16384);      // one per line
+    CHECK(s.column_misses == 262144);  // a 2 KiB row stride uses 2 of 64 sets: every access misses
+    const auto small = ch07::simulate_walks(l1, 64);
+    CHECK(small.row_misses == 256);  // 16 KiB = 256 lines
+    CHECK(small.column_misses == 256);  // it fits: the column walk misses once per line too
+    CHECK(ch07::cachegrind_d1_flag(l1) == "--D1=32768,8,64");
+}
+
+TEST_CASE("perf's answers are read correctly", "[ch07]") {
+    using ch07::PerfState;
+    CHECK(ch07::parse_perf_probe("<not supported>,,cache-misses,0,100.00,,\n", 0) == PerfState::NotSupported);
+    CHECK(ch07::parse_perf_probe("123456,,cache-misses,693600,100.00,,\n", 0) == PerfState::Works);
+    CHECK(ch07::parse_perf_probe("sh: 1: perf: not found\n", 127) == PerfState::NotInstalled);
+    CHECK(ch07::parse_perf_probe("Error:\nAccess to performance monitoring and observability operations is limited.\n",
+                                 255) == PerfState::NoPermission);
+    CHECK(ch07::parse_perf_count("123456,,cache-misses,693600,100.00,,\n", "cache-misses") == 123456u);
+    CHECK_FALSE(ch07::parse_perf_count("<not supported>,,cache-misses,0,100.00,,\n", "cache-misses").has_value());
+    CHECK_FALSE(ch07::parse_perf_count("1,,cycles,0,100.00,,\n", "cache-misses").has_value());
+}
+
+TEST_CASE("cachegrind's D1 line is read correctly", "[ch07]") {
+    const std::string out =
+        "==42== D   refs:         1,234,567  (1,000,000 rd   + 234,567 wr)\n"
+        "==42== D1  misses:         278,523  (  262,400 rd   +  16,123 wr)\n"
+        "==42== LLd misses:          30,000  (   20,000 rd   +  10,000 wr)\n";
+    CHECK(ch07::parse_cachegrind_d1_misses(out) == 278523u);
+    CHECK_FALSE(ch07::parse_cachegrind_d1_misses("valgrind: no such tool\n").has_value());
+}
+
+TEST_CASE("cachegrind counts what the model counts", "[ch07][valgrind]") {
+    if (ch07::run_command("command -v valgrind").status != 0) CACHEBOOK_SKIP("valgrind is not installed");
+    const auto l1 = cachebook::CacheConfig::from_capacity(32768, 8, 64);
+    const auto model = ch07::simulate_walks(l1, 256);
+    const auto tool = ch07::cachegrind_walks(l1, 256);
+    REQUIRE(tool.tool == "cachegrind");
+    INFO("cachegrind: rows " << tool.row_walk() << ", columns " << tool.column_walk());
+    // A few misses beyond the walk's own (stack, the printf) are allowed.
+    CHECK(std::abs(tool.row_walk() - static_cast<std::int64_t>(model.row_misses)) <= 64);
+    CHECK(std::abs(tool.column_walk() - static_cast<std::int64_t>(model.column_misses)) <= 64);
+}
+
+TEST_CASE("Amdahl: a 2 % part made 10x faster speeds the whole up by under 2 %", "[ch07]") {
+    CHECK(ch07::amdahl(0.02, 10.0) == Approx(1.0 / 0.982));
+    CHECK(ch07::amdahl(0.02, 10.0) < 1.02);
+    CHECK(ch07::amdahl(0.5, 2.0) == Approx(4.0 / 3.0));
+    CHECK(ch07::amdahl(1.0, 8.0) == Approx(8.0));
+    CHECK(ch07::amdahl(0.0, 8.0) == 1.0);
+}
+
+// --- Measured ------------------------------------------------------------------------------
+
+TEST_CASE("measured: a result nobody uses is computed in no time", "[ch07][timing]") {
+    const auto d = ch07::dead_code_rule(1024, 5);
+    INFO("unused " << d.unused_s << " s, used " << d.used_s << " s");
+    CHECK(d.used_s / std::max(d.unused_s, 1e-9) > 10.0);
+}
+
+TEST_CASE("measured: the first touch of fresh pages costs more than the second", "[ch07][timing]") {
+    const auto t = ch07::touch_rule(64 << 20, 3);
+    INFO("first " << t.first_fill_s << " s, second " << t.second_fill_s << " s, faults " << t.faults_first);
+    CHECK(t.faults_first > t.faults_second);
+    CHECK(t.first_fill_s / t.second_fill_s > 1.5);
+}
+
+TEST_CASE("measured: -O0 slows the kernel and shrinks the cache effect", "[ch07][timing]") {
+    const auto o = ch07::opt_rule(2048, 10);
+    const double ratio_o0 = o.columns_o0 / o.rows_o0, ratio_o2 = o.columns_o2 / o.rows_o2;
+    INFO("rows -O0/-O2 = " << o.rows_o0 / o.rows_o2 << "; columns/rows at -O0 " << ratio_o0 << ", at -O2 " << ratio_o2);
+    CHECK(o.rows_o0 / o.rows_o2 > 1.5);
+    CHECK(ratio_o2 > 1.5 * ratio_o0);
+}
+
+TEST_CASE("measured: the loop order matters only once the data leaves L1", "[ch07][timing]") {
+    const auto rows = ch07::size_rule({64, 2048}, 2048 * 2048, 7);
+    const double small = rows[0].columns_ns / rows[0].rows_ns, large = rows[1].columns_ns / rows[1].rows_ns;
+    INFO("columns / rows: 64 x 64 " << small << ", 2048 x 2048 " << large);
+    CHECK(large > 3.0 * small);
+}
+
+TEST_CASE("measured: a strided sum understates the latency a pointer chase shows", "[ch07][timing]") {
+    const auto r = ch07::latency_row(64 << 20, 1 << 17, 3);
+    INFO("strided " << r.strided_ns << " ns, gather " << r.gather_ns << " ns, chase " << r.chase_ns << " ns");
+    CHECK(r.chase_ns / r.strided_ns > 5.0);
+    CHECK(r.chase_ns / r.gather_ns > 2.0);
+}
+
+TEST_CASE("measured: std::clock adds up threads; the wall clock shows the speed-up", "[ch07][timing]") {
+    if (cachebook::usable_cpus() < 2) CACHEBOOK_SKIP("one CPU: two threads cannot run at once");
+    const auto c = ch07::clock_rule(2, 40'000'000, 3);
+    INFO("1 thread: cpu " << c.one.cpu_s << " wall " << c.one.wall_s << "; 2 threads: cpu " << c.many.cpu_s
+                          << " wall " << c.many.wall_s);
+    CHECK(c.one.cpu_s / c.many.cpu_s < 1.25);  // CPU time does not shrink with threads
+    if (c.many.cpu_s / c.many.wall_s < 1.5)
+        CACHEBOOK_SKIP("the machine is busy: two threads got " << c.many.cpu_s / c.many.wall_s
+                                                               << " CPUs between them, not two");
+    CHECK(c.one.wall_s / c.many.wall_s > 1.3);
+}
+
+TEST_CASE("measured: the minima of two batches agree", "[ch07][timing]") {
+    const double share = cachebook::cpu_share();
+    if (share < 0.7) CACHEBOOK_SKIP("the machine is busy: this thread got " << share << " of a CPU");
+    const auto r = ch07::runs_rule(1024, 20);
+    const double gap = std::abs(r.batch_a.min() / r.batch_b.min() - 1.0);
+    INFO("minima " << r.batch_a.min() << " and " << r.batch_b.min() << ", spread of A "
+                   << r.batch_a.max() / r.batch_a.min());
+    CHECK(gap < 0.3);
+}
