@@ -1,4 +1,6 @@
 // ch08_cliff: prints what chapter 8 shows. Logic lives in cliff.cpp.
+#include <sys/resource.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -76,6 +78,7 @@ int main(int argc, char** argv) {
         if (auto status = cli.parse(argc, argv)) return *status;
         if (steps != 0 && steps < 4) throw cachebook::UsageError("--steps: at least 4 sizes per octave (or 0)");
         if (!csv_path.empty()) cachebook::check_writable(csv_path);
+        const auto started = cachebook::Clock::now();
         const bool quick = cli.quick();
         const int run_count = runs != 0 ? static_cast<int>(runs) : (quick ? 7 : 15);
         const int per_octave = steps != 0 ? static_cast<int>(steps) : (quick ? 4 : 8);
@@ -330,6 +333,13 @@ int main(int argc, char** argv) {
                                    curve2m.empty() ? std::string() : fmt::format("{:.4f}", curve2m[k].chase_ns));
             if (!csv) throw std::runtime_error(fmt::format("could not write {}", csv_path));
         }
+        // How long the run took: wall time, and the processor time this program itself used
+        // (on a shared core the two differ by whatever else ran).
+        rusage usage{};
+        getrusage(RUSAGE_SELF, &usage);
+        out["seconds"] = cachebook::seconds_since(started);
+        out["cpu_seconds"] = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                             static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
         if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), out);
         return 0;
     });
