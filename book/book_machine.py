@@ -35,9 +35,13 @@ def caches() -> list[dict]:
             continue
         level = _read(d / "level")
         name = f"L{level}" + ("d" if kind == "Data" else "")
+        size = _read(d / "size")  # sysfs writes KiB as "32K"
+        if size.endswith("K") and size[:-1].isdigit():
+            kib = int(size[:-1])
+            size = f"{kib // 1024} MiB" if kib % 1024 == 0 and kib >= 1024 else f"{kib} KiB"
         out.append({
             "name": name,
-            "size": _read(d / "size"),
+            "size": size,
             "ways": _read(d / "ways_of_associativity"),
             "line_bytes": _read(d / "coherency_line_size"),
         })

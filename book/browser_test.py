@@ -77,8 +77,12 @@ PROBE = r"""
       return {src: i.currentSrc || i.src, w: i.naturalWidth, h: i.naturalHeight, complete: i.complete};
     });
     r.links = Array.prototype.map.call(document.querySelectorAll("a[href]"), function (a) { return a.href; });
-    r.sourceExcerpts = document.querySelectorAll("article div.highlight-cpp, article div.highlight-c").length;
-    r.outputs = document.querySelectorAll("article .program-output").length;
+    var filled = function (sel) {
+      return Array.prototype.filter.call(document.querySelectorAll(sel), function (e) {
+        return e.textContent.trim().length > 0; }).length;
+    };
+    r.sourceExcerpts = filled("article div.highlight-cpp pre, article div.highlight-c pre");
+    r.outputs = filled("article .program-output pre");
     r.charts = document.querySelectorAll("article figure.cachebook-chart img").length;
     r.stepper = stepperCheck();
     r.searchResults = document.querySelectorAll("#search-results li").length;
@@ -202,7 +206,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as profile:
         for page in pages:
             url = base + page + ("?q=cache" if page == "search.html" else "")
-            r = chromium(browser, profile, ["--virtual-time-budget=15000", "--dump-dom", url])
+            r = chromium(browser, profile, ["--window-size=1280,1000", "--virtual-time-budget=15000", "--dump-dom", url])
             m = re.search(r'<pre id="cb-test-report">(.*?)</pre>', r.stdout, re.S)
             if not m:
                 fail(page, f"no report from the page (did it load? chromium status {r.returncode}: "
