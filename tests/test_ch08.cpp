@@ -1,0 +1,286 @@
+// Chapter 8's claims: the random cycle, the cliff detector on curves with known
+// answers, and (measured, [timing]) L1d and the line size on this machine.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <set>
+
+#include "cachebook/chase.hpp"
+#include "cachebook/machine.hpp"
+#include "cliff.hpp"
+#include "support.hpp"
+
+using ch08::detect_cliffs;
+
+TEST_CASE("single_cycle: one cycle through every slot, for many sizes and seeds", "[ch08]") {
+    for (std::size_t n : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 63u, 64u, 100u, 768u, 1000u, 4096u, 65537u}) {
+        for (std::uint64_t seed = 0; seed < 20; ++seed) {
+            const auto next = cachebook::single_cycle(n, seed);
+            REQUIRE(next.size() == n);
+            REQUIRE(cachebook::is_single_cycle(next));
+            // A permutation: every slot is the successor of exactly one slot.
+            CHECK(std::set<std::uint32_t>(next.begin(), next.end()).size() == n);
+            // No slot points to itself (except the lone slot of n = 1).
+            if (n > 1)
+                for (std::size_t i = 0; i < n; ++i) REQUIRE(next[i] != i);
+        }
+    }
+}
+
+TEST_CASE("single_cycle: the same seed gives the same cycle, another seed another", "[ch08]") {
+    CHECK(cachebook::single_cycle(1000, 7) == cachebook::single_cycle(1000, 7));
+    CHECK(cachebook::single_cycle(1000, 7) != cachebook::single_cycle(1000, 8));
+    CHECK(cachebook::single_cycle(0, 1).empty());
+    CHECK(cachebook::single_cycle(1, 1) == std::vector<std::uint32_t>{0});
+}
+
+TEST_CASE("is_single_cycle rejects two cycles, fixed points and bad entries", "[ch08]") {
+    CHECK(cachebook::is_single_cycle(std::vector<std::uint32_t>{1, 2, 0}));
+    CHECK_FALSE(cachebook::is_single_cycle(std::vector<std::uint32_t>{1, 0, 3, 2}));  // two 2-cycles
+    CHECK_FALSE(cachebook::is_single_cycle(std::vector<std::uint32_t>{0, 2, 1}));     // 0 alone
+    CHECK_FALSE(cachebook::is_single_cycle(std::vector<std::uint32_t>{1, 5, 0}));     // out of range
+    CHECK_FALSE(cachebook::is_single_cycle(std::vector<std::uint32_t>{1, 1, 0}));     // not a permutation
+    CHECK_FALSE(cachebook::is_single_cycle(std::vector<std::uint32_t>{}));
+}
+
+TEST_CASE("uniform_below stays below its bound and reaches every value", "[ch08]") {
+    std::uint64_t state = 42;
+    std::vector<int> seen(7, 0);
+    for (int i = 0; i < 7000; ++i) {
+        const auto v = cachebook::uniform_below(state, 7);
+        REQUIRE(v < 7);
+        ++seen[v];
+    }
+    for (int count : seen) CHECK(count > 800);  // 1000 expected each
+    CHECK_THROWS_AS(cachebook::uniform_below(state, 0), std::invalid_argument);
+}
+
+TEST_CASE("link_chase: following the pointers visits every node once per lap", "[ch08]") {
+    const std::size_t nodes = 1000;
+    cachebook::PageBuffer buf(nodes * 64, cachebook::PageSize::Small);
+    const void* start = cachebook::link_chase(buf, nodes, 64, 3);
+    std::set<const void*> seen;
+    const void* p = start;
+    for (std::size_t i = 0; i < nodes; ++i) {
+        const auto offset = static_cast<std::size_t>(static_cast<const std::byte*>(p) - buf.data());
+        REQUIRE(offset % 64 == 0);
+        REQUIRE(offset < nodes * 64);
+        seen.insert(p);
+        p = cachebook::chase(p, 1);
+    }
+    CHECK(seen.size() == nodes);
+    CHECK(p == start);
+    CHECK(cachebook::chase(start, nodes * 3) == start);
+    CHECK_THROWS_AS(cachebook::link_chase(buf, nodes + 1, 64, 3), std::invalid_argument);
+    CHECK_THROWS_AS(cachebook::link_chase(buf, 10, 12, 3), std::invalid_argument);
+}
+
+TEST_CASE("sweep_sizes: log-spaced, multiples of the node, both ends included", "[ch08]") {
+    const auto s = ch08::sweep_sizes(4096, std::size_t{1} << 20, 4);
+    CHECK(s.front() == 4096);
+    CHECK(s.back() == std::size_t{1} << 20);
+    CHECK(s.size() == 8 * 4 + 1);  // 8 octaves, 4 steps each
+    for (std::size_t i = 1; i < s.size(); ++i) {
+        CHECK(s[i] % 64 == 0);
+        CHECK(s[i] > s[i - 1]);
+        const double ratio = static_cast<double>(s[i]) / static_cast<double>(s[i - 1]);
+        CHECK(ratio == Approx(std::exp2(0.25)).epsilon(0.02));
+    }
+    // 48 KiB lies between two sizes less than a fifth apart: no power-of-two blind spot.
+    CHECK(std::find(s.begin(), s.end(), std::size_t{49152} - 64 * 0) == s.end());
+    CHECK_THROWS_AS(ch08::sweep_sizes(4096, 1024, 4), std::invalid_argument);
+    CHECK_THROWS_AS(ch08::sweep_sizes(4096, 8192, 0), std::invalid_argument);
+}
+
+TEST_CASE("sweep_upper_bound: 4 x the last-level cache, within floor and cap", "[ch08]") {
+    const std::size_t mib = std::size_t{1} << 20;
+    CHECK(ch08::sweep_upper_bound(32 * mib, 16 * mib, 128 * mib).bytes == 128 * mib);
+    CHECK(ch08::sweep_upper_bound(300 * mib, 16 * mib, 128 * mib).bytes == 128 * mib);  // a VM's whole-socket L3
+    CHECK(ch08::sweep_upper_bound(2 * mib, 16 * mib, 128 * mib).bytes == 16 * mib);
+    CHECK(ch08::sweep_upper_bound(8 * mib, 16 * mib, 128 * mib).bytes == 32 * mib);
+    CHECK(ch08::sweep_upper_bound(std::nullopt, 16 * mib, 128 * mib).bytes == 128 * mib);
+}
+
+namespace {
+
+// A synthetic curve: levels (ns) that hold up to a capacity, then the next.
+// `noise` multiplies each point by (1 + noise * u), u uniform in [-1, 1), seeded.
+struct Synthetic {
+    std::vector<std::size_t> bytes;
+    std::vector<double> ns;
+};
+
+Synthetic synthetic(const std::vector<std::size_t>& capacities, const std::vector<double>& levels, double noise,
+                    std::uint64_t seed, int steps_per_octave = 4, bool gradual = false) {
+    Synthetic c;
+    c.bytes = ch08::sweep_sizes(4096, std::size_t{256} << 20, steps_per_octave);
+    std::uint64_t state = seed;
+    for (std::size_t b : c.bytes) {
+        double v = levels.back();
+        if (!gradual) {
+            for (std::size_t k = 0; k < capacities.size(); ++k)
+                if (b <= capacities[k]) {
+                    v = levels[k];
+                    break;
+                }
+        } else {
+            // Random replacement: past capacity C the hit ratio of a set of size S is C / S.
+            v = levels[0];
+            for (std::size_t k = 0; k < capacities.size(); ++k) {
+                if (b <= capacities[k]) break;
+                const double miss = 1.0 - static_cast<double>(capacities[k]) / static_cast<double>(b);
+                v = levels[k] + miss * (levels[k + 1] - levels[k]);
+            }
+        }
+        const double u = static_cast<double>(cachebook::uniform_below(state, 1'000'000)) / 500'000.0 - 1.0;
+        c.ns.push_back(v * (1.0 + noise * u));
+    }
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("detect_cliffs: three clean steps land on the capacities", "[ch08]") {
+    const std::vector<std::size_t> caps = {48 << 10, 2 << 20, 32 << 20};
+    const auto c = synthetic(caps, {1.5, 5.0, 18.0, 110.0}, 0.0, 1);
+    const auto cliffs = detect_cliffs(c.bytes, c.ns);
+    REQUIRE(cliffs.size() == 3);
+    for (std::size_t k = 0; k < 3; ++k) {
+        // A sharp step lies between the last size below and the first above;
+        // the estimate is inside that grid interval (a fifth of an octave here).
+        CHECK(ch08::within(cliffs[k].capacity_bytes, caps[k], 0.19));
+        CHECK(c.bytes[cliffs[k].last_flat] <= caps[k]);
+    }
+    CHECK(cliffs[0].below_ns == Approx(1.5));
+    CHECK(cliffs[1].below_ns == Approx(5.0));
+    CHECK(cliffs[2].below_ns == Approx(18.0));
+    CHECK(cliffs[2].above_ns == Approx(110.0));
+}
+
+TEST_CASE("detect_cliffs: noisy plateaus, many seeds, the same three steps", "[ch08]") {
+    const std::vector<std::size_t> caps = {32 << 10, 512 << 10, 32 << 20};
+    int exact_count = 0;
+    for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+        const auto c = synthetic(caps, {1.3, 4.0, 15.0, 120.0}, 0.08, seed, 8);
+        const auto cliffs = detect_cliffs(c.bytes, c.ns);
+        REQUIRE(cliffs.size() == 3);
+        bool all = true;
+        for (std::size_t k = 0; k < 3; ++k) all = all && ch08::within(cliffs[k].capacity_bytes, caps[k], 0.15);
+        exact_count += all;
+    }
+    CHECK(exact_count == 50);
+}
+
+TEST_CASE("detect_cliffs: one spike does not make a cliff", "[ch08]") {
+    auto c = synthetic({64 << 10}, {2.0, 8.0}, 0.0, 1, 8);
+    c.ns[10] = 40.0;  // an interrupted run at 9.5 KiB
+    const auto cliffs = detect_cliffs(c.bytes, c.ns);
+    REQUIRE(cliffs.size() == 1);
+    CHECK(ch08::within(cliffs[0].capacity_bytes, 64 << 10, 0.1));
+}
+
+TEST_CASE("detect_cliffs: gradual steps (random replacement) are found, centred past the capacity", "[ch08]") {
+    const std::vector<std::size_t> caps = {48 << 10, 2 << 20};
+    const auto c = synthetic(caps, {1.5, 5.0, 100.0}, 0.0, 1, 8, true);
+    const auto cliffs = detect_cliffs(c.bytes, c.ns);
+    REQUIRE(cliffs.size() == 2);
+    for (std::size_t k = 0; k < 2; ++k) {
+        // The rise starts at the capacity; halfway up (log scale) comes later, within an octave.
+        CHECK(c.bytes[cliffs[k].last_flat] <= caps[k] * 1.1);
+        CHECK(cliffs[k].capacity_bytes >= caps[k]);
+        CHECK(cliffs[k].capacity_bytes <= 2 * caps[k]);
+    }
+}
+
+TEST_CASE("detect_cliffs: no step at all gives no cliff (not a made-up number)", "[ch08]") {
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        const auto flat = synthetic({}, {3.0}, 0.10, seed, 8);
+        CHECK(detect_cliffs(flat.bytes, flat.ns).empty());
+    }
+    // A slow drift (DRAM with more and more page walks) is not a cliff either.
+    std::vector<std::size_t> b = ch08::sweep_sizes(4096, std::size_t{64} << 20, 4);
+    std::vector<double> ns;
+    for (std::size_t i = 0; i < b.size(); ++i) ns.push_back(100.0 * std::pow(1.03, static_cast<double>(i)));
+    CHECK(detect_cliffs(b, ns).empty());
+    // A small bump (a TLB reach, +30 %) is below the 50 % a step needs.
+    auto bump = synthetic({256 << 10}, {5.0, 6.5}, 0.0, 1, 8);
+    CHECK(detect_cliffs(bump.bytes, bump.ns).empty());
+}
+
+TEST_CASE("detect_cliffs: bad input", "[ch08]") {
+    CHECK(detect_cliffs({4096, 8192}, {1.0, 2.0}).empty());  // too short to have plateaus
+    CHECK_THROWS_AS(detect_cliffs({4096, 8192, 16384}, {1.0, 2.0}), std::invalid_argument);
+    CHECK_THROWS_AS(detect_cliffs({4096, 8192, 16384}, {1.0, 0.0, 2.0}), std::invalid_argument);
+}
+
+TEST_CASE("levels_from pairs the k-th cliff with level k and sysfs", "[ch08]") {
+    const std::vector<ch08::Cliff> cliffs = {{3, 4, 30000, 1.2, 4.0}, {10, 12, 500000, 4.0, 15.0}};
+    const auto levels = ch08::levels_from(cliffs, {}, {32768, 524288, std::nullopt});
+    REQUIRE(levels.size() == 3);
+    CHECK(levels[0].name == "L1d");
+    CHECK(*levels[0].detected == 30000);
+    CHECK(*levels[0].difference_pct == Approx((30000.0 - 32768.0) / 32768.0 * 100.0));
+    CHECK(*levels[1].latency_ns == Approx(4.0));
+    CHECK_FALSE(levels[2].detected.has_value());  // not found, and no number invented
+    CHECK_FALSE(levels[2].reported.has_value());
+    CHECK_FALSE(levels[2].difference_pct.has_value());
+    CHECK(ch08::within(30000, 32768, 0.15));
+    CHECK_FALSE(ch08::within(20000, 32768, 0.15));
+}
+
+TEST_CASE("line size rules on synthetic strides", "[ch08]") {
+    using P = ch08::StridePoint;
+    // The flush probe: misses while the stride stays inside the flushed line.
+    const std::vector<P> probe = {{8, 150}, {16, 160}, {32, 155}, {64, 20}, {128, 21}, {256, 19}, {512, 22}, {1024, 20}};
+    CHECK(ch08::line_size_from_probe(probe) == std::optional<std::size_t>(64));
+    std::vector<P> flat = probe;
+    for (auto& p : flat) p.ns = 100;
+    CHECK_FALSE(ch08::line_size_from_probe(flat).has_value());
+    const std::vector<P> back_up = {{8, 150}, {16, 20}, {32, 150}, {64, 20}, {128, 20}};
+    CHECK(ch08::line_size_from_probe(back_up) == std::optional<std::size_t>(64));  // the last rise counts
+    // The touches: cost grows until each touch is its own line, then stays.
+    const std::vector<P> touches = {{8, 25}, {16, 25}, {32, 50}, {64, 100}, {128, 100}, {256, 98}, {512, 101}, {1024, 99}};
+    CHECK(ch08::line_size_from_touches(touches) == std::optional<std::size_t>(64));
+    CHECK_FALSE(ch08::line_size_from_touches(flat).has_value());
+}
+
+TEST_CASE("human_bytes", "[ch08]") {
+    CHECK(ch08::human_bytes(512) == "512 B");
+    CHECK(ch08::human_bytes(48 << 10) == "48 KiB");
+    CHECK(ch08::human_bytes(1536 << 10) == "1.5 MiB");
+    CHECK(ch08::human_bytes(std::size_t{300} << 20) == "300 MiB");
+}
+
+// ---------------------------------------------------------------------------
+// Measured on this machine.
+
+TEST_CASE("measured: the first cliff of a short sweep is L1d, within 15 % of sysfs", "[ch08][timing]") {
+    const auto l1 = cachebook::data_cache(1);
+    if (!l1) CACHEBOOK_SKIP("sysfs reports no L1 data cache to compare with");
+    if (!cachebook::pin_to_cpu(cachebook::nth_usable_cpu(0))) CACHEBOOK_SKIP("cannot pin to one core");
+    // 4 KiB to 4 x L1d: the L1 plateau and the start of the L2 one; a few hundred ms.
+    ch08::SweepConfig config;
+    config.sizes = ch08::sweep_sizes(4096, 4 * l1->size_bytes, 8);
+    config.pages = cachebook::huge_pages_available() ? cachebook::PageSize::Huge : cachebook::PageSize::Small;
+    config.timed_hops = 1 << 13;
+    config.max_warmup = 1 << 14;
+    config.runs = 9;
+    const auto curve = ch08::run_sweep(config);
+    std::vector<double> ns;
+    for (const auto& p : curve) ns.push_back(p.chase_ns);
+    const auto cliffs = detect_cliffs(config.sizes, ns);
+    REQUIRE_FALSE(cliffs.empty());
+    INFO("detected " << cliffs[0].capacity_bytes << " bytes, sysfs " << l1->size_bytes);
+    CHECK(ch08::within(cliffs[0].capacity_bytes, l1->size_bytes, 0.15));
+    CHECK(cliffs[0].above_ns > 1.5 * cliffs[0].below_ns);
+}
+
+TEST_CASE("measured: the flush probe finds the line size sysfs reports", "[ch08][timing]") {
+    const auto l1 = cachebook::data_cache(1);
+    if (!l1 || l1->line_bytes == 0) CACHEBOOK_SKIP("sysfs reports no line size to compare with");
+    const auto r = ch08::measure_line_size(ch08::LineMethod::FlushProbe, {8, 16, 32, 64, 128, 256, 512}, 64,
+                                           std::size_t{1} << 20, 5, 11);
+    if (!r.measured) CACHEBOOK_SKIP("no clflush on this architecture");
+    REQUIRE(r.line_bytes.has_value());
+    CHECK(*r.line_bytes == l1->line_bytes);
+}
