@@ -207,13 +207,13 @@ int main(int argc, char** argv) {
     return cachebook::guarded_main("ch09_matmul", [&] {
         cachebook::Cli cli("ch09_matmul", "Chapter 9: one matrix multiply, from the definition to within reach of BLAS");
         const int cpus = cachebook::usable_cpus();
-        std::int64_t n_opt = 0, threads_opt = 0, tile_opt = 0, runs_opt = 0;
+        std::int64_t n_opt = 2048, threads_opt = cpus, tile_opt = 32, runs_opt = 3;
         std::string isa_opt, kernel_opt;
         bool sweep_tiles = false, sweep_threads = false, sweep_kernels = false, child = false, no_blas = false;
-        cli.add_int("--n", n_opt, "Order N of the N x N matrices (0: 2048, --quick 512)", 0, 8192);
-        cli.add_int("--threads", threads_opt, "Threads for steps 5 to 7 (0: every usable CPU)", 0, 256);
-        cli.add_int("--tile", tile_opt, "Tile of steps 3 to 5 (0: from the L1 size)", 0, 4096);
-        cli.add_int("--runs", runs_opt, "Timed runs per measurement; the minimum is reported (0: 3, --quick 2)", 0, 100);
+        auto* n_flag = cli.add_int("--n", n_opt, "Order N of the N x N matrices (--quick: 512)", 1, 8192);
+        cli.add_int("--threads", threads_opt, "Threads for steps 5 to 7 (default: every usable CPU)", 1, 256);
+        auto* tile_flag = cli.add_int("--tile", tile_opt, "Tile of steps 3 to 5 (default: from the L1 size)", 1, 4096);
+        auto* runs_flag = cli.add_int("--runs", runs_opt, "Timed runs per measurement; the minimum is reported (--quick: 2)", 1, 100);
         cli.add_string("--isa", isa_opt, "Kernels to use: scalar, avx2 or avx512 (default: the widest this CPU has)");
         cli.add_string("--kernel", kernel_opt, "Micro-kernel of step 6, e.g. 'avx2 6x16' (default: the isa's first)");
         cli.app().add_flag("--sweep-tiles", sweep_tiles, "Also time steps 3 and 4 for tiles 8 to 256");
@@ -224,9 +224,9 @@ int main(int argc, char** argv) {
         if (auto status = cli.parse(argc, argv)) return *status;
 
         const bool quick = cli.quick();
-        const auto n = static_cast<std::size_t>(n_opt ? n_opt : quick ? 512 : 2048);
-        const int threads = static_cast<int>(threads_opt ? threads_opt : cpus);
-        const int runs = static_cast<int>(runs_opt ? runs_opt : quick ? 2 : 3);
+        const auto n = static_cast<std::size_t>(quick && n_flag->count() == 0 ? 512 : n_opt);
+        const int threads = static_cast<int>(threads_opt);
+        const int runs = static_cast<int>(quick && runs_flag->count() == 0 ? 2 : runs_opt);
         const Isa isa = parse_isa(isa_opt);
         const ch09::MicroKernel kernel = parse_kernel(kernel_opt, isa);
         cachebook::require_memory(3 * n * n * sizeof(float) * 2, fmt::format("--n {}", n));
@@ -242,7 +242,8 @@ int main(int argc, char** argv) {
         out["quick"] = quick;
         const auto l1 = cachebook::data_cache(1), l2 = cachebook::data_cache(2), l3 = cachebook::data_cache(3);
         const std::size_t line = l1 && l1->line_bytes ? l1->line_bytes : 64;
-        const std::size_t tile = tile_opt ? static_cast<std::size_t>(tile_opt) : ch09::tile_from_l1(l1 ? l1->size_bytes : 32768);
+        const std::size_t tile = tile_flag->count() ? static_cast<std::size_t>(tile_opt)
+                                                    : std::min(n, ch09::tile_from_l1(l1 ? l1->size_bytes : 32768));
         if (tile > n) throw cachebook::UsageError(fmt::format("--tile {} is larger than --n {}", tile, n));
         const auto features = cachebook::cpu_features();
         const bool blas = ch09::blas_available() && !no_blas;
@@ -331,45 +332,49 @@ int main(int argc, char** argv) {
         const float *a = p.a.get(), *b = p.b.get();
         float* c = p.c.get();
 
-        auto sampled = [&](std::string key, std::string label, double flops, int warmup,
+        // C is cleared before each step, so that no step is checked on rows another step wrote.
+        auto clear_c = [&] { std::fill(c, c + s.m * s.n, 0.0f); };
+        auto sampled = [&](std::string key, std::string label, double flops, std::size_t multiple, int warmup,
                            const std::function<void(RowRange)>& run, double intensity) {
             progress.step(key);
-            const std::size_t rows = sample_rows(s, flops, tile);
+            clear_c();
+            const std::size_t rows = sample_rows(s, flops, multiple);
             StepResult r{std::move(key), std::move(label), time_rows(p, rows, runs, warmup, run), rows, 1, {}, intensity};
             r.check = ref.check(p, rows == s.m);
             steps.push_back(r);
         };
         auto whole = [&](std::string key, std::string label, int t, const std::function<void()>& run, double intensity) {
             progress.step(key);
+            clear_c();
             const auto timing = cachebook::time_runs(runs, run, 1);
             StepResult r{std::move(key), std::move(label), timing.min(), s.m, t, ref.check(p, true), intensity};
             steps.push_back(r);
         };
         const double scale = quick ? 0.25 : 1.0;
-        sampled("naive", "1 naive i-j-k", 0.1e9 * scale, 0, [&](RowRange r) { ch09::matmul_naive(a, b, c, s, r); },
+        sampled("naive", "1 naive i-j-k", 0.1e9 * scale, 1, 0, [&](RowRange r) { ch09::matmul_naive(a, b, c, s, r); },
                 ch09::intensity_naive(line));
         {
             ch09::Buffer bt = ch09::make_buffer(n * n);
             const double t_transpose =
                 cachebook::time_runs(runs, [&] { ch09::transpose(b, bt.get(), n, n); }, 1).min();
-            sampled("naive_bt", "1t naive, B transposed first", 0.3e9 * scale, 0,
+            sampled("naive_bt", "1t naive, B transposed first", 0.2e9 * scale, 1, 0,
                     [&](RowRange r) { ch09::matmul_naive_bt(a, bt.get(), c, s, r); }, ch09::intensity_ikj());
             steps.back().seconds += t_transpose;
             out["transpose_seconds"] = t_transpose;
         }
-        sampled("ikj", "2 i-k-j", 0.3e9 * scale, 0, [&](RowRange r) { ch09::matmul_ikj(a, b, c, s, r); },
+        sampled("ikj", "2 i-k-j", 0.2e9 * scale, 1, 0, [&](RowRange r) { ch09::matmul_ikj(a, b, c, s, r); },
                 ch09::intensity_ikj());
-        sampled("tiled", fmt::format("3 tiled, T = {}", tile), 0.6e9 * scale, 0,
+        sampled("tiled", "3 tiled, T = " + measured("{}", tile), 0.3e9 * scale, tile, 0,
                 [&](RowRange r) { ch09::matmul_tiled(a, b, c, s, r, tile); }, ch09::intensity_tiled(tile));
-        sampled("simd", fmt::format("4 tiled + {}", isa == Isa::Scalar ? "scalar fallback" : "AVX2 FMA"),
-                3e9 * scale, 1, [&](RowRange r) { ch09::matmul_tiled_simd(a, b, c, s, r, tile, isa); },
+        sampled("simd", "4 tiled + " + measured("{}", isa == Isa::Scalar ? "scalar fallback" : "AVX2 FMA"),
+                1.5e9 * scale, tile, 1, [&](RowRange r) { ch09::matmul_tiled_simd(a, b, c, s, r, tile, isa); },
                 ch09::intensity_tiled(tile));
-        whole("threaded", fmt::format("5 step 4 on {} threads", threads), threads,
+        whole("threaded", "5 step 4, threads: " + measured("{}", threads), threads,
               [&] { ch09::matmul_threaded(a, b, c, s, tile, isa, threads); }, ch09::intensity_tiled(tile));
         const double ai_blis = ch09::intensity_blis(s, blocks);
         whole("blis1", "6 packed + micro-kernel, 1 thread", 1,
               [&] { ch09::matmul_blis(a, b, c, s, kernel, blocks, 1); }, ai_blis);
-        whole("blisT", fmt::format("6 packed + micro-kernel, {} threads", threads), threads,
+        whole("blisT", "6 packed + micro-kernel, threads: " + measured("{}", threads), threads,
               [&] { ch09::matmul_blis(a, b, c, s, kernel, blocks, threads); }, ai_blis);
 
         // Step 7 runs in child processes: OpenBLAS reads OPENBLAS_CORETYPE only when it loads.
@@ -380,21 +385,13 @@ int main(int argc, char** argv) {
             std::vector<std::string> candidates = {""};
             if (features.avx2 && features.fma) candidates.push_back("Haswell");
             if (features.avx512f) candidates.push_back("SkylakeX");
-            const int blas_runs = std::max(runs, quick ? 2 : 4);
+            const int blas_runs = std::max(runs, quick ? 2 : 5);
             for (const auto& name : candidates) {
                 if (!name.empty() && name == default_core) continue;
                 progress.step("OpenBLAS " + (name.empty() ? default_core : name));
                 if (auto side = blas_child(name, n, threads, blas_runs, kernel.name)) cores.emplace_back(name, *side);
             }
-            if (!cores.empty()) {
-                const auto& d = cores.front().second;
-                steps.push_back({"blas1", fmt::format("7 OpenBLAS {}, 1 thread", d.core), d.blas1, s.m, 1,
-                                 {d.matches, 0, 0}, 0});
-                steps.push_back({"blasT", fmt::format("7 OpenBLAS {}, {} threads", d.core, threads), d.blasT, s.m,
-                                 threads, {d.matches, 0, 0}, 0});
-            }
         }
-
         fmt::print("3. C = A x B, N = {}, float, row-major: seconds (minimum of {} runs), GFLOPS = 2 N^3 / seconds\n", n,
                    measured("{}", runs));
         fmt::print("  % of peak: of the measured FMA peak for the threads used; 'matches': every checked element\n");
@@ -425,9 +422,31 @@ int main(int argc, char** argv) {
                              {"intensity", round_to(r.intensity, 3)},
                              {"roof_gflops", round_to(bound, 2)}};
         }
+        // Step 7 always has its two rows, so the output has one shape with or without OpenBLAS.
+        const BlasSide* by_default = cores.empty() ? nullptr : &cores.front().second;
+        for (int t : {1, threads}) {
+            const double sec = by_default ? (t == 1 ? by_default->blas1 : by_default->blasT) : 0;
+            const double gflops = sec > 0 ? s.flops() / sec / 1e9 : 0;
+            const double peak = t == 1 ? peak_core : peak_all;
+            auto cell = [&](const std::string& text) { return measured("{}", sec > 0 ? text : std::string("-")); };
+            table.row({t == 1 ? "7 OpenBLAS, 1 thread" : "7 OpenBLAS, threads: " + measured("{}", threads), "all",
+                       cell(fmt::format("{:.3g}", sec)), cell(fmt::format("{:.2f}", gflops)),
+                       cell(fmt::format("{:.1f}", 100 * gflops / peak)), cell(fmt::format("{:.0f}", gflops / naive_gflops)),
+                       "-", cell(by_default && by_default->matches ? "yes" : "NO")});
+            if (sec > 0)
+                jsteps[t == 1 ? "blas1" : "blasT"] = {{"label", "7 OpenBLAS " + by_default->core},
+                                                      {"seconds", round_to(sec, 3)},
+                                                      {"threads", t},
+                                                      {"gflops", round_to(gflops, 2)},
+                                                      {"pct_peak", round_to(100 * gflops / peak, 1)},
+                                                      {"speedup", round_to(gflops / naive_gflops, 1)},
+                                                      {"matches", by_default->matches}};
+        }
         fmt::print("{}", table.render());
-        if (!blas) fmt::print("  step 7 skipped: {}\n", ch09::blas_available() ? "--no-blas" : "this build has no OpenBLAS");
-        fmt::print("\n");
+        fmt::print("  step 7: {}\n\n", measured("{}", !ch09::blas_available() ? "skipped, this build has no OpenBLAS"
+                                                    : no_blas                    ? "skipped (--no-blas)"
+                                                    : cores.empty()              ? "skipped, its process failed"
+                                                                                 : "OpenBLAS's default kernel, " + cores.front().second.core));
         out["steps"] = jsteps;
         out["tile"] = tile;
         out["blocking"] = {{"kernel", kernel.name}, {"mr", kernel.mr}, {"nr", kernel.nr}, {"mc", blocks.mc},
@@ -435,7 +454,7 @@ int main(int argc, char** argv) {
 
         // 4. Where the blocks of step 6 come from.
         fmt::print("4. Step 6's blocks, from this machine's caches\n");
-        fmt::print("  micro-kernel {}: an {} x {} block of C in registers\n", measured("{}", kernel.name),
+        fmt::print("  micro-kernel {}: a block of {} x {} elements of C stays in registers\n", measured("{}", kernel.name),
                    measured("{}", kernel.mr), measured("{}", kernel.nr));
         fmt::print("  KC = {}: a KC x NR sliver of B ({}) fills half of L1\n", measured("{}", blocks.kc),
                    measured("{}", kib(blocks.kc * kernel.nr * sizeof(float))));
@@ -458,50 +477,51 @@ int main(int argc, char** argv) {
         fmt::print("  roof = min(peak, FLOPs/byte x {} GB/s)\n\n", measured("{:.1f}", bandwidth));
 
         // 6. OpenBLAS and the goals.
-        if (blas && !cores.empty()) {
-            fmt::print("6. OpenBLAS: the kernel it picks, and the best it has here (each in its own process)\n");
-            cachebook::Table bt({"OPENBLAS_CORETYPE", "kernel", "1 thread GFLOPS", fmt::format("{} threads", threads)});
+        fmt::print("6. OpenBLAS: the kernel it picks, and the best it has here (each run in its own process)\n");
+        {
             const BlasSide* best = nullptr;
+            std::string best_name, tried;
             nlohmann::json jcores = nlohmann::json::array();
             for (const auto& [name, side] : cores) {
-                bt.row({name.empty() ? "(not set)" : name, measured("{}", side.core),
-                        measured("{:.1f}", s.flops() / side.blas1 / 1e9), measured("{:.1f}", s.flops() / side.blasT / 1e9)});
-                if (best == nullptr || side.blas1 + side.blasT < best->blas1 + best->blasT) best = &side;
+                if (best == nullptr || side.blas1 + side.blasT < best->blas1 + best->blasT) best = &side, best_name = name;
+                tried += fmt::format("{}{} ({:.1f}, {:.1f})", tried.empty() ? "" : ", ", side.core,
+                                     s.flops() / side.blas1 / 1e9, s.flops() / side.blasT / 1e9);
                 jcores.push_back({{"coretype", name},
                                   {"core", side.core},
                                   {"gflops1", round_to(s.flops() / side.blas1 / 1e9, 1)},
                                   {"gflopsT", round_to(s.flops() / side.blasT / 1e9, 1)}});
             }
-            fmt::print("{}", bt.render());
-            const double r1 = best->blas1 / best->blis1, rT = best->blasT / best->blisT;
-            const double blis1_gflops = s.flops() / best->blis1 / 1e9;
-            fmt::print("  goals, step 6 and OpenBLAS {} timed in turn in one process, N = {}:\n", measured("{}", best->core), n);
+            auto g = [&](double sec) { return measured("{}", sec > 0 ? fmt::format("{:.1f}", s.flops() / sec / 1e9) : "-"); };
+            fmt::print("  kernels tried, GFLOPS on 1 and {} threads: {}\n", measured("{}", threads),
+                       measured("{}", tried.empty() ? "none" : tried));
+            fmt::print("  best: {} (OPENBLAS_CORETYPE={})\n", measured("{}", best ? best->core : "-"),
+                       measured("{}", best ? (best_name.empty() ? "not set" : best_name) : "-"));
+            const double r1 = best ? best->blas1 / best->blis1 : 0, rT = best ? best->blasT / best->blisT : 0;
+            const double blis1_gflops = best ? s.flops() / best->blis1 / 1e9 : 0;
+            auto pct = [&](double x) { return measured("{}", best ? fmt::format("{:.0f}%", 100 * x) : "-"); };
+            fmt::print("  goals: step 6 and that kernel timed in turn in one process, N = {}\n", n);
             fmt::print("    1 thread:  step 6 {} GFLOPS, OpenBLAS {}: step 6 reaches {} of OpenBLAS (goal 80%)\n",
-                       measured("{:.1f}", blis1_gflops), measured("{:.1f}", s.flops() / best->blas1 / 1e9),
-                       measured("{:.0f}%", 100 * r1));
-            fmt::print("    {} threads: step 6 {} GFLOPS, OpenBLAS {}: step 6 reaches {} of OpenBLAS (goal 80%)\n",
-                       measured("{}", threads), measured("{:.1f}", s.flops() / best->blisT / 1e9),
-                       measured("{:.1f}", s.flops() / best->blasT / 1e9), measured("{:.0f}%", 100 * rT));
+                       g(best ? best->blis1 : 0), g(best ? best->blas1 : 0), pct(r1));
+            fmt::print("    threads {}: step 6 {} GFLOPS, OpenBLAS {}: step 6 reaches {} of OpenBLAS (goal 80%)\n",
+                       measured("{}", threads), g(best ? best->blisT : 0), g(best ? best->blasT : 0), pct(rT));
             fmt::print("    1 thread:  step 6 reaches {} of the measured FMA peak (goal 50%)\n\n",
-                       measured("{:.0f}%", 100 * blis1_gflops / peak_core));
-            out["blas"] = {{"available", true}, {"default_core", default_core}, {"cores", jcores},
-                           {"best_core", best->core}};
-            out["goals"] = {{"n", n},
-                            {"threads", threads},
-                            {"blis1_gflops", round_to(blis1_gflops, 1)},
-                            {"blas1_gflops", round_to(s.flops() / best->blas1 / 1e9, 1)},
-                            {"blisT_gflops", round_to(s.flops() / best->blisT / 1e9, 1)},
-                            {"blasT_gflops", round_to(s.flops() / best->blasT / 1e9, 1)},
-                            {"ratio_1", round_to(r1, 3)},
-                            {"ratio_T", round_to(rT, 3)},
-                            {"pct_of_peak_1", round_to(100 * blis1_gflops / peak_core, 1)},
-                            {"met_1", r1 >= 0.8},
-                            {"met_T", rT >= 0.8},
-                            {"met_peak", blis1_gflops >= 0.5 * peak_core}};
-        } else {
-            fmt::print("6. OpenBLAS: not measured ({})\n\n",
-                       !ch09::blas_available() ? "this build has no OpenBLAS" : no_blas ? "--no-blas" : "its process failed");
-            out["blas"] = {{"available", ch09::blas_available()}};
+                       pct(blis1_gflops / peak_core));
+            out["blas"] = {{"available", ch09::blas_available()}, {"default_core", default_core}, {"cores", jcores}};
+            if (best) {
+                out["blas"]["best_core"] = best->core;
+                out["goals"] = {{"n", n},
+                                {"threads", threads},
+                                {"blis1_gflops", round_to(blis1_gflops, 1)},
+                                {"blas1_gflops", round_to(s.flops() / best->blas1 / 1e9, 1)},
+                                {"blisT_gflops", round_to(s.flops() / best->blisT / 1e9, 1)},
+                                {"blasT_gflops", round_to(s.flops() / best->blasT / 1e9, 1)},
+                                {"pct_1", round_to(100 * r1, 1)},
+                                {"pct_T", round_to(100 * rT, 1)},
+                                {"pct_of_peak_1", round_to(100 * blis1_gflops / peak_core, 1)},
+                                {"met_1", r1 >= 0.8},
+                                {"met_T", rT >= 0.8},
+                                {"met_peak", blis1_gflops >= 0.5 * peak_core}};
+            }
         }
 
         // Options: the seed's challenges.
