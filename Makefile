@@ -8,7 +8,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CHAPTERS = $(sort $(notdir $(wildcard chapters/[0-9][0-9]_*)))
 PY      := /usr/bin/python3
 
-.PHONY: all deps configure build run test golden book grade bench clean help
+.PHONY: all deps configure build run test golden book grade handout bench flake-check sanitize fuzz clean help
 
 all: build
 
@@ -19,7 +19,11 @@ help:
 	@echo "make book           build the HTML book into $(BUILD)/book/html"
 	@echo "make golden         regenerate every chapters/*/expected.txt (review the diff!)"
 	@echo "make grade CH=01    grade the chapter's exercise starter and print the score"
+	@echo "make handout CH=01  copy the chapter's exercises without the solution to $(BUILD)/handout"
 	@echo "make bench          run the benchmarks (simulator throughput, ...) with --json output"
+	@echo "make flake-check    run the timing tests 20 times (RUNS=n) and report passes per test"
+	@echo "make sanitize       deterministic tests under ASan+UBSan, threaded ones under TSan"
+	@echo "make fuzz           build the libFuzzer targets with clang and run each FUZZ_SECONDS (60)"
 	@echo "make deps           install the Debian packages the book needs"
 
 deps:
@@ -56,9 +60,33 @@ else
 	@bash tools/grade.sh $(BUILD) $(CH) starter
 endif
 
+handout:
+ifeq ($(CH),)
+	@echo "usage: make handout CH=NN" >&2; exit 2
+else
+	@bash tools/handout.sh $(CH) $(BUILD)/handout
+endif
+
 bench: build
 	@mkdir -p $(BUILD)/bench
 	$(BUILD)/bin/bench_cache --json $(BUILD)/bench/cache.json
+
+flake-check: build
+	@bash tools/flake_check.sh $(BUILD) $(or $(RUNS),20)
+
+# The deterministic tests under AddressSanitizer + UBSan; the threaded chapters under ThreadSanitizer.
+sanitize:
+	@$(MAKE) --no-print-directory deps
+	cmake --preset asan $(if $(shell command -v ninja),-G Ninja,) >/dev/null
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS) -LE 'timing|book'
+	cmake --preset tsan $(if $(shell command -v ninja),-G Ninja,) >/dev/null
+	cmake --build build-tsan -j $(JOBS)
+	cd build-tsan && ctest --output-on-failure -j $(JOBS) -L threads
+
+# libFuzzer targets, built with clang in build-fuzz; FUZZ_SECONDS each (default 60).
+fuzz:
+	@bash tools/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),60)
 
 clean:
 	rm -rf $(BUILD)

@@ -12,7 +12,25 @@ function(add_chapter dir slug)
   add_executable(ch${dir} ${src}/main.cpp)
   target_link_libraries(ch${dir} PRIVATE ${logic})
   set(CACHEBOOK_CHAPTERS ${CACHEBOOK_CHAPTERS} ${dir} PARENT_SCOPE)
-  if(EXISTS ${src}/exercises/CMakeLists.txt)
-    add_subdirectory(${src}/exercises ${CMAKE_BINARY_DIR}/exercises/${dir})
+  if(EXISTS ${src}/exercises/grader.cpp)
+    add_exercise(${dir})
   endif()
+endfunction()
+
+# add_exercise(NN_slug): two graders from exercises/grader.cpp, one linked with
+# the student's starter.cpp (what `make grade` scores), one with solution.cpp
+# (which the test suite requires to score full marks).
+function(add_exercise dir)
+  set(ex ${CMAKE_SOURCE_DIR}/chapters/${dir}/exercises)
+  foreach(which starter solution)
+    set(t grade_ch${dir}_${which})
+    add_executable(${t} ${ex}/grader.cpp ${ex}/${which}.cpp)
+    target_include_directories(${t} PRIVATE ${ex})
+    target_link_libraries(${t} PRIVATE ch${dir}_logic cachebook_grader)
+  endforeach()
+  add_test(NAME exercise.${dir}.solution_scores_full COMMAND grade_ch${dir}_solution --require-full)
+  set_tests_properties(exercise.${dir}.solution_scores_full PROPERTIES LABELS exercise)
+  # The starter, as handed out, must compile and must not already pass.
+  add_test(NAME exercise.${dir}.starter_is_not_solved COMMAND grade_ch${dir}_starter --require-full)
+  set_tests_properties(exercise.${dir}.starter_is_not_solved PROPERTIES LABELS exercise WILL_FAIL TRUE)
 endfunction()

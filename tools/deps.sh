@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages cachebook needs, only those missing.
-# --book: also the packages the HTML book needs.
+# --book: the packages the HTML book needs (chromium: its browser test).
 set -euo pipefail
 core=(g++ cmake ninja-build make libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind)
-book=(doxygen python3-sphinx python3-breathe python3-myst-parser furo python3-matplotlib)
+book=(doxygen python3-sphinx python3-breathe python3-myst-parser furo python3-matplotlib chromium)
+fuzz=(clang libclang-rt-14-dev)
 want=("${core[@]}")
 [[ ${1:-} == --book ]] && want=("${book[@]}")
+[[ ${1:-} == --fuzz ]] && want=("${fuzz[@]}")
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

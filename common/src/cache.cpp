@@ -71,6 +71,7 @@ Cache::Cache(const CacheConfig& config) : config_(config) {
     stamp_.assign(n, 0);
     dirty_.assign(n, 0);
     if (config_.policy == Policy::PLRU) plru_.assign(config_.sets, 0);
+    stamp_victim_ = config_.policy == Policy::LRU || config_.policy == Policy::FIFO;
     rng_ = config_.seed * 0x9E3779B97F4A7C15ull + 1;
     names_.emplace_back("all");
     per_stream_.emplace_back();
@@ -104,16 +105,15 @@ void Cache::reset() {
     std::fill(dirty_.begin(), dirty_.end(), 0);
     std::fill(plru_.begin(), plru_.end(), 0);
     clock_ = 0;
+    last_line_ = kInvalid;
     rng_ = config_.seed * 0x9E3779B97F4A7C15ull + 1;
     total_ = {};
     for (auto& c : per_stream_) c = {};
 }
 
-AccessResult Cache::on_miss(std::uint64_t line, std::size_t set, int stream, bool write) {
-    const std::size_t w = victim(set);
+AccessResult Cache::on_miss(std::uint64_t line, std::size_t set, std::size_t w, Counts& s, bool write) {
     const std::size_t i = set * config_.ways + w;
     AccessResult r{false, false, false, 0, set, w};
-    Counts& s = per_stream_[static_cast<std::size_t>(stream)];
     ++s.misses;
     ++total_.misses;
     if (tags_[i] != kInvalid) {
@@ -128,6 +128,10 @@ AccessResult Cache::on_miss(std::uint64_t line, std::size_t set, int stream, boo
         }
     }
     tags_[i] = line;
+    last_line_ = line;
+    last_index_ = i;
+    last_set_ = set;
+    last_way_ = w;
     stamp_[i] = ++clock_;
     dirty_[i] = static_cast<std::uint8_t>(write);
     if (config_.policy == Policy::PLRU) plru_touch(set, w);
@@ -136,27 +140,29 @@ AccessResult Cache::on_miss(std::uint64_t line, std::size_t set, int stream, boo
 
 std::size_t Cache::victim(std::size_t set) {
     const std::size_t base = set * config_.ways;
-    // An empty way is always filled first, lowest index first, under every policy.
+    if (config_.policy == Policy::LRU || config_.policy == Policy::FIFO) {
+        // Empty ways carry stamp 0 and valid ones a stamp of at least 1, so one
+        // pass finds the lowest empty way first, else the oldest line.
+        std::size_t best = 0;
+        std::uint64_t oldest = stamp_[base];
+        for (std::size_t w = 1; w < config_.ways; ++w)
+            if (stamp_[base + w] < oldest) {
+                oldest = stamp_[base + w];
+                best = w;
+            }
+        return best;
+    }
+    // An empty way is always filled first, lowest index first.
     for (std::size_t w = 0; w < config_.ways; ++w)
         if (tags_[base + w] == kInvalid) return w;
-    switch (config_.policy) {
-        case Policy::LRU:
-        case Policy::FIFO: {
-            std::size_t best = 0;
-            for (std::size_t w = 1; w < config_.ways; ++w)
-                if (stamp_[base + w] < stamp_[base + best]) best = w;
-            return best;
-        }
-        case Policy::Random: {
-            // xorshift64*: reproducible for a given seed.
-            rng_ ^= rng_ >> 12;
-            rng_ ^= rng_ << 25;
-            rng_ ^= rng_ >> 27;
-            return static_cast<std::size_t>((rng_ * 0x2545F4914F6CDD1Dull) % config_.ways);
-        }
-        case Policy::PLRU: return plru_victim(set);
+    if (config_.policy == Policy::Random) {
+        // xorshift64*: reproducible for a given seed.
+        rng_ ^= rng_ >> 12;
+        rng_ ^= rng_ << 25;
+        rng_ ^= rng_ >> 27;
+        return static_cast<std::size_t>((rng_ * 0x2545F4914F6CDD1Dull) % config_.ways);
     }
-    return 0;
+    return plru_victim(set);
 }
 
 // Tree-PLRU: node 1 is the root, node n has children 2n and 2n+1; a bit of 0

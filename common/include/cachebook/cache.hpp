@@ -92,19 +92,36 @@ public:
     /// not considered: an access never spans two lines here.
     AccessResult access(std::uint64_t address, int stream = 0, bool write = false) {
         const std::uint64_t line = address >> line_shift_;
+        Counts& counts = per_stream_[static_cast<std::size_t>(stream)];
+        // Fast path: the line touched last is still the most recent one of its
+        // set, so touching it again is a hit that changes no replacement state.
+        if (line == last_line_) {
+            dirty_[last_index_] = dirty_[last_index_] | static_cast<std::uint8_t>(write);
+            ++counts.hits;
+            ++total_.hits;
+            return {true, false, false, 0, last_set_, last_way_};
+        }
         const std::size_t set = pow2_sets_ ? static_cast<std::size_t>(line & set_mask_)
                                            : static_cast<std::size_t>(line % config_.sets);
-        std::uint64_t* tags = &tags_[set * config_.ways];
+        const std::size_t base = set * config_.ways;
+        const std::uint64_t* tags = &tags_[base];
+        const std::uint64_t* stamps = &stamp_[base];
+        // One pass finds the line or, for LRU and FIFO, the victim: the smallest
+        // stamp (empty ways carry 0, so the lowest empty way wins).
+        std::size_t oldest_way = 0;
+        std::uint64_t oldest = stamps[0];
         for (std::size_t w = 0; w < config_.ways; ++w) {
             if (tags[w] == line) {
                 on_hit(set, w, write);
-                Counts& s = per_stream_[static_cast<std::size_t>(stream)];
-                ++s.hits;
+                ++counts.hits;
                 ++total_.hits;
                 return {true, false, false, 0, set, w};
             }
+            const bool older = stamps[w] < oldest;
+            oldest = older ? stamps[w] : oldest;
+            oldest_way = older ? w : oldest_way;
         }
-        return on_miss(line, set, stream, write);
+        return on_miss(line, set, stamp_victim_ ? oldest_way : victim(set), counts, write);
     }
 
     /// True if the line holding `address` is cached; changes nothing.
@@ -125,11 +142,15 @@ private:
 
     void on_hit(std::size_t set, std::size_t way, bool write) {
         const std::size_t i = set * config_.ways + way;
+        last_line_ = tags_[i];
+        last_index_ = i;
+        last_set_ = set;
+        last_way_ = way;
         if (config_.policy == Policy::LRU) stamp_[i] = ++clock_;
         else if (config_.policy == Policy::PLRU) plru_touch(set, way);
         dirty_[i] = dirty_[i] | static_cast<std::uint8_t>(write);
     }
-    AccessResult on_miss(std::uint64_t line, std::size_t set, int stream, bool write);
+    AccessResult on_miss(std::uint64_t line, std::size_t set, std::size_t way, Counts& counts, bool write);
     std::size_t victim(std::size_t set);
     void plru_touch(std::size_t set, std::size_t way);
     std::size_t plru_victim(std::size_t set) const;
@@ -144,6 +165,9 @@ private:
     std::vector<std::uint64_t> plru_;    // one tree of ways-1 bits per set
     std::uint64_t clock_ = 0;
     std::uint64_t rng_ = 0;
+    std::uint64_t last_line_ = kInvalid;  // the line of the previous access, for the fast path
+    std::size_t last_index_ = 0, last_set_ = 0, last_way_ = 0;
+    bool stamp_victim_ = true;  // LRU and FIFO pick the smallest stamp
     Counts total_;
     std::vector<Counts> per_stream_;
     std::vector<std::string> names_;

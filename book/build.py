@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""Builds the HTML book: `book/build.py --build BUILD`.
+
+1. Runs every chapter program that has a chapter.md, BUILD/bin/chNN_slug, once (its default, measured run),
+   saving stdout to BUILD/book/generated/chNN_slug.txt and its `--json` results to
+   BUILD/book/generated/chNN_slug.json. Saved results are reused while they are newer
+   than the program, so a second build is quick.
+2. Describes this machine (CPU, caches, date) in BUILD/book/generated/machine.json,
+   for plot captions and the pages.
+3. Renders the plots of book/plots/chNN.py from the JSON, as SVG.
+4. Runs Doxygen over common/include (XML, for Breathe).
+5. Runs sphinx-build with warnings as errors; HTML in BUILD/book/html.
+
+Runs under Debian's /usr/bin/python3 (Sphinx, MyST, Breathe, furo, matplotlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
+RUN_TIMEOUT = 900  # seconds for one chapter's default run
+sys.path.insert(0, str(BOOK))
+
+import book_chapters as chapter_list  # noqa: E402
+import book_machine as machine_info  # noqa: E402
+
+
+def say(msg: str) -> None:
+    print(f"book: {msg}", flush=True)
+
+
+def fail(msg: str) -> None:
+    print(f"book: error: {msg}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def run_chapters(build: Path, generated: Path, force: bool) -> None:
+    """Step 1: one default run of every chapter program; results reused while fresh."""
+    env = {k: v for k, v in os.environ.items() if k != "CACHEBOOK_GOLDEN"}
+    for ch in chapter_list.chapters():
+        prog = build / "bin" / ch.program
+        txt, js = generated / f"{ch.program}.txt", generated / f"{ch.program}.json"
+        if not ch.page.exists():
+            say(f"{ch.program}: no chapter.md yet, not run")
+            continue
+        if not prog.exists():
+            fail(f"{ch.program}: {prog} does not exist; build it first (make build)")
+        if not force and txt.exists() and js.exists():
+            if min(txt.stat().st_mtime, js.stat().st_mtime) > prog.stat().st_mtime:
+                say(f"{ch.program}: results are newer than the program, reused")
+                continue
+        say(f"{ch.program}: running (default run, measured output)...")
+        start = time.monotonic()
+        tmp_txt, tmp_js = txt.with_suffix(".txt.tmp"), js.with_suffix(".json.tmp")
+        with open(tmp_txt, "w") as out:
+            try:
+                rc = subprocess.run([str(prog), "--json", str(tmp_js)], stdout=out, stdin=subprocess.DEVNULL,
+                                    env=env, cwd=ROOT, timeout=RUN_TIMEOUT).returncode
+            except subprocess.TimeoutExpired:
+                fail(f"{ch.program} did not finish in {RUN_TIMEOUT} s (a default run should take under a minute)")
+        if rc != 0:
+            fail(f"{ch.program} exited with status {rc}; its output so far is in {tmp_txt}")
+        try:
+            json.loads(tmp_js.read_text())
+        except (OSError, ValueError) as e:
+            fail(f"{ch.program} --json {tmp_js}: no valid JSON written ({e})")
+        tmp_txt.replace(txt)
+        tmp_js.replace(js)
+        say(f"{ch.program}: done in {time.monotonic() - start:.1f} s")
+
+
+def render_plots(generated: Path, machine: dict) -> None:
+    """Step 3: book/plots/chNN.py -> generated/plots/chNN_NAME.svg (see book/plots/README.md)."""
+    import plots as plot_lib  # book/plots/__init__.py
+
+    made = plot_lib.render_all(generated, generated / "plots", machine, say)
+    say(f"plots: {made} SVG file(s)")
+
+
+def run_doxygen(build: Path, out: Path) -> None:
+    """Step 4: Doxygen XML of common/include for Breathe."""
+    out.mkdir(parents=True, exist_ok=True)
+    doxyfile = out / "Doxyfile"
+    doxyfile.write_text(
+        "\n".join(
+            [
+                'PROJECT_NAME = "cachebook"',
+                f'INPUT = "{ROOT / "common" / "include" / "cachebook"}"',
+                "FILE_PATTERNS = *.hpp",
+                "RECURSIVE = NO",
+                f'OUTPUT_DIRECTORY = "{out}"',
+                "GENERATE_XML = YES",
+                "GENERATE_HTML = NO",
+                "GENERATE_LATEX = NO",
+                "EXTRACT_ALL = YES",
+                "QUIET = YES",
+                "WARNINGS = NO",
+                f'STRIP_FROM_PATH = "{ROOT}"',
+                "",
+            ]
+        )
+    )
+    say("doxygen: XML of common/include")
+    rc = subprocess.run(["doxygen", str(doxyfile)], cwd=out).returncode
+    if rc != 0:
+        fail(f"doxygen exited with status {rc}")
+
+
+def run_sphinx(build: Path, book_out: Path, generated: Path, doxygen_xml: Path) -> None:
+    """Step 5: the HTML, warnings as errors."""
+    html = book_out / "html"
+    env = dict(os.environ)
+    env["CACHEBOOK_GENERATED"] = str(generated)
+    env["CACHEBOOK_DOXYGEN_XML"] = str(doxygen_xml)
+    cmd = [
+        sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q",
+        "-c", str(BOOK), "-d", str(book_out / "doctrees"), str(ROOT), str(html),
+    ]
+    say("sphinx: " + " ".join(cmd[2:]))
+    rc = subprocess.run(cmd, env=env, cwd=ROOT).returncode
+    if rc != 0:
+        fail(f"sphinx-build failed (status {rc}); the warnings above are errors")
+    # The root of the site lands the reader on the book's front page.
+    (html / "index.html").write_text(
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>cachebook</title>\n'
+        '<meta http-equiv="refresh" content="0; url=book/index.html"></head>\n'
+        '<body><p><a href="book/index.html">cachebook</a></p></body></html>\n'
+    )
+    say(f"HTML: {html / 'book' / 'index.html'}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="Build the cachebook HTML book.")
+    ap.add_argument("--build", required=True, help="the CMake build directory (holds bin/)")
+    ap.add_argument("--rerun", action="store_true", help="run every chapter again even if its results are fresh")
+    args = ap.parse_args()
+    build = Path(args.build).resolve()
+    if not (build / "bin").is_dir():
+        fail(f"{build / 'bin'} does not exist; build the programs first (make build)")
+    book_out = build / "book"
+    generated = book_out / "generated"
+    generated.mkdir(parents=True, exist_ok=True)
+
+    start = time.monotonic()
+    run_chapters(build, generated, args.rerun)
+    machine = machine_info.describe()
+    (generated / "machine.json").write_text(json.dumps(machine, indent=2) + "\n")
+    say(f"machine: {machine['summary']}")
+    render_plots(generated, machine)
+    run_doxygen(build, book_out / "doxygen")
+    run_sphinx(build, book_out, generated, book_out / "doxygen" / "xml")
+    say(f"built in {time.monotonic() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,297 @@
+"""Sphinx directives and roles of the cachebook book.
+
+- ``program-output PROGRAM``: the saved stdout of a chapter program's build-time run,
+  as a literal block; ``:section: N`` (the part that starts with the line "N. ..."),
+  ``:start-after: TEXT`` / ``:end-before: TEXT`` (the first line containing TEXT, left
+  out), ``:start-at: TEXT`` / ``:end-at: TEXT`` (the same, kept),
+  ``:lines: 1-3,5`` (applied last), ``:caption: TEXT``.
+- ``chart chNN NAME``: the SVG that book/plots/chNN.py drew as NAME, with the content
+  as caption and a sentence naming the machine that produced the data.
+- ``stepper chNN KEY``: an interactive stepper over the list of walks at ``chNN[KEY]``
+  (see book/_static/stepper.js for the fields it reads).
+- ``chapter-list``: the chapters in order, one line each; links where a page exists.
+- roles ``{seed}`` and ``{given}``: a number quoted from a source text, or a number the
+  prose chooses (not a result of the program); the check of hand-typed numbers skips them.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import textwrap
+from pathlib import Path
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from docutils.statemachine import StringList
+from sphinx.directives.code import container_wrapper
+from sphinx.util.docutils import SphinxDirective
+
+import book_chapters
+
+
+def _generated(env) -> Path:
+    return Path(env.config.cachebook_generated)
+
+
+def select_output(text: str, section=None, start_after=None, end_before=None, lines=None,
+                  start_at=None, end_at=None) -> list[str]:
+    """The part of a program's output a chapter asks for; raises ValueError if it is not there."""
+    out = text.splitlines()
+    if section is not None:
+        heads = [k for k, line in enumerate(out) if re.match(r"\d+\. ", line)]
+        start = next((k for k in heads if out[k].startswith(f"{section}. ")), None)
+        if start is None:
+            raise ValueError(f"no section '{section}. ' (a line starting with it) in the output")
+        end = next((k for k in heads if k > start), len(out))
+        out = out[start:end]
+    for option, text_, skip in (("start-after", start_after, 1), ("start-at", start_at, 0)):
+        if text_ is not None:
+            k = next((k for k, line in enumerate(out) if text_ in line), None)
+            if k is None:
+                raise ValueError(f"{option} text {text_!r} not found in the output")
+            out = out[k + skip:]
+    for option, text_, keep in (("end-before", end_before, 0), ("end-at", end_at, 1)):
+        if text_ is not None:
+            k = next((k for k, line in enumerate(out) if text_ in line), None)
+            if k is None:
+                raise ValueError(f"{option} text {text_!r} not found in the output")
+            out = out[:k + keep]
+    if lines is not None:
+        picked = []
+        for part in lines.split(","):
+            a, _, b = part.strip().partition("-")
+            first, last = int(a), int(b) if b else int(a)
+            if first < 1 or last > len(out) or first > last:
+                raise ValueError(f"lines {part!r} outside 1-{len(out)}")
+            picked += out[first - 1:last]
+        out = picked
+    while out and not out[-1].strip():
+        out.pop()
+    while out and not out[0].strip():
+        out.pop(0)
+    if not out:
+        raise ValueError("the selection is empty")
+    return out
+
+
+class ProgramOutput(SphinxDirective):
+    required_arguments = 1
+    has_content = False
+    option_spec = {
+        "section": directives.unchanged_required,
+        "start-after": directives.unchanged_required,
+        "end-before": directives.unchanged_required,
+        "start-at": directives.unchanged_required,
+        "end-at": directives.unchanged_required,
+        "lines": directives.unchanged_required,
+        "caption": directives.unchanged_required,
+    }
+
+    def run(self):
+        program = self.arguments[0]
+        path = _generated(self.env) / f"{program}.txt"
+        if not path.exists():
+            raise self.error(f"program-output: no saved output of {program} ({path}); book/build.py runs it")
+        self.env.note_dependency(str(path))
+        try:
+            picked = select_output(
+                path.read_text(),
+                section=self.options.get("section"),
+                start_after=self.options.get("start-after"),
+                end_before=self.options.get("end-before"),
+                lines=self.options.get("lines"),
+                start_at=self.options.get("start-at"),
+                end_at=self.options.get("end-at"),
+            )
+        except ValueError as e:
+            raise self.error(f"program-output {program}: {e}")
+        text = textwrap.dedent("\n".join(picked))
+        literal = nodes.literal_block(text, text, classes=["program-output"])
+        literal["language"] = "text"
+        self.set_source_info(literal)
+        caption = self.options.get("caption", f"Output of {program}, run when this book was built")
+        return [container_wrapper(self, literal, caption)]
+
+
+class Chart(SphinxDirective):
+    required_arguments = 2
+    has_content = True
+
+    def run(self):
+        key, name = self.arguments
+        svg = _generated(self.env) / "plots" / f"{key}_{name}.svg"
+        if not svg.exists():
+            raise self.error(f"chart: {svg} was not drawn; does book/plots/{key}.py return a figure named {name!r}?")
+        self.env.note_dependency(str(svg))
+        docdir = Path(self.env.doc2path(self.env.docname)).parent
+        uri = Path(__import__("os").path.relpath(svg, docdir)).as_posix()
+        figure = nodes.figure(classes=["cachebook-chart"])
+        image = nodes.image(uri=uri, alt=" ".join(self.content) or name)
+        figure += image
+        caption = nodes.caption()
+        self.state.nested_parse(self.content, self.content_offset, caption)
+        para = caption.children[0] if caption.children and isinstance(caption.children[0], nodes.paragraph) else None
+        machine = self.env.config.myst_substitutions.get("machine")
+        summary = machine.summary if machine is not None else "an unknown machine"
+        note = nodes.inline("", f" Data from {summary}.",
+                            classes=["machine-note"])
+        if para is not None:
+            caption = nodes.caption("", "", *para.children, note)
+        else:
+            caption = nodes.caption("", "", note)
+        figure += caption
+        return [figure]
+
+
+class Stepper(SphinxDirective):
+    required_arguments = 2
+    has_content = False
+
+    def run(self):
+        key, field = self.arguments
+        data = self.env.config.myst_substitutions.get(key)
+        if data is None or field not in data._plain:
+            raise self.error(f"stepper: no {key}[{field!r}] in the chapter's results")
+        runs = data._plain[field]
+        if not isinstance(runs, list) or not runs or "steps" not in runs[0]:
+            raise self.error(f"stepper: {key}[{field!r}] is not a list of walks with steps")
+        payload = html.escape(json.dumps(runs, separators=(",", ":")), quote=True)
+        raw = (f'<div class="cb-stepper" data-runs="{payload}">'
+               '<p class="cb-stepper-noscript">This stepper needs JavaScript; '
+               'the same walks are printed in the output above.</p></div>')
+        return [nodes.raw("", raw, format="html")]
+
+
+class ChapterList(SphinxDirective):
+    has_content = False
+
+    def run(self):
+        lines = []
+        pages = {ch.name: ch for ch in book_chapters.chapters() if ch.page.exists()}
+        for name in sorted(set(pages) | set(book_chapters.SUMMARIES)):
+            summary = book_chapters.SUMMARIES.get(name, "")
+            if name in pages:
+                ch = pages[name]
+                title = _title(ch.page) or name
+                lines.append(f"- **{int(name[:2])}** · {{doc}}`{title} </{ch.docname}>`" + (f": {summary}" if summary else ""))
+            else:
+                lines.append(f"- **{int(name[:2])}** · {summary[:1].upper() + summary[1:]} *(not in this build yet)*")
+        node = nodes.container(classes=["chapter-list"])
+        self.state.nested_parse(StringList(lines, source="chapter-list"), self.content_offset, node)
+        return [node]
+
+
+def exercises_of(chapter) -> list[tuple[str, str]]:
+    """(doc comment, declaration) of each `/// Exercise ...` in the chapter's exercise.hpp."""
+    header = chapter.dir / "exercises" / "exercise.hpp"
+    if not header.exists():
+        return []
+    found = []
+    lines = header.read_text().splitlines()
+    k = 0
+    while k < len(lines):
+        if lines[k].strip().startswith("/// Exercise"):
+            doc = []
+            while k < len(lines) and lines[k].strip().startswith("///"):
+                doc.append(lines[k].strip()[3:].strip())
+                k += 1
+            decl = []
+            while k < len(lines) and lines[k].strip():
+                decl.append(lines[k])
+                k += 1
+                if decl[-1].rstrip().endswith(";"):
+                    break
+            found.append((" ".join(doc), "\n".join(decl)))
+        else:
+            k += 1
+    return found
+
+
+class ExerciseList(SphinxDirective):
+    """Every chapter's exercises, read from chapters/NN_slug/exercises/exercise.hpp."""
+
+    has_content = False
+
+    def run(self):
+        lines = []
+        for ch in book_chapters.chapters():
+            found = exercises_of(ch)
+            if not found:
+                continue
+            header = ch.dir / "exercises" / "exercise.hpp"
+            self.env.note_dependency(str(header))
+            title = _title(ch.page) if ch.page.exists() else ch.name
+            number = int(ch.name[:2])
+            link = f"{{doc}}`{title} </{ch.docname}>`" if ch.page.exists() else title
+            lines += [f"**Chapter {number}**: {link}. Grade with `make grade CH={ch.name[:2]}`; hand out with "
+                      f"`make handout CH={ch.name[:2]}`.", ""]
+            for doc, decl in found:
+                lines += [f"- {doc}", "", "  ```cpp"] + ["  " + d for d in decl.splitlines()] + ["  ```", ""]
+        if not lines:
+            lines = ["No chapter has exercises yet."]
+        node = nodes.container(classes=["exercise-list"])
+        self.state.nested_parse(StringList(lines, source="exercise-list"), self.content_offset, node)
+        return [node]
+
+
+def _title(page: Path) -> str:
+    for line in page.read_text().splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return ""
+
+
+def _number_role(kind):
+    def role(name, rawtext, text, lineno, inliner, options=None, content=None):
+        return [nodes.inline(rawtext, text, classes=[kind])], []
+
+    return role
+
+
+def _optional_pages(app, docname, source):
+    # The landing page's toctree names pages that arrive later (book/cachesim.md);
+    # drop an entry whose page does not exist yet.
+    if docname != "book/index":
+        return
+    for page in ("cachesim", "instructors"):
+        if not (Path(app.srcdir) / "book" / f"{page}.md").exists():
+            source[0] = source[0].replace(f"\n{page}\n", "\n")
+
+
+def _repair_debian_furo(app, exception):
+    """Debian's furo ships its sources, not its bundle: furo.css imports normalize.css from
+    /javascript/ (a web-server alias) and furo.js is an ES module that the page loads as
+    a plain script. Make both self-contained in the built site; upstream furo needs nothing."""
+    if exception is not None or app.builder.format != "html":
+        return
+    static = Path(app.outdir) / "_static"
+    css = static / "styles" / "furo.css"
+    if css.exists():
+        text = css.read_text()
+        imp = "@import url(/javascript/normalize.css/normalize.css);"
+        if imp in text:
+            normalize = Path("/usr/share/javascript/normalize.css/normalize.css")
+            css.write_text(text.replace(imp, normalize.read_text() if normalize.exists() else ""))
+    js, gumshoe = static / "scripts" / "furo.js", static / "scripts" / "gumshoe-patched.js"
+    if js.exists() and gumshoe.exists():
+        text = js.read_text()
+        imp = 'import Gumshoe from "./gumshoe-patched.js";'
+        if text.startswith(imp):
+            # gumshoe-patched.js is a UMD bundle: as a plain script it defines window.Gumshoe.
+            js.write_text(gumshoe.read_text() + "\n" + text[len(imp):])
+
+
+def setup(app):
+    app.add_config_value("cachebook_generated", "", "env")
+    app.add_directive("program-output", ProgramOutput)
+    app.add_directive("chart", Chart)
+    app.add_directive("stepper", Stepper)
+    app.add_directive("chapter-list", ChapterList)
+    app.add_directive("exercise-list", ExerciseList)
+    app.add_role("seed", _number_role("seed-quote"))
+    app.add_role("given", _number_role("given-number"))
+    app.connect("source-read", _optional_pages)
+    app.connect("build-finished", _repair_debian_furo)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

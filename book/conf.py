@@ -1,0 +1,66 @@
+# Sphinx configuration of the cachebook book. The source directory is the repository
+# root (so a chapter's literalinclude paths are relative to its own directory); only
+# book/*.md and chapters/*/chapter.md are read. book/build.py runs sphinx-build.
+
+import json
+import os
+import sys
+from pathlib import Path
+
+BOOK = Path(__file__).resolve().parent
+ROOT = BOOK.parent
+sys.path.insert(0, str(BOOK))
+
+import book_chapters  # noqa: E402
+from cachebook_results import Results  # noqa: E402
+
+GENERATED = Path(os.environ.get("CACHEBOOK_GENERATED", ROOT / "build" / "book" / "generated"))
+DOXYGEN_XML = Path(os.environ.get("CACHEBOOK_DOXYGEN_XML", ROOT / "build" / "book" / "doxygen" / "xml"))
+
+project = "cachebook"
+author = "the cachebook authors"
+copyright = "the cachebook authors"
+root_doc = "book/index"
+language = "en"
+
+extensions = ["myst_parser", "breathe", "cachebook_sphinx"]
+include_patterns = ["book/*.md", "chapters/*/chapter.md"]
+exclude_patterns = ["build*", ".git", "**/node_modules"]
+source_suffix = {".md": "markdown"}
+
+# MyST: substitutions carry the programs' results into the prose.
+myst_enable_extensions = ["substitution", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+
+def _load_results():
+    """chNN -> the chapter's --json results; `machine` -> the build machine."""
+    subs = {}
+    for ch in book_chapters.chapters():
+        path = GENERATED / f"{ch.program}.json"
+        if path.exists():
+            subs[ch.key] = Results(json.loads(path.read_text()))
+    machine = GENERATED / "machine.json"
+    if machine.exists():
+        subs["machine"] = Results(json.loads(machine.read_text()))
+    return subs
+
+
+myst_substitutions = _load_results()
+cachebook_generated = str(GENERATED)
+
+# API reference: Breathe over Doxygen's XML of common/include.
+breathe_projects = {"cachebook": str(DOXYGEN_XML)}
+breathe_default_project = "cachebook"
+breathe_domain_by_extension = {"hpp": "cpp"}
+primary_domain = "cpp"
+highlight_language = "cpp"
+cpp_index_common_prefix = ["cachebook::"]
+
+html_theme = "furo"
+html_title = "cachebook"
+html_static_path = [str(BOOK / "_static")]
+html_css_files = ["cachebook.css"]
+html_js_files = ["stepper.js"]
+html_show_sourcelink = False
+html_theme_options = {"navigation_with_keys": True}

@@ -1,0 +1,32 @@
+"""Chapter 2's plots: misses of the two walks (R3), and the measured time per element."""
+
+from plots import figure
+
+
+def plots(data):
+    out = {}
+    if data.get("r3"):
+        rows = data["r3"]
+        fig, ax = figure()
+        x = range(len(rows))
+        width = 0.38
+        ax.bar([k - width / 2 for k in x], [r["row"] for r in rows], width, label="row walk (j inside)")
+        ax.bar([k + width / 2 for k in x], [r["column"] for r in rows], width, label="column walk (i inside)")
+        ax.set_xticks(list(x), [f"{r['n']} × {r['n']}" for r in rows])
+        ax.set_xlabel("matrix of float64")
+        ax.set_ylabel("simulated misses")
+        ax.legend(frameon=False)
+        out["r3_misses"] = fig
+    s = data.get("sum")
+    if s and s.get("row_ms") and s.get("column_ms"):
+        per = 1e6 / (s["n"] * s["n"])  # ms per sum -> ns per element
+        fig, ax = figure(figsize=(6.4, 2.4))
+        walks = ["row walk", "column walk"]
+        times = [s["row_ms"] * per, s["column_ms"] * per]
+        bars = ax.barh(walks, times, color=["#4c72b0", "#dd8452"])
+        ax.bar_label(bars, [f"{t:.2f} ns" for t in times], padding=4)
+        ax.set_xlabel(f"time per element, ns (best of {s.get('runs', '?')} runs, {s['n']} × {s['n']} int)")
+        ax.invert_yaxis()
+        ax.set_xlim(0, max(times) * 1.25)
+        out["time_per_element"] = fig
+    return out
