@@ -3,8 +3,9 @@ set(ch09_dir ${CMAKE_SOURCE_DIR}/chapters/09_matmul)
 
 # Each instruction set's kernels get their own flags, so the rest of the build stays plain
 # x86-64 and the program chooses at run time (isa_supported) what this CPU can run.
-set_source_files_properties(${ch09_dir}/matmul_avx2.cpp PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
-set_source_files_properties(${ch09_dir}/matmul_avx512.cpp PROPERTIES COMPILE_OPTIONS "-mavx512f;-mavx2;-mfma")
+# -ffp-contract=off: an FMA only where the code asks for one; a * b + c stays two roundings.
+set_source_files_properties(${ch09_dir}/matmul_avx2.cpp PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-ffp-contract=off")
+set_source_files_properties(${ch09_dir}/matmul_avx512.cpp PROPERTIES COMPILE_OPTIONS "-mavx512f;-mavx2;-mfma;-ffp-contract=off")
 # Steps 1 to 3 stay scalar, as the chapter describes them (no automatic SSE vectorization).
 set_source_files_properties(${ch09_dir}/matmul_scalar.cpp PROPERTIES COMPILE_OPTIONS "-fno-tree-vectorize")
 
@@ -27,3 +28,7 @@ if(CACHEBOOK_WITH_OPENBLAS)
 else()
   message(STATUS "chapter 9: built without OpenBLAS (CACHEBOOK_WITH_OPENBLAS=OFF); step 7 will be skipped")
 endif()
+
+# The exercises may use AVX2 intrinsics, like step 4.
+set_source_files_properties(${ch09_dir}/exercises/starter.cpp ${ch09_dir}/exercises/solution.cpp
+  PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-ffp-contract=off")
