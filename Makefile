@@ -70,6 +70,7 @@ endif
 bench: build
 	@mkdir -p $(BUILD)/bench
 	$(BUILD)/bin/bench_cache --json $(BUILD)/bench/cache.json
+	$(BUILD)/bin/ch09_matmul --json $(BUILD)/bench/ch09_matmul.json  # chapter 9's goals: .goals in the JSON
 
 flake-check: build
 	@bash tools/flake_check.sh $(BUILD) $(or $(RUNS),20)
