@@ -286,7 +286,7 @@ int main(int argc, char** argv) {
         constexpr int kFmaPorts = 2;  // two FMA units per core: Intel since Haswell, AMD since Zen 2
         const double formula_core = ch09::formula_peak_gflops(1, ghz, width, kFmaPorts);
         const double formula_all = ch09::formula_peak_gflops(cpus, ghz, width, kFmaPorts);
-        const double fma_seconds = quick ? 0.15 : 0.6;
+        const double fma_seconds = quick ? 0.15 : 0.4;
         const double peak_core = ch09::measure_fma_gflops(isa, 1, fma_seconds);
         const double peak_all = ch09::measure_fma_gflops(isa, threads, fma_seconds);
         const double ports_seen = peak_core / (ghz * 2.0 * width);
@@ -351,23 +351,23 @@ int main(int argc, char** argv) {
             steps.push_back(r);
         };
         const double scale = quick ? 0.25 : 1.0;
-        sampled("naive", "1 naive i-j-k", 0.1e9 * scale, 1, 0, [&](RowRange r) { ch09::matmul_naive(a, b, c, s, r); },
+        sampled("naive", "1 naive i-j-k", 0.05e9 * scale, 1, 0, [&](RowRange r) { ch09::matmul_naive(a, b, c, s, r); },
                 ch09::intensity_naive(line));
         {
             ch09::Buffer bt = ch09::make_buffer(n * n);
             const double t_transpose =
                 cachebook::time_runs(runs, [&] { ch09::transpose(b, bt.get(), n, n); }, 1).min();
-            sampled("naive_bt", "1t naive, B transposed first", 0.2e9 * scale, 1, 0,
+            sampled("naive_bt", "1t naive, B transposed first", 0.1e9 * scale, 1, 0,
                     [&](RowRange r) { ch09::matmul_naive_bt(a, bt.get(), c, s, r); }, ch09::intensity_ikj());
             steps.back().seconds += t_transpose;
             out["transpose_seconds"] = t_transpose;
         }
-        sampled("ikj", "2 i-k-j", 0.2e9 * scale, 1, 0, [&](RowRange r) { ch09::matmul_ikj(a, b, c, s, r); },
+        sampled("ikj", "2 i-k-j", 0.1e9 * scale, 1, 0, [&](RowRange r) { ch09::matmul_ikj(a, b, c, s, r); },
                 ch09::intensity_ikj());
-        sampled("tiled", "3 tiled, T = " + measured("{}", tile), 0.3e9 * scale, tile, 0,
+        sampled("tiled", "3 tiled, T = " + measured("{}", tile), 0.2e9 * scale, tile, 0,
                 [&](RowRange r) { ch09::matmul_tiled(a, b, c, s, r, tile); }, ch09::intensity_tiled(tile));
         sampled("simd", "4 tiled + " + measured("{}", isa == Isa::Scalar ? "scalar fallback" : "AVX2 FMA"),
-                1.5e9 * scale, tile, 1, [&](RowRange r) { ch09::matmul_tiled_simd(a, b, c, s, r, tile, isa); },
+                1e9 * scale, tile, 1, [&](RowRange r) { ch09::matmul_tiled_simd(a, b, c, s, r, tile, isa); },
                 ch09::intensity_tiled(tile));
         whole("threaded", "5 step 4, threads: " + measured("{}", threads), threads,
               [&] { ch09::matmul_threaded(a, b, c, s, tile, isa, threads); }, ch09::intensity_tiled(tile));
@@ -385,7 +385,7 @@ int main(int argc, char** argv) {
             std::vector<std::string> candidates = {""};
             if (features.avx2 && features.fma) candidates.push_back("Haswell");
             if (features.avx512f) candidates.push_back("SkylakeX");
-            const int blas_runs = std::max(runs, quick ? 2 : 5);
+            const int blas_runs = std::max(runs, quick ? 2 : 4);
             for (const auto& name : candidates) {
                 if (!name.empty() && name == default_core) continue;
                 progress.step("OpenBLAS " + (name.empty() ? default_core : name));
