@@ -108,7 +108,7 @@ nlohmann::json to_json(const BlasSide& s) {
 void pause_for_idle_blas_threads() {
     // OpenBLAS's worker threads keep spinning for a while after a call; give them time to
     // sleep so they do not take cycles from the next measurement.
-    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
 /// Step 6 and cblas_sgemm side by side in one process, runs interleaved: 1 thread, then `threads`.
@@ -130,9 +130,10 @@ BlasSide side_by_side(std::size_t n, int threads, int runs, const ch09::MicroKer
     for (int t : {1, threads}) {
         double best_blis = HUGE_VAL, best_blas = HUGE_VAL;
         blis(t);  // warm-up
-        for (int r = 0; r < runs; ++r) {
+        for (int r = 0; r < runs; ++r) {  // the same pause before each, so neither starts from a busier core
             pause_for_idle_blas_threads();
             best_blis = std::min(best_blis, time_once([&] { blis(t); }));
+            pause_for_idle_blas_threads();
             best_blas = std::min(best_blas, time_once([&] { blas(t); }));
         }
         (t == 1 ? out.blis1 : out.blisT) = best_blis;
