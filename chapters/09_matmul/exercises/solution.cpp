@@ -1,0 +1,31 @@
+// Chapter 9 exercises: the reference answers (not handed out).
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "exercise.hpp"
+
+namespace ch09_exercise {
+
+void add_scaled_row(float a, const float* b, float* c, std::size_t count) {
+    const __m256 av = _mm256_set1_ps(a);
+    std::size_t j = 0;
+    for (; j + 8 <= count; j += 8)  // j + 8 <= count, not j < count: the last group must be whole
+        _mm256_storeu_ps(c + j, _mm256_fmadd_ps(av, _mm256_loadu_ps(b + j), _mm256_loadu_ps(c + j)));
+    for (; j < count; ++j) c[j] += a * b[j];  // the remaining count % 8 floats
+}
+
+ch09::Blocking choose_blocks(std::size_t l1, std::size_t l2, std::size_t l3, std::size_t mr, std::size_t nr) {
+    constexpr std::size_t f = sizeof(float);
+    if (l1 == 0) l1 = 32 * 1024;
+    if (l2 == 0) l2 = 256 * 1024;
+    if (l3 == 0) l3 = 8 * 1024 * 1024;
+    ch09::Blocking b;
+    b.kc = std::max<std::size_t>(16, l1 / 2 / (nr * f) / 8 * 8);
+    b.mc = std::max(mr, l2 / 2 / (b.kc * f) / mr * mr);
+    const std::size_t most = std::max(nr, 4096 / nr * nr);
+    b.nc = std::clamp(l3 / 2 / (b.kc * f) / nr * nr, nr, most);
+    return b;
+}
+
+}  // namespace ch09_exercise

@@ -1,0 +1,34 @@
+# Chapter 9's build details, included from the top-level CMakeLists.txt after add_chapter.
+set(ch09_dir ${CMAKE_SOURCE_DIR}/chapters/09_matmul)
+
+# Each instruction set's kernels get their own flags, so the rest of the build stays plain
+# x86-64 and the program chooses at run time (isa_supported) what this CPU can run.
+# -ffp-contract=off: an FMA only where the code asks for one; a * b + c stays two roundings.
+set_source_files_properties(${ch09_dir}/matmul_avx2.cpp PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-ffp-contract=off")
+set_source_files_properties(${ch09_dir}/matmul_avx512.cpp PROPERTIES COMPILE_OPTIONS "-mavx512f;-mavx2;-mfma;-ffp-contract=off")
+# Steps 1 to 3 stay scalar, as the chapter describes them (no automatic SSE vectorization).
+set_source_files_properties(${ch09_dir}/matmul_scalar.cpp PROPERTIES COMPILE_OPTIONS "-fno-tree-vectorize")
+
+# Step 7 needs a CBLAS; OpenBLAS is optional: without it the chapter says so and skips step 7.
+option(CACHEBOOK_WITH_OPENBLAS "Link chapter 9 against OpenBLAS when it is found" ON)
+set(CACHEBOOK_HAVE_OPENBLAS OFF)
+if(CACHEBOOK_WITH_OPENBLAS)
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(OPENBLAS IMPORTED_TARGET openblas)
+  endif()
+  if(OPENBLAS_FOUND)
+    target_link_libraries(ch09_matmul_logic PUBLIC PkgConfig::OPENBLAS)
+    target_compile_definitions(ch09_matmul_logic PRIVATE CACHEBOOK_HAVE_OPENBLAS=1)
+    set(CACHEBOOK_HAVE_OPENBLAS ON)
+    message(STATUS "chapter 9: OpenBLAS ${OPENBLAS_VERSION} found; step 7 will run")
+  else()
+    message(STATUS "chapter 9: OpenBLAS not found (Debian: libopenblas-dev); step 7 will be skipped")
+  endif()
+else()
+  message(STATUS "chapter 9: built without OpenBLAS (CACHEBOOK_WITH_OPENBLAS=OFF); step 7 will be skipped")
+endif()
+
+# The exercises may use AVX2 intrinsics, like step 4.
+set_source_files_properties(${ch09_dir}/exercises/starter.cpp ${ch09_dir}/exercises/solution.cpp
+  PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-ffp-contract=off")

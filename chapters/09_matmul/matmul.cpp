@@ -1,0 +1,431 @@
+#include "matmul.hpp"
+
+#include <algorithm>
+#include <barrier>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "cachebook/machine.hpp"
+#include "cachebook/measure.hpp"
+#include "kernels.hpp"
+
+namespace ch09 {
+
+std::string isa_name(Isa isa) {
+    switch (isa) {
+        case Isa::Scalar: return "scalar";
+        case Isa::Avx2: return "avx2";
+        case Isa::Avx512: return "avx512";
+    }
+    return "?";
+}
+
+bool isa_supported(Isa isa) {
+    const auto f = cachebook::cpu_features();
+    switch (isa) {
+        case Isa::Scalar: return true;
+        case Isa::Avx2: return f.avx2 && f.fma;
+        case Isa::Avx512: return f.avx512f && f.avx2 && f.fma;
+    }
+    return false;
+}
+
+Isa best_isa() {
+    if (isa_supported(Isa::Avx512)) return Isa::Avx512;
+    if (isa_supported(Isa::Avx2)) return Isa::Avx2;
+    return Isa::Scalar;
+}
+
+int simd_width(Isa isa) { return isa == Isa::Avx512 ? 16 : isa == Isa::Avx2 ? 8 : 1; }
+
+namespace {
+
+void require_isa(Isa isa) {
+    if (!isa_supported(isa)) throw std::invalid_argument("this CPU cannot run the " + isa_name(isa) + " kernels");
+}
+
+// Runs body(t) for t in [0, threads): t = 0 on the calling thread, the rest on new threads.
+template <class F>
+void run_threads(int threads, F&& body) {
+    std::vector<std::thread> pool;
+    pool.reserve(static_cast<std::size_t>(threads > 1 ? threads - 1 : 0));
+    for (int t = 1; t < threads; ++t) pool.emplace_back([&body, t] { body(t); });
+    body(0);
+    for (auto& th : pool) th.join();
+}
+
+std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
+
+}  // namespace
+
+// ---- Steps 4 and 5 ----------------------------------------------------------------------
+
+void matmul_tiled_simd(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile, Isa isa) {
+    if (tile == 0) throw std::invalid_argument("tile must be at least 1");
+    if (isa == Isa::Scalar) return matmul_tiled(a, b, c, s, rows, tile);  // the fallback
+    require_isa(Isa::Avx2);
+    detail::tiled_avx2(a, b, c, s, rows, tile);
+}
+
+// [snippet: threaded]
+void matmul_threaded(const float* a, const float* b, float* c, Shape s, std::size_t tile, Isa isa, int threads) {
+    if (threads < 1) throw std::invalid_argument("threads must be at least 1");
+    const std::size_t parts = std::min<std::size_t>(static_cast<std::size_t>(threads), std::max<std::size_t>(s.m, 1));
+    const std::size_t rows_per_thread = (s.m + parts - 1) / parts;
+    // Each thread writes only its own rows of C and only reads A and B: no locks needed.
+    run_threads(static_cast<int>(parts), [&](int t) {
+        const std::size_t begin = std::min(s.m, static_cast<std::size_t>(t) * rows_per_thread);
+        const std::size_t end = std::min(s.m, begin + rows_per_thread);
+        if (begin < end) matmul_tiled_simd(a, b, c, s, {begin, end}, tile, isa);
+    });
+}
+// [end: threaded]
+
+// ---- Step 6 -----------------------------------------------------------------------------
+
+std::vector<MicroKernel> micro_kernels(Isa isa) {
+    // Even building the list runs code compiled for the isa: ask the CPU first.
+    if (!isa_supported(isa)) return {};
+    switch (isa) {
+        case Isa::Scalar: return detail::scalar_micro_kernels();
+        case Isa::Avx2: return detail::avx2_micro_kernels();
+        case Isa::Avx512: return detail::avx512_micro_kernels();
+    }
+    return {};
+}
+
+MicroKernel default_micro_kernel(Isa isa) {
+    auto all = micro_kernels(isa);
+    if (all.empty()) all = detail::scalar_micro_kernels();
+    return all.front();
+}
+
+// [snippet: derive_blocking]
+Blocking derive_blocking(std::size_t l1, std::size_t l2, std::size_t l3, std::size_t mr, std::size_t nr) {
+    constexpr std::size_t f = sizeof(float);
+    if (l1 == 0) l1 = 32 * 1024;  // unknown caches: common sizes
+    if (l2 == 0) l2 = 256 * 1024;
+    if (l3 == 0) l3 = 8 * 1024 * 1024;
+    Blocking b;
+    // A kc x nr sliver of B stays in L1 while the micro-kernel sweeps it across the mc rows: half of L1.
+    b.kc = std::max<std::size_t>(16, (l1 / 2) / (nr * f) / 8 * 8);
+    // An mc x kc block of A stays in L2 while the macro-kernel reuses it for every sliver of B: half of L2.
+    b.mc = std::max(mr, (l2 / 2) / (b.kc * f) / mr * mr);
+    // A kc x nc panel of B stays in L3 while every block of A passes it: half of L3, at most 4096 columns.
+    b.nc = std::clamp<std::size_t>((l3 / 2) / (b.kc * f) / nr * nr, nr, std::max<std::size_t>(nr, 4096 / nr * nr));
+    return b;
+}
+// [end: derive_blocking]
+
+Blocking machine_blocking(const MicroKernel& kernel) {
+    auto size = [](int level) {
+        const auto c = cachebook::data_cache(level);
+        return c ? c->size_bytes : std::size_t{0};
+    };
+    return derive_blocking(size(1), size(2), size(3), kernel.mr, kernel.nr);
+}
+
+// [snippet: packing]
+void pack_a(const float* a, std::size_t lda, std::size_t mc, std::size_t kc, std::size_t mr, float* out) {
+    for (std::size_t r = 0; r < mc; r += mr) {  // one sliver of mr rows: for each p, mr values in a row
+        const std::size_t h = std::min(mr, mc - r);
+        for (std::size_t p = 0; p < kc; ++p) {
+            for (std::size_t i = 0; i < h; ++i) out[p * mr + i] = a[(r + i) * lda + p];
+            for (std::size_t i = h; i < mr; ++i) out[p * mr + i] = 0.0f;  // pad the last sliver
+        }
+        out += mr * kc;
+    }
+}
+
+void pack_b(const float* b, std::size_t ldb, std::size_t kc, std::size_t nc, std::size_t nr, float* out) {
+    for (std::size_t s = 0; s < nc; s += nr) {  // one sliver of nr columns: for each p, nr values in a row
+        const std::size_t w = std::min(nr, nc - s);
+        for (std::size_t p = 0; p < kc; ++p) {
+            std::memcpy(out + p * nr, b + p * ldb + s, w * sizeof(float));
+            std::fill(out + p * nr + w, out + (p + 1) * nr, 0.0f);
+        }
+        out += nr * kc;
+    }
+}
+// [end: packing]
+
+// [snippet: blis]
+void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroKernel& kernel, Blocking blocks,
+                 int threads) {
+    require_isa(kernel.isa);
+    if (threads < 1) throw std::invalid_argument("threads must be at least 1");
+    const std::size_t m = s.m, n = s.n, k = s.k, mr = kernel.mr, nr = kernel.nr;
+    if (m == 0 || n == 0) return;
+    if (k == 0) return std::fill(c, c + m * n, 0.0f);
+    const std::size_t mc = std::max(mr, blocks.mc / mr * mr), kc = std::min(std::max<std::size_t>(blocks.kc, 1), k);
+    const std::size_t nc = std::min(std::max(nr, blocks.nc / nr * nr), round_up(n, nr));
+    // Rows of C go to threads in whole slivers of mr rows.
+    const std::size_t slivers = (m + mr - 1) / mr;
+    const int parts = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), slivers));
+    Buffer b_packed = make_buffer(kc * nc);  // shared: every thread packs some slivers, all read all
+    std::barrier sync(parts);
+
+    run_threads(parts, [&](int t) {
+        const std::size_t row_begin = std::min(m, slivers * static_cast<std::size_t>(t) / parts * mr);
+        const std::size_t row_end = std::min(m, slivers * static_cast<std::size_t>(t + 1) / parts * mr);
+        Buffer a_packed = make_buffer(mc * kc);  // private: this thread's block of A
+        std::vector<float> edge(mr * nr);        // a partial block of C is computed here first
+        for (std::size_t jc = 0; jc < n; jc += nc) {          // loop 5: panels of nc columns of B and C
+            const std::size_t ncur = std::min(nc, n - jc);
+            for (std::size_t pc = 0; pc < k; pc += kc) {      // loop 4: kc-deep slices of A and B
+                const std::size_t kcur = std::min(kc, k - pc);
+                for (std::size_t sl = static_cast<std::size_t>(t); sl * nr < ncur; sl += static_cast<std::size_t>(parts))
+                    pack_b(b + pc * n + jc + sl * nr, n, kcur, std::min(nr, ncur - sl * nr), nr,
+                           b_packed.get() + sl * nr * kcur);
+                sync.arrive_and_wait();                        // the panel of B is ready
+                for (std::size_t ic = row_begin; ic < row_end; ic += mc) {  // loop 3: blocks of mc rows
+                    const std::size_t mcur = std::min(mc, row_end - ic);
+                    pack_a(a + ic * k + pc, k, mcur, kcur, mr, a_packed.get());
+                    for (std::size_t jr = 0; jr < ncur; jr += nr)        // loop 2: slivers of B
+                        for (std::size_t ir = 0; ir < mcur; ir += mr) {  // loop 1: slivers of A
+                            const std::size_t h = std::min(mr, mcur - ir), w = std::min(nr, ncur - jr);
+                            float* cij = c + (ic + ir) * n + jc + jr;
+                            const float* ap = a_packed.get() + ir * kcur;
+                            const float* bp = b_packed.get() + jr * kcur;
+                            if (h == mr && w == nr) {
+                                kernel.fn(kcur, ap, bp, cij, n, pc > 0);
+                            } else {  // edge of C: full block into `edge`, then only the part that exists
+                                kernel.fn(kcur, ap, bp, edge.data(), nr, false);
+                                for (std::size_t i = 0; i < h; ++i)
+                                    for (std::size_t j = 0; j < w; ++j)
+                                        cij[i * n + j] = (pc > 0 ? cij[i * n + j] : 0.0f) + edge[i * nr + j];
+                            }
+                        }
+                }
+                sync.arrive_and_wait();  // everyone is done with the panel before it is overwritten
+            }
+        }
+    });
+}
+// [end: blis]
+
+// ---- Checking ---------------------------------------------------------------------------
+
+std::vector<double> reference_rows(const float* a, const float* b, Shape s, RowRange rows) {
+    std::vector<double> out(rows.size() * s.n, 0.0);
+    for (std::size_t i = rows.begin; i < rows.end; ++i) {
+        double* ci = out.data() + (i - rows.begin) * s.n;
+        for (std::size_t p = 0; p < s.k; ++p) {
+            const double aip = a[i * s.k + p];
+            for (std::size_t j = 0; j < s.n; ++j) ci[j] += aip * double(b[p * s.n + j]);
+        }
+    }
+    return out;
+}
+
+std::vector<double> abs_product_rows(const float* a, const float* b, Shape s, RowRange rows) {
+    std::vector<double> out(rows.size() * s.n, 0.0);
+    for (std::size_t i = rows.begin; i < rows.end; ++i) {
+        double* ci = out.data() + (i - rows.begin) * s.n;
+        for (std::size_t p = 0; p < s.k; ++p) {
+            const double aip = std::fabs(double(a[i * s.k + p]));
+            for (std::size_t j = 0; j < s.n; ++j) ci[j] += aip * std::fabs(double(b[p * s.n + j]));
+        }
+    }
+    return out;
+}
+
+double gamma_bound(std::size_t k) {
+    const double u = std::ldexp(1.0, -24);
+    const double ku = double(std::max<std::size_t>(k, 1)) * u;
+    return ku / (1.0 - ku);
+}
+
+Check check_rows(const float* c, Shape s, RowRange rows, const std::vector<double>& ref,
+                 const std::vector<double>& abs_ab) {
+    Check out;
+    out.matches = true;
+    const double g = gamma_bound(s.k);
+    for (std::size_t i = rows.begin; i < rows.end; ++i)
+        for (std::size_t j = 0; j < s.n; ++j) {
+            const std::size_t r = (i - rows.begin) * s.n + j;
+            const double err = std::fabs(double(c[i * s.n + j]) - ref[r]);
+            const double bound = g * abs_ab[r];
+            const double ratio = bound > 0 ? err / bound : (err == 0 ? 0.0 : HUGE_VAL);
+            if (!(ratio <= 1.0)) out.matches = false;  // also catches NaN
+            out.worst_ratio = std::max(out.worst_ratio, std::isnan(ratio) ? HUGE_VAL : ratio);
+            ++out.elements;
+        }
+    return out;
+}
+
+// ---- The machine ------------------------------------------------------------------------
+
+double measure_fma_gflops(Isa isa, int threads, double seconds) {
+    require_isa(isa);
+    auto loop = [isa](std::size_t iterations) {
+        switch (isa) {
+            case Isa::Avx512: return detail::fma_loop_avx512(iterations);
+            case Isa::Avx2: return detail::fma_loop_avx2(iterations);
+            case Isa::Scalar: break;
+        }
+        return detail::fma_loop_scalar(iterations);
+    };
+    // Calibrate one run to about 10 ms, then keep the fastest of many runs: on a shared machine
+    // some run goes undisturbed, and noise only ever adds time.
+    std::size_t iterations = 1 << 10;
+    for (;;) {
+        const auto start = cachebook::Clock::now();
+        loop(iterations);
+        if (cachebook::seconds_since(start) > 0.01 || iterations > (std::size_t{1} << 40)) break;
+        iterations *= 2;
+    }
+    const int runs = std::max(5, static_cast<int>(seconds / 0.01));
+    double flops = 0;
+    const auto timing = cachebook::time_runs(runs, [&] {
+        std::vector<double> each(static_cast<std::size_t>(threads));
+        run_threads(threads, [&](int t) { each[static_cast<std::size_t>(t)] = loop(iterations); });
+        flops = 0;
+        for (double f : each) flops += f;
+    }, 0);
+    return flops / timing.min() / 1e9;
+}
+
+// [snippet: clock]
+double measure_clock_ghz(double seconds) {
+    // Ten dependent adds per round: each waits for the one before, one cycle apiece.
+    auto rounds_of = [](std::uint64_t rounds) {
+        std::uint64_t x = 0;
+        asm volatile(
+            "1:\n\t"
+            "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+            "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+            "dec %1\n\tjnz 1b"
+            : "+r"(x), "+r"(rounds)
+            :
+            : "cc");
+        return x;
+    };
+    // Many short attempts, keeping the fastest: on a shared machine some attempt runs undisturbed.
+    std::uint64_t rounds = 1 << 12;
+    while (true) {  // calibrate one attempt to about 2 ms
+        const auto start = cachebook::Clock::now();
+        cachebook::do_not_optimize(rounds_of(rounds));
+        if (cachebook::seconds_since(start) > 0.002 || rounds > (std::uint64_t{1} << 36)) break;
+        rounds *= 2;
+    }
+    double best = 0;
+    const auto begin = cachebook::Clock::now();
+    for (int attempt = 0; attempt < 10 || cachebook::seconds_since(begin) < seconds; ++attempt) {
+        const auto start = cachebook::Clock::now();
+        cachebook::do_not_optimize(rounds_of(rounds));
+        best = std::max(best, 10.0 * double(rounds) / cachebook::seconds_since(start) / 1e9);
+    }
+    return best;
+}
+// [end: clock]
+
+double nominal_clock_ghz() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("cpu MHz", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon == std::string::npos) return 0;
+            try {
+                return std::stod(line.substr(colon + 1)) / 1000.0;
+            } catch (...) {
+                return 0;
+            }
+        }
+    return 0;
+}
+
+double formula_peak_gflops(int cores, double ghz, int width, int fma_ports) {
+    return double(cores) * ghz * (2.0 * width * fma_ports);
+}
+
+// [snippet: triad]
+double measure_triad_gbs(std::size_t floats, int threads, int runs) {
+    Buffer x = make_buffer(floats), y = make_buffer(floats), z = make_buffer(floats);
+    const std::size_t per = (floats + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
+    auto triad = [&](float scale) {
+        run_threads(threads, [&](int t) {
+            const std::size_t begin = std::min(floats, per * static_cast<std::size_t>(t));
+            const std::size_t end = std::min(floats, begin + per);
+            for (std::size_t i = begin; i < end; ++i) x[i] = y[i] + scale * z[i];
+        });
+        cachebook::clobber_memory();
+    };
+    run_threads(threads, [&](int t) {  // first touch by the thread that will use each part
+        const std::size_t begin = std::min(floats, per * static_cast<std::size_t>(t));
+        const std::size_t end = std::min(floats, begin + per);
+        for (std::size_t i = begin; i < end; ++i) x[i] = 0, y[i] = 1, z[i] = 2;
+    });
+    const auto timing = cachebook::time_runs(runs, [&] { triad(3.0f); }, 1);
+    cachebook::do_not_optimize(x[floats / 2]);
+    return 3.0 * sizeof(float) * double(floats) / timing.min() / 1e9;
+}
+// [end: triad]
+
+// [snippet: intensity]
+// FLOPs per byte brought from memory, for matrices much larger than every cache.
+double intensity_naive(std::size_t line_bytes) {
+    return 2.0 / double(line_bytes);  // every multiply-add brings a new line of B (a column walk)
+}
+double intensity_ikj() {
+    return 2.0 / sizeof(float);  // every multiply-add reads one new float of B; a row of C stays cached
+}
+double intensity_tiled(std::size_t tile) {
+    // B is read once per strip of `tile` rows of C: 4 K N M / T bytes for 2 M N K FLOPs.
+    return double(tile) / 2.0;
+}
+double intensity_blis(Shape s, Blocking blocks) {
+    // A read once per panel of nc columns, B once, C read and written once per kc slice.
+    const double m = double(s.m), n = double(s.n), k = double(s.k);
+    const double panels = std::ceil(n / double(blocks.nc)), slices = std::ceil(k / double(blocks.kc));
+    const double bytes = sizeof(float) * (m * k * panels + k * n + 2.0 * m * n * slices);
+    return s.flops() / bytes;
+}
+// [end: intensity]
+
+// ---- Helpers ----------------------------------------------------------------------------
+
+void AlignedFree::operator()(float* p) const { std::free(p); }
+
+Buffer make_buffer(std::size_t floats) {
+    const std::size_t bytes = round_up(std::max<std::size_t>(floats, 1) * sizeof(float), 64);
+    auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+    if (p == nullptr) throw std::bad_alloc();
+    return Buffer(p);
+}
+
+namespace {
+// xorshift32: the same numbers on every platform and library.
+std::uint32_t next(std::uint32_t& state) {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+}
+}  // namespace
+
+void fill_random(float* p, std::size_t count, std::uint32_t seed) {
+    std::uint32_t state = seed ? seed : 1;
+    for (std::size_t i = 0; i < count; ++i)
+        p[i] = float(next(state) >> 8) * (1.0f / 8388608.0f) - 1.0f;  // 24 bits -> [-1, 1)
+}
+
+void fill_small_integers(float* p, std::size_t count, std::uint32_t seed) {
+    std::uint32_t state = seed ? seed : 1;
+    for (std::size_t i = 0; i < count; ++i) p[i] = float(int(next(state) % 5) - 2);
+}
+
+std::size_t tile_from_l1(std::size_t l1_bytes) {
+    std::size_t t = 8;
+    while (3 * (2 * t) * (2 * t) * sizeof(float) <= l1_bytes) t *= 2;
+    return t;
+}
+
+}  // namespace ch09

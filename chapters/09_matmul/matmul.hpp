@@ -1,0 +1,169 @@
+#pragma once
+// Chapter 9: one matrix multiply, C = A x B, written seven ways and measured in GFLOPS.
+//
+// Every step computes C (m x n) = A (m x k) * B (k x n) in single precision; all three
+// matrices are row-major and dense (leading dimension = number of columns). Every step
+// overwrites the rows of C it is given. A RowRange lets a step compute only some rows
+// of C: the threaded steps split rows across threads, and the program times the slow
+// steps on a sample of rows of the full-size problem.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ch09 {
+
+/// C (m x n) = A (m x k) * B (k x n).
+struct Shape {
+    std::size_t m = 0, n = 0, k = 0;
+    /// Floating-point operations of the whole product: one multiply and one add per term.
+    [[nodiscard]] double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+};
+
+/// Rows [begin, end) of C.
+struct RowRange {
+    std::size_t begin = 0, end = 0;
+    [[nodiscard]] std::size_t size() const { return end - begin; }
+};
+
+/// The instruction sets the kernels are written for.
+enum class Isa { Scalar, Avx2, Avx512 };
+std::string isa_name(Isa isa);
+/// Whether this CPU can run code written for `isa` (AVX2 kernels also need FMA).
+bool isa_supported(Isa isa);
+/// The widest instruction set this CPU supports, among those the kernels are written for.
+Isa best_isa();
+
+// ---- The steps -------------------------------------------------------------------------
+
+/// Step 1: the definition, i-j-k; the inner loop walks down a column of B.
+void matmul_naive(const float* a, const float* b, float* c, Shape s, RowRange rows);
+/// The B-transpose trick: naive order on a transposed copy bt (n x k) of B, so both inner walks are rows.
+void matmul_naive_bt(const float* a, const float* bt, float* c, Shape s, RowRange rows);
+/// bt (n x k) = transpose of b (k x n).
+void transpose(const float* b, float* bt, std::size_t k, std::size_t n);
+/// Step 2: i-k-j; the inner loop walks along rows of B and C.
+void matmul_ikj(const float* a, const float* b, float* c, Shape s, RowRange rows);
+/// Step 3: tiles of tile x tile; tile loops ii, kk, jj, then i, k, j inside a tile.
+void matmul_tiled(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile);
+/// Step 4: step 3 with the inner j loop in 8-float AVX2 FMA instructions, remainder in scalar code.
+/// `isa` Scalar runs step 3 (the fallback); Avx2 and Avx512 both run the AVX2 kernel.
+void matmul_tiled_simd(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile, Isa isa);
+/// Step 5: step 4 with the rows of C split across `threads` threads.
+void matmul_threaded(const float* a, const float* b, float* c, Shape s, std::size_t tile, Isa isa, int threads);
+
+// ---- Step 6: the BLIS structure --------------------------------------------------------
+
+/// A register-blocked micro-kernel: computes an mr x nr block of C from a packed
+/// mr x kc sliver of A and a packed kc x nr sliver of B.
+struct MicroKernel {
+    std::string name;  // e.g. "avx2 6x16"
+    Isa isa = Isa::Scalar;
+    std::size_t mr = 0, nr = 0;
+    /// c[i * ldc + j] (+)= sum over p of a[p * mr + i] * b[p * nr + j]; overwrite unless `accumulate`.
+    void (*fn)(std::size_t kc, const float* a, const float* b, float* c, std::size_t ldc, bool accumulate) = nullptr;
+};
+/// Every micro-kernel this build has for `isa` (the first is the default of that isa); none when
+/// this CPU cannot run the isa.
+std::vector<MicroKernel> micro_kernels(Isa isa);
+/// The default micro-kernel of `isa`.
+MicroKernel default_micro_kernel(Isa isa);
+
+/// Cache blocks of the BLIS loops, and where they come from.
+struct Blocking {
+    std::size_t mc = 0, kc = 0, nc = 0;
+};
+/// The blocks derived from the cache sizes (bytes; 0 = unknown) for a micro-kernel of mr x nr:
+/// kc: a kc x nr sliver of B fills half of L1; mc: an mc x kc block of A fills half of L2;
+/// nc: a kc x nc panel of B fills half of L3, at most 4096 columns.
+Blocking derive_blocking(std::size_t l1, std::size_t l2, std::size_t l3, std::size_t mr, std::size_t nr);
+/// The same from this machine's caches (sysfs).
+Blocking machine_blocking(const MicroKernel& kernel);
+
+/// Packs rows [0, mc) x columns [0, kc) of A (leading dimension lda) into slivers of mr rows:
+/// sliver r holds a[(r*mr + i) * lda + p] at out[r*mr*kc + p*mr + i], zero beyond mc.
+void pack_a(const float* a, std::size_t lda, std::size_t mc, std::size_t kc, std::size_t mr, float* out);
+/// Packs rows [0, kc) x columns [0, nc) of B (leading dimension ldb) into slivers of nr columns:
+/// sliver s holds b[p * ldb + s*nr + j] at out[s*nr*kc + p*nr + j], zero beyond nc.
+void pack_b(const float* b, std::size_t ldb, std::size_t kc, std::size_t nc, std::size_t nr, float* out);
+
+/// Step 6: packing, a macro-kernel over MC x KC x NC blocks, a register-blocked micro-kernel;
+/// rows of C split across `threads` threads (each packs its own A blocks; B panels are packed
+/// by all threads together and shared).
+void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroKernel& kernel, Blocking blocks,
+                 int threads);
+
+// ---- Step 7: the library ---------------------------------------------------------------
+
+/// Whether this build links a CBLAS (OpenBLAS).
+bool blas_available();
+/// The kernel OpenBLAS chose (openblas_get_corename), or "" without OpenBLAS.
+std::string blas_corename();
+/// cblas_sgemm on `threads` threads; throws std::logic_error when no BLAS was linked.
+void matmul_blas(const float* a, const float* b, float* c, Shape s, int threads);
+
+// ---- Checking --------------------------------------------------------------------------
+
+/// The exact product's rows, computed in double precision (order i-k-j).
+std::vector<double> reference_rows(const float* a, const float* b, Shape s, RowRange rows);
+/// |A| x |B| on the same rows: the scale against which rounding error is measured.
+std::vector<double> abs_product_rows(const float* a, const float* b, Shape s, RowRange rows);
+
+/// How far a result is from the reference.
+struct Check {
+    bool matches = false;      // every element within the bound
+    double worst_ratio = 0;    // max over elements of |c - ref| / (gamma_k * (|A||B|)_ij); <= 1 matches
+    std::size_t elements = 0;  // elements compared
+};
+/// The rounding-error bound of any order of summation of k products in float:
+/// gamma_k = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and Stability of Numerical Algorithms, 3.1).
+double gamma_bound(std::size_t k);
+/// Compares rows `rows` of c with the reference (and |A||B|) of the same rows.
+Check check_rows(const float* c, Shape s, RowRange rows, const std::vector<double>& ref,
+                 const std::vector<double>& abs_ab);
+
+// ---- The machine -----------------------------------------------------------------------
+
+/// Floating-point throughput of independent FMA chains, in GFLOPS, on `threads` threads at once
+/// (each runs the widest FMA the isa has; Scalar: separate multiply and add).
+double measure_fma_gflops(Isa isa, int threads, double seconds);
+/// The clock, estimated from a chain of dependent integer adds (one cycle each), in GHz.
+double measure_clock_ghz(double seconds);
+/// The nominal clock from /proc/cpuinfo ("cpu MHz"), in GHz, or 0.
+double nominal_clock_ghz();
+/// Floats per vector register of the isa (1, 8, 16).
+int simd_width(Isa isa);
+/// Peak by the formula: cores x GHz x (2 FLOPs per FMA x width x FMA ports).
+double formula_peak_gflops(int cores, double ghz, int width, int fma_ports);
+
+/// Memory bandwidth of a triad a[i] = b[i] + s * c[i] over three arrays of `floats` each,
+/// counted as 12 bytes per element, on `threads` threads, minimum of `runs`; in GB/s.
+double measure_triad_gbs(std::size_t floats, int threads, int runs);
+
+/// FLOPs per byte of memory traffic, by a model of each step for matrices far larger than the
+/// caches (the formulas are in matmul.cpp and the chapter).
+double intensity_naive(std::size_t line_bytes);
+double intensity_ikj();
+double intensity_tiled(std::size_t tile);
+double intensity_blis(Shape s, Blocking blocks);
+
+// ---- Helpers ---------------------------------------------------------------------------
+
+/// A float buffer aligned to 64 bytes.
+struct AlignedFree {
+    void operator()(float* p) const;
+};
+using Buffer = std::unique_ptr<float[], AlignedFree>;
+Buffer make_buffer(std::size_t floats);
+/// Fills with uniform values in [-1, 1) from a fixed seed.
+void fill_random(float* p, std::size_t count, std::uint32_t seed);
+/// Fills with small integers in [-2, 2]: every product and partial sum is exact in float
+/// while k * 4 < 2^24, so every correct step gives exactly the reference.
+void fill_small_integers(float* p, std::size_t count, std::uint32_t seed);
+
+/// The largest power of two t with three t x t float tiles in `l1_bytes` (seed: 3 t^2 x 4 <= L1), at least 8.
+std::size_t tile_from_l1(std::size_t l1_bytes);
+
+}  // namespace ch09

@@ -1,0 +1,56 @@
+// The AVX-512 micro-kernels of step 6, compiled with -mavx512f; they run only after
+// isa_supported(Isa::Avx512) said yes. They share micro_kernel.hpp with the AVX2 ones.
+#include <immintrin.h>
+
+#include "cachebook/measure.hpp"
+#include "kernels.hpp"
+#include "micro_kernel.hpp"
+
+namespace ch09::detail {
+
+#if defined(__AVX512F__)
+namespace {
+
+struct Avx512 {
+    using reg = __m512;
+    static constexpr std::size_t width = 16;
+    static reg zero() { return _mm512_setzero_ps(); }
+    static reg load(const float* p) { return _mm512_loadu_ps(p); }
+    static void store(float* p, reg r) { _mm512_storeu_ps(p, r); }
+    static reg broadcast(float x) { return _mm512_set1_ps(x); }
+    static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
+    static reg add(reg a, reg b) { return _mm512_add_ps(a, b); }
+};
+
+}  // namespace
+
+std::vector<MicroKernel> avx512_micro_kernels() {
+    // 32 zmm registers: 12x32 keeps 24 accumulators + 2 of B + 1 of A; 14x32 uses 31.
+    return {
+        {"avx512 12x32", Isa::Avx512, 12, 32, &micro_kernel<Avx512, 12, 2>},
+        {"avx512 14x32", Isa::Avx512, 14, 32, &micro_kernel<Avx512, 14, 2>},
+        {"avx512 6x32", Isa::Avx512, 6, 32, &micro_kernel<Avx512, 6, 2>},
+        {"avx512 8x48", Isa::Avx512, 8, 48, &micro_kernel<Avx512, 8, 3>},
+    };
+}
+
+double fma_loop_avx512(std::size_t iterations) {
+    constexpr int chains = 12;
+    __m512 acc[chains];
+    for (int i = 0; i < chains; ++i) acc[i] = _mm512_set1_ps(float(i));
+    const __m512 scale = _mm512_set1_ps(0.999999f), shift = _mm512_set1_ps(1e-6f);
+    for (std::size_t it = 0; it < iterations; ++it) {
+#pragma GCC unroll 12
+        for (int i = 0; i < chains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], scale, shift);
+    }
+    __m512 sum = acc[0];
+    for (int i = 1; i < chains; ++i) sum = _mm512_add_ps(sum, acc[i]);
+    cachebook::do_not_optimize(sum);
+    return double(iterations) * chains * 16 * 2;
+}
+#else
+std::vector<MicroKernel> avx512_micro_kernels() { return {}; }
+double fma_loop_avx512(std::size_t) { return 0; }
+#endif
+
+}  // namespace ch09::detail

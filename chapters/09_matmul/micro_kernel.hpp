@@ -1,0 +1,47 @@
+#pragma once
+// The register-blocked micro-kernel, written once for any vector type V. Each file that
+// includes it compiles it for its own instruction set; everything here has internal
+// linkage, so the copies never mix.
+//
+// V provides: using reg; static constexpr std::size_t width; zero(), load(p), store(p, r),
+// broadcast(x), fma(a, b, c) = a * b + c, add(a, b).
+
+#include <cstddef>
+
+namespace {
+
+// [snippet: micro_kernel]
+// An MR x (NV * V::width) block of C lives in MR * NV registers for the whole kc loop:
+// each step loads NV vectors of B, broadcasts MR values of A, and does MR * NV FMAs.
+template <class V, std::size_t MR, std::size_t NV>
+void micro_kernel(std::size_t kc, const float* a, const float* b, float* c, std::size_t ldc, bool accumulate) {
+    constexpr std::size_t NR = NV * V::width;
+    typename V::reg acc[MR][NV];
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < NV; ++v) acc[i][v] = V::zero();
+    for (std::size_t p = 0; p < kc; ++p) {
+        typename V::reg bv[NV];
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < NV; ++v) bv[v] = V::load(b + v * V::width);
+#pragma GCC unroll 16
+        for (std::size_t i = 0; i < MR; ++i) {
+            const typename V::reg ai = V::broadcast(a[i]);
+#pragma GCC unroll 4
+            for (std::size_t v = 0; v < NV; ++v) acc[i][v] = V::fma(ai, bv[v], acc[i][v]);
+        }
+        a += MR;  // packed A: MR values per k
+        b += NR;  // packed B: NR values per k
+    }
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < NV; ++v) {
+            float* dst = c + i * ldc + v * V::width;
+            V::store(dst, accumulate ? V::add(V::load(dst), acc[i][v]) : acc[i][v]);
+        }
+}
+// [end: micro_kernel]
+
+}  // namespace

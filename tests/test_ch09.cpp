@@ -1,0 +1,321 @@
+// Chapter 9's claims: every step computes the same product; the blocks come from the caches
+// as the chapter says; and, measured, each step the chapter calls faster is faster.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cachebook/measure.hpp"
+#include "cachebook/machine.hpp"
+#include "matmul.hpp"
+#include "support.hpp"
+
+using ch09::Isa;
+using ch09::RowRange;
+using ch09::Shape;
+
+namespace {
+
+struct Mats {
+    Shape s;
+    ch09::Buffer a, b, c;
+    Mats(Shape shape, bool integers)
+        : s(shape), a(ch09::make_buffer(s.m * s.k)), b(ch09::make_buffer(s.k * s.n)), c(ch09::make_buffer(s.m * s.n)) {
+        if (integers) {
+            ch09::fill_small_integers(a.get(), s.m * s.k, 11);
+            ch09::fill_small_integers(b.get(), s.k * s.n, 12);
+        } else {
+            ch09::fill_random(a.get(), s.m * s.k, 21);
+            ch09::fill_random(b.get(), s.k * s.n, 22);
+        }
+        std::fill(c.get(), c.get() + s.m * s.n, 12345.0f);  // every step must overwrite C
+    }
+    [[nodiscard]] RowRange all() const { return {0, s.m}; }
+    [[nodiscard]] std::vector<float> result() const { return {c.get(), c.get() + s.m * s.n}; }
+};
+
+using Step = std::function<void(const Mats&)>;
+
+struct NamedStep {
+    std::string name;
+    Step run;
+    bool small_only;  // scalar steps and the variants: kept to small sizes so the suite stays fast
+};
+
+std::vector<NamedStep> all_steps() {
+    std::vector<NamedStep> steps = {
+        {"naive", [](const Mats& x) { ch09::matmul_naive(x.a.get(), x.b.get(), x.c.get(), x.s, x.all()); }, true},
+        {"naive_bt",
+         [](const Mats& x) {
+             auto bt = ch09::make_buffer(x.s.k * x.s.n);
+             ch09::transpose(x.b.get(), bt.get(), x.s.k, x.s.n);
+             ch09::matmul_naive_bt(x.a.get(), bt.get(), x.c.get(), x.s, x.all());
+         },
+         true},
+        {"ikj", [](const Mats& x) { ch09::matmul_ikj(x.a.get(), x.b.get(), x.c.get(), x.s, x.all()); }, true},
+        {"tiled 32", [](const Mats& x) { ch09::matmul_tiled(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 32); }, true},
+        {"tiled 5", [](const Mats& x) { ch09::matmul_tiled(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 5); }, true},
+    };
+    for (Isa isa : {Isa::Scalar, Isa::Avx2}) {
+        if (!ch09::isa_supported(isa)) continue;
+        const std::string n = ch09::isa_name(isa);
+        steps.push_back({"simd " + n + " 32", [isa](const Mats& x) {
+                             ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 32, isa);
+                         }, isa == Isa::Scalar});
+        steps.push_back({"simd " + n + " 12", [isa](const Mats& x) {
+                             ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 12, isa);
+                         }, true});
+        for (int t : {1, 2, 3})
+            steps.push_back({"threaded " + n + " " + std::to_string(t), [isa, t](const Mats& x) {
+                                 ch09::matmul_threaded(x.a.get(), x.b.get(), x.c.get(), x.s, 32, isa, t);
+                             }, isa == Isa::Scalar || t != 2});
+    }
+    for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+        if (!ch09::isa_supported(isa)) continue;
+        for (const auto& k : ch09::micro_kernels(isa)) {
+            // Small blocks, so that every loop of step 6 runs more than once even on small matrices.
+            const ch09::Blocking small{2 * k.mr + 1, 24, 3 * k.nr};
+            for (int t : {1, 2, 3}) {
+                steps.push_back({"blis " + k.name + " small blocks, threads " + std::to_string(t),
+                                 [k, small, t](const Mats& x) {
+                                     ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, k, small, t);
+                                 }, true});
+            }
+            steps.push_back({"blis " + k.name + " machine blocks", [k](const Mats& x) {
+                                 ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, k, ch09::machine_blocking(k), 2);
+                             }, isa == Isa::Scalar || k.name != ch09::default_micro_kernel(isa).name});
+        }
+    }
+    if (ch09::blas_available())
+        steps.push_back({"openblas", [](const Mats& x) {
+                             ch09::matmul_blas(x.a.get(), x.b.get(), x.c.get(), x.s, 1);
+                         }, false});
+    return steps;
+}
+
+// Sizes that are multiples of nothing the kernels use: tile, vector width, micro-kernel.
+const std::vector<Shape> kShapes = {{1, 1, 1},     {7, 7, 7},      {33, 33, 33},  {100, 100, 100}, {257, 257, 257},
+                                    {7, 33, 100},  {100, 1, 257},  {33, 257, 7},  {257, 100, 33},  {1, 100, 257},
+                                    {1000, 1000, 1000}};
+
+bool too_slow(const NamedStep& step, Shape s) { return step.small_only && s.flops() > 4e7; }
+
+}  // namespace
+
+TEST_CASE("every step gives exactly the exact product of small integers", "[ch09]") {
+    // Products of integers in [-2, 2] and their sums stay exact in float (below 2^24), so
+    // every correct step, in any order of summation, must give the reference exactly.
+    for (const Shape s : kShapes) {
+        Mats x(s, true);
+        const auto ref = ch09::reference_rows(x.a.get(), x.b.get(), s, x.all());
+        for (const auto& step : all_steps()) {
+            if (too_slow(step, s)) continue;
+            INFO(step.name << " on " << s.m << " x " << s.k << " times " << s.k << " x " << s.n);
+            step.run(x);
+            std::size_t wrong = 0;
+            for (std::size_t i = 0; i < s.m * s.n; ++i) wrong += double(x.c[i]) != ref[i];
+            CHECK(wrong == 0);
+            std::fill(x.c.get(), x.c.get() + s.m * s.n, 12345.0f);
+        }
+    }
+}
+
+TEST_CASE("every step is within the rounding bound of a double-precision reference", "[ch09]") {
+    for (const Shape s : kShapes) {
+        Mats x(s, false);
+        const auto ref = ch09::reference_rows(x.a.get(), x.b.get(), s, x.all());
+        const auto abs_ab = ch09::abs_product_rows(x.a.get(), x.b.get(), s, x.all());
+        for (const auto& step : all_steps()) {
+            if (too_slow(step, s)) continue;
+            INFO(step.name << " on " << s.m << " x " << s.k << " times " << s.k << " x " << s.n);
+            step.run(x);
+            const auto check = ch09::check_rows(x.c.get(), s, x.all(), ref, abs_ab);
+            CHECK(check.matches);
+            CHECK(check.elements == s.m * s.n);
+            CHECK(check.worst_ratio <= 1.0);
+        }
+    }
+}
+
+TEST_CASE("the check catches a wrong element", "[ch09]") {
+    const Shape s{33, 33, 33};
+    Mats x(s, false);
+    ch09::matmul_ikj(x.a.get(), x.b.get(), x.c.get(), s, x.all());
+    const auto ref = ch09::reference_rows(x.a.get(), x.b.get(), s, x.all());
+    const auto abs_ab = ch09::abs_product_rows(x.a.get(), x.b.get(), s, x.all());
+    CHECK(ch09::check_rows(x.c.get(), s, x.all(), ref, abs_ab).matches);
+    x.c[5 * 33 + 7] += 1e-3f;  // far above gamma_33 x |A||B| (about 2e-6 x 8)
+    CHECK_FALSE(ch09::check_rows(x.c.get(), s, x.all(), ref, abs_ab).matches);
+    x.c[5 * 33 + 7] = std::numeric_limits<float>::quiet_NaN();
+    CHECK_FALSE(ch09::check_rows(x.c.get(), s, x.all(), ref, abs_ab).matches);
+}
+
+TEST_CASE("steps with the same order of operations give identical bits", "[ch09]") {
+    // naive, i-k-j and tiled all add a[i][p] * b[p][j] into C[i][j] for p = 0, 1, 2, ... in turn,
+    // rounding after each multiply and each add: the same floats, to the last bit.
+    for (const Shape s : {Shape{100, 100, 100}, Shape{257, 100, 33}}) {
+        Mats x(s, false);
+        ch09::matmul_naive(x.a.get(), x.b.get(), x.c.get(), s, x.all());
+        const auto naive = x.result();
+        ch09::matmul_ikj(x.a.get(), x.b.get(), x.c.get(), s, x.all());
+        CHECK(x.result() == naive);
+        ch09::matmul_tiled(x.a.get(), x.b.get(), x.c.get(), s, x.all(), 32);
+        CHECK(x.result() == naive);
+        ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), s, x.all(), 32, Isa::Scalar);
+        CHECK(x.result() == naive);
+        if (ch09::isa_supported(Isa::Avx2)) {
+            // The FMA rounds once where step 3 rounds twice: close, not identical; step 5 runs step 4's code.
+            ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), s, x.all(), 32, Isa::Avx2);
+            const auto simd = x.result();
+            CHECK(simd != naive);
+            ch09::matmul_threaded(x.a.get(), x.b.get(), x.c.get(), s, 32, Isa::Avx2, 2);
+            CHECK(x.result() == simd);
+        }
+    }
+}
+
+TEST_CASE("step 6 with one thread or several gives identical bits", "[ch09]") {
+    const Shape s{257, 100, 300};
+    Mats x(s, false);
+    const auto k = ch09::default_micro_kernel(ch09::best_isa());
+    const ch09::Blocking blocks{2 * k.mr, 40, 2 * k.nr};
+    ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), s, k, blocks, 1);
+    const auto one = x.result();
+    for (int t : {2, 3, 7}) {
+        ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), s, k, blocks, t);
+        CHECK(x.result() == one);
+    }
+}
+
+TEST_CASE("packing lays slivers out as the micro-kernel reads them", "[ch09]") {
+    // A: 5 x 3 (lda 4), value 10 * row + column; slivers of mr = 2 rows.
+    std::vector<float> a(5 * 4);
+    for (int i = 0; i < 5; ++i)
+        for (int p = 0; p < 4; ++p) a[std::size_t(i * 4 + p)] = float(10 * i + p);
+    std::vector<float> pa(3 * 2 * 3, -1.0f);
+    ch09::pack_a(a.data(), 4, 5, 3, 2, pa.data());
+    CHECK(pa == std::vector<float>{0, 10, 1, 11, 2, 12,    //
+                                   20, 30, 21, 31, 22, 32,  //
+                                   40, 0, 41, 0, 42, 0});   // the last sliver padded with zeros
+    // B: 2 x 5 (ldb 6); slivers of nr = 3 columns.
+    std::vector<float> b(2 * 6);
+    for (int p = 0; p < 2; ++p)
+        for (int j = 0; j < 6; ++j) b[std::size_t(p * 6 + j)] = float(10 * p + j);
+    std::vector<float> pb(2 * 3 * 2, -1.0f);
+    ch09::pack_b(b.data(), 6, 2, 5, 3, pb.data());
+    CHECK(pb == std::vector<float>{0, 1, 2, 10, 11, 12,  //
+                                   3, 4, 0, 13, 14, 0});
+}
+
+TEST_CASE("cache blocks and tiles derive from the cache sizes as the chapter says", "[ch09]") {
+    // 32 KiB L1, 512 KiB L2, 32 MiB L3, 6 x 16 kernel: 16 KiB / 64 B = 256; 256 KiB / 1 KiB = 256 -> 252.
+    const auto zen = ch09::derive_blocking(32 << 10, 512 << 10, 32 << 20, 6, 16);
+    CHECK(zen.kc == 256);
+    CHECK(zen.mc == 252);
+    CHECK(zen.nc == 4096);
+    // 48 KiB, 2 MiB, 300 MiB, 12 x 32: 24 KiB / 128 B = 192; 1 MiB / 768 B = 1365 -> 1356 (12s).
+    const auto xeon = ch09::derive_blocking(48 << 10, 2 << 20, 300u << 20, 12, 32);
+    CHECK(xeon.kc == 192);
+    CHECK(xeon.mc == 1356);
+    CHECK(xeon.nc == 4096);
+    // A small L3 limits NC: 1 MiB / 2 / (256 x 4) = 512.
+    CHECK(ch09::derive_blocking(32 << 10, 256 << 10, 1 << 20, 6, 16).nc == 512);
+    CHECK(ch09::tile_from_l1(32 << 10) == 32);  // 3 x 32^2 x 4 = 12 KiB; 3 x 64^2 x 4 = 48 KiB does not fit
+    CHECK(ch09::tile_from_l1(48 << 10) == 64);
+    CHECK(ch09::tile_from_l1(1024) == 8);
+    CHECK(ch09::intensity_naive(64) == 2.0 / 64);
+    CHECK(ch09::intensity_ikj() == 0.5);
+    CHECK(ch09::intensity_tiled(32) == 16.0);
+    // 2048^3 x 2 / (4 (2048^2 + 2048^2 + 2 x 2048^2 x 8)) = 2048 / 36.
+    CHECK(ch09::intensity_blis({2048, 2048, 2048}, {252, 256, 4096}) == Approx(2048.0 / 36));
+    CHECK(ch09::formula_peak_gflops(8, 3.0, 8, 2) == 768.0);  // the seed's example
+}
+
+TEST_CASE("bad arguments to the steps are refused", "[ch09]") {
+    Mats x({8, 8, 8}, false);
+    CHECK_THROWS_AS(ch09::matmul_threaded(x.a.get(), x.b.get(), x.c.get(), x.s, 4, Isa::Scalar, 0), std::invalid_argument);
+    CHECK_THROWS_AS(ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 0, Isa::Scalar),
+                    std::invalid_argument);
+    const auto k = ch09::default_micro_kernel(Isa::Scalar);
+    CHECK_THROWS_AS(ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, k, {8, 8, 8}, 0), std::invalid_argument);
+    for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
+        if (ch09::isa_supported(isa)) continue;
+        CHECK(ch09::micro_kernels(isa).empty());
+        const ch09::MicroKernel foreign{"foreign", isa, 4, 16, nullptr};
+        CHECK_THROWS_AS(ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, foreign, {16, 16, 32}, 1),
+                        std::invalid_argument);
+    }
+    if (!ch09::blas_available())
+        CHECK_THROWS_AS(ch09::matmul_blas(x.a.get(), x.b.get(), x.c.get(), x.s, 1), std::logic_error);
+}
+
+// ---- Measured: ratios of minima, runs interleaved ------------------------------------------------
+
+namespace {
+
+// Minimum seconds of each of two functions, run alternately `runs` times after one warm-up each.
+std::pair<double, double> race(const std::function<void()>& first, const std::function<void()>& second, int runs) {
+    first();
+    second();
+    double a = 1e300, b = 1e300;
+    for (int r = 0; r < runs; ++r) {
+        a = std::min(a, cachebook::time_runs(1, first, 0).min());
+        b = std::min(b, cachebook::time_runs(1, second, 0).min());
+    }
+    return {a, b};
+}
+
+}  // namespace
+
+TEST_CASE("i-k-j is at least 1.5x faster than naive i-j-k (N = 1024, 32 rows)", "[ch09][timing]") {
+    Mats x({1024, 1024, 1024}, false);
+    const RowRange rows{0, 32};
+    const auto [naive, ikj] = race([&] { ch09::matmul_naive(x.a.get(), x.b.get(), x.c.get(), x.s, rows); },
+                                   [&] { ch09::matmul_ikj(x.a.get(), x.b.get(), x.c.get(), x.s, rows); }, 7);
+    INFO("naive " << naive << " s, ikj " << ikj << " s, ratio " << naive / ikj);
+    CHECK(naive / ikj >= 1.5);
+}
+
+TEST_CASE("tiled + AVX2 is at least 2x faster than scalar tiled (N = 1024, 64 rows)", "[ch09][timing]") {
+    if (!ch09::isa_supported(Isa::Avx2)) CACHEBOOK_SKIP("this CPU has no AVX2 + FMA");
+    Mats x({1024, 1024, 1024}, false);
+    const RowRange rows{0, 64};
+    const auto [scalar, simd] =
+        race([&] { ch09::matmul_tiled(x.a.get(), x.b.get(), x.c.get(), x.s, rows, 32); },
+             [&] { ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, rows, 32, Isa::Avx2); }, 5);
+    INFO("scalar tiled " << scalar << " s, SIMD tiled " << simd << " s, ratio " << scalar / simd);
+    CHECK(scalar / simd >= 2.0);
+}
+
+TEST_CASE("step 6 is at least 4x faster than step 4 (N = 1024, one thread)", "[ch09][timing]") {
+    if (!ch09::isa_supported(Isa::Avx2)) CACHEBOOK_SKIP("this CPU has no AVX2 + FMA");
+    Mats x({1024, 1024, 1024}, false);
+    const auto k = ch09::default_micro_kernel(ch09::best_isa());
+    const auto blocks = ch09::machine_blocking(k);
+    const auto [simd, blis] = race(
+        [&] { ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 32, Isa::Avx2); },
+        [&] { ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, k, blocks, 1); }, 3);
+    INFO("step 4 " << simd << " s, step 6 " << blis << " s, ratio " << simd / blis);
+    CHECK(simd / blis >= 4.0);
+}
+
+TEST_CASE("step 6 on two threads is at least 1.3x faster than on one (N = 1024)", "[ch09][timing]") {
+    if (cachebook::usable_cpus() < 2) CACHEBOOK_SKIP("this process may use only one CPU");
+    // A second thread can only gain where a second CPU is idle: on a machine already busy with
+    // other work (load average above the CPUs this process may use) the gain is not there to show.
+    double load = 0;
+    if (getloadavg(&load, 1) == 1 && load > cachebook::usable_cpus())
+        CACHEBOOK_SKIP("the machine is busy (load average " << load << " on " << cachebook::usable_cpus()
+                                                            << " CPUs); a second core's gain cannot be shown");
+    if (!ch09::isa_supported(Isa::Avx2)) CACHEBOOK_SKIP("this CPU has no AVX2 + FMA");
+    Mats x({1024, 1024, 1024}, false);
+    const auto k = ch09::default_micro_kernel(ch09::best_isa());
+    const auto blocks = ch09::machine_blocking(k);
+    const auto [one, two] = race([&] { ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, k, blocks, 1); },
+                                 [&] { ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, k, blocks, 2); }, 7);
+    INFO("one thread " << one << " s, two threads " << two << " s, ratio " << one / two);
+    CHECK(one / two >= 1.3);
+}
