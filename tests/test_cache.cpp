@@ -207,3 +207,17 @@ TEST_CASE("trace generators visit every cell once", "[trace]") {
     CHECK(parse_order("kij") == LoopOrder::kij);
     CHECK_THROWS_AS(parse_order("ijj"), std::invalid_argument);
 }
+
+TEST_CASE("the highest address is a line like any other, not an empty way", "[cache]") {
+    // With 1-byte lines the line number of address 2^64-1 is 2^64-1 itself.
+    for (Policy p : {Policy::LRU, Policy::FIFO, Policy::Random, Policy::PLRU}) {
+        Cache c(CacheConfig{2, 2, 1, p});
+        const std::uint64_t top = ~std::uint64_t{0};
+        CHECK_FALSE(c.contains(top));
+        CHECK_FALSE(c.access(top).hit);
+        CHECK(c.access(top).hit);
+        CHECK(c.contains(top));
+        CHECK(c.resident_lines(1) == std::vector<std::uint64_t>{top});
+        CHECK(c.total() == Counts{1, 1, 0, 0});
+    }
+}

@@ -87,7 +87,7 @@ bool Cache::contains(std::uint64_t address) const {
     const std::uint64_t line = address >> line_shift_;
     const std::size_t set = static_cast<std::size_t>(line % config_.sets);
     for (std::size_t w = 0; w < config_.ways; ++w)
-        if (tags_[set * config_.ways + w] == line) return true;
+        if (tags_[set * config_.ways + w] == line && stamp_[set * config_.ways + w] != 0) return true;
     return false;
 }
 
@@ -96,12 +96,12 @@ Cache::Invalidated Cache::invalidate(std::uint64_t address) {
     const std::size_t set = static_cast<std::size_t>(line % config_.sets);
     for (std::size_t w = 0; w < config_.ways; ++w) {
         const std::size_t i = set * config_.ways + w;
-        if (tags_[i] == line) {
+        if (tags_[i] == line && stamp_[i] != 0) {
             const bool dirty = dirty_[i] != 0;
             tags_[i] = kInvalid;
             dirty_[i] = 0;
             stamp_[i] = 0;  // an empty way carries stamp 0: it is the next victim, as on a fresh cache
-            if (line == last_line_) last_line_ = kInvalid;  // no fast-path hit on a dropped line
+            if (line == last_line_) has_last_ = false;  // no fast-path hit on a dropped line
             return {true, dirty};
         }
     }
@@ -113,7 +113,7 @@ bool Cache::mark_dirty(std::uint64_t address) {
     const std::size_t set = static_cast<std::size_t>(line % config_.sets);
     for (std::size_t w = 0; w < config_.ways; ++w) {
         const std::size_t i = set * config_.ways + w;
-        if (tags_[i] == line) {
+        if (tags_[i] == line && stamp_[i] != 0) {
             dirty_[i] = 1;
             return true;
         }
@@ -125,7 +125,7 @@ std::vector<std::uint64_t> Cache::resident_lines(std::size_t set) const {
     std::vector<std::uint64_t> out;
     if (set >= config_.sets) return out;
     for (std::size_t w = 0; w < config_.ways; ++w)
-        if (tags_[set * config_.ways + w] != kInvalid) out.push_back(tags_[set * config_.ways + w]);
+        if (stamp_[set * config_.ways + w] != 0) out.push_back(tags_[set * config_.ways + w]);
     return out;
 }
 
@@ -136,6 +136,7 @@ void Cache::reset() {
     std::fill(plru_.begin(), plru_.end(), 0);
     clock_ = 0;
     last_line_ = kInvalid;
+    has_last_ = false;
     rng_ = config_.seed * 0x9E3779B97F4A7C15ull + 1;
     total_ = {};
     for (auto& c : per_stream_) c = {};
@@ -146,7 +147,7 @@ AccessResult Cache::on_miss(std::uint64_t line, std::size_t set, std::size_t w, 
     AccessResult r{false, false, false, 0, set, w};
     ++s.misses;
     ++total_.misses;
-    if (tags_[i] != kInvalid) {
+    if (stamp_[i] != 0) {
         r.evicted = true;
         r.evicted_line = tags_[i];
         r.dirty_evicted = dirty_[i] != 0;
@@ -159,6 +160,7 @@ AccessResult Cache::on_miss(std::uint64_t line, std::size_t set, std::size_t w, 
     }
     tags_[i] = line;
     last_line_ = line;
+    has_last_ = true;
     last_index_ = i;
     last_set_ = set;
     last_way_ = w;
@@ -184,7 +186,7 @@ std::size_t Cache::victim(std::size_t set) {
     }
     // An empty way is always filled first, lowest index first.
     for (std::size_t w = 0; w < config_.ways; ++w)
-        if (tags_[base + w] == kInvalid) return w;
+        if (stamp_[base + w] == 0) return w;
     if (config_.policy == Policy::Random) {
         // xorshift64*: reproducible for a given seed.
         rng_ ^= rng_ >> 12;

@@ -95,7 +95,7 @@ public:
         Counts& counts = per_stream_[static_cast<std::size_t>(stream)];
         // Fast path: the line touched last is still the most recent one of its
         // set, so touching it again is a hit that changes no replacement state.
-        if (line == last_line_) {
+        if (has_last_ && line == last_line_) {
             dirty_[last_index_] = dirty_[last_index_] | static_cast<std::uint8_t>(write);
             ++counts.hits;
             ++total_.hits;
@@ -111,7 +111,7 @@ public:
         std::size_t oldest_way = 0;
         std::uint64_t oldest = stamps[0];
         for (std::size_t w = 0; w < config_.ways; ++w) {
-            if (tags[w] == line) {
+            if (tags[w] == line && stamps[w] != 0) {
                 on_hit(set, w, write);
                 ++counts.hits;
                 ++total_.hits;
@@ -156,6 +156,7 @@ private:
     void on_hit(std::size_t set, std::size_t way, bool write) {
         const std::size_t i = set * config_.ways + way;
         last_line_ = tags_[i];
+        has_last_ = true;
         last_index_ = i;
         last_set_ = set;
         last_way_ = way;
@@ -178,7 +179,10 @@ private:
     std::vector<std::uint64_t> plru_;    // one tree of ways-1 bits per set
     std::uint64_t clock_ = 0;
     std::uint64_t rng_ = 0;
+    // A way is empty when its stamp is 0 (every fill stamps it), so no line
+    // number, not even kInvalid's, can be mistaken for an empty way.
     std::uint64_t last_line_ = kInvalid;  // the line of the previous access, for the fast path
+    bool has_last_ = false;
     std::size_t last_index_ = 0, last_set_ = 0, last_way_ = 0;
     bool stamp_victim_ = true;  // LRU and FIFO pick the smallest stamp
     Counts total_;
