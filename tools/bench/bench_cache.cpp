@@ -3,11 +3,11 @@
 // a row walk (mostly hits), a column walk (mostly misses) and the ijk matmul trace.
 #include <fmt/format.h>
 
-#include <ctime>
 #include <vector>
 
 #include "cachebook/cache.hpp"
 #include "cachebook/cli.hpp"
+#include "cachebook/cpu_time.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
 #include "cachebook/trace.hpp"
@@ -19,6 +19,8 @@ struct Workload {
     std::vector<std::uint64_t> addresses;
 };
 
+// Thread CPU time beside wall time: on a shared machine it leaves out the
+// time other processes held the core.
 std::vector<Workload> workloads(std::size_t n) {
     std::vector<Workload> w;
     w.push_back({"row walk", cachebook::row_major_trace(n)});
@@ -29,14 +31,6 @@ std::vector<Workload> workloads(std::size_t n) {
                                       [&](const cachebook::Access& a) { mm.push_back(a.address); });
     w.push_back({"ijk matmul", std::move(mm)});
     return w;
-}
-
-// CPU time of this thread: on a shared machine it excludes the time other
-// processes held the core, which wall time does not.
-double thread_cpu_seconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 }  // namespace
@@ -55,11 +49,11 @@ int main(int argc, char** argv) {
             cachebook::Cache cache(config);
             double best_cpu = 1e300;
             const auto t = cachebook::time_runs(static_cast<int>(runs), [&] {
-                const double cpu0 = thread_cpu_seconds();
+                const double cpu0 = cachebook::thread_cpu_seconds();
                 cache.reset();
                 for (std::uint64_t a : w.addresses) cache.access(a);
                 cachebook::do_not_optimize(cache.total());
-                best_cpu = std::min(best_cpu, thread_cpu_seconds() - cpu0);
+                best_cpu = std::min(best_cpu, cachebook::thread_cpu_seconds() - cpu0);
             });
             const double rate = static_cast<double>(w.addresses.size()) / best_cpu;
             table.row({w.name, fmt::format("{}", w.addresses.size()), fmt::format("{:.3f}", cache.total().miss_rate()),
