@@ -23,8 +23,10 @@ not checked code (fenced blocks, inline `code`, and the bodies and options of
 values      every number in the JSON (keys at any depth, hex strings like "0x22E8" too),
             except in lists of more than 16 items (step-by-step records, sweeps: bulk
             data the prose summarises through named keys). An integer matches exactly;
-            a fraction matches a typed decimal with as many places as typed (37.5 matches
-            37.47 but the typed 37 does not).
+            a fraction (any JSON number written with a point, even 4.0) matches only a
+            typed decimal with as many places as typed (37.5 matches 37.47; a typed 37
+            or 4 matches no fraction, so a measurement that happens to be whole this run
+            cannot make the check fail).
 
 Exit status: 0 clean, 1 numbers typed by hand, 2 usage or a failed run, 77 nothing
 to check (the chapter has no chapter.md yet).
@@ -159,8 +161,13 @@ def typed_numbers(text: str):
 
 
 def matches(typed, places, value) -> bool:
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and places == 0):
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
         return places == 0 and typed == value or (places > 0 and float(typed) == float(value))
+    # A fraction in the JSON (a measurement, a ratio) matches only a typed decimal:
+    # a measured 4.0 that happens to equal a typed "4" this run is a coincidence,
+    # not a number copied from the program.
     if places == 0:
         return False
     return round(float(value), places) == typed
