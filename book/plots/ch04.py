@@ -13,7 +13,7 @@ def plots(data):
         fig, ax = figure()
         bars = ax.bar(labels, misses, color=["#dd8452"] + ["#4c72b0"] * 4)
         ax.bar_label(bars, [str(m) for m in misses], padding=3)
-        ax.set_xlabel("tile (73 × 73 transpose, 4 KiB 8-way cache)")
+        ax.set_xlabel("tile")
         ax.set_ylabel("simulated misses")
         ax.set_ylim(0, max(misses) * 1.15)
         out["transpose_misses"] = fig
