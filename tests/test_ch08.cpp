@@ -101,6 +101,46 @@ TEST_CASE("sweep_upper_bound: 4 x the last-level cache, within floor and cap", "
     CHECK(ch08::sweep_upper_bound(std::nullopt, 16 * mib, 128 * mib).bytes == 128 * mib);
 }
 
+TEST_CASE("run_sweep: interleaved passes, then the larger sizes; one point per size, in order", "[ch08]") {
+    ch08::SweepConfig config;
+    config.sizes = ch08::sweep_sizes(4096, 64 << 10, 2);  // 4, 5.7, 8, ..., 64 KiB: 9 sizes
+    REQUIRE(config.sizes.size() == 9);
+    config.interleave_max_bytes = 16 << 10;  // 4 .. 16 KiB interleaved: 5 sizes
+    config.runs = 3;
+    config.timed_hops = 256;
+    config.max_warmup = 512;
+    config.strided = true;
+    // 3 passes over the 5 small sizes, and the 4 larger sizes one by one.
+    CHECK(ch08::sweep_steps(config) == 3 + 4);
+    // Together: five 2 MiB-rounded buffers and the largest other size.
+    CHECK(ch08::sweep_peak_bytes(config) == 5 * (std::size_t{2} << 20) + (64 << 10));
+    std::vector<std::string> steps;
+    const auto curve = ch08::run_sweep(config, [&](const std::string& what) { steps.push_back(what); });
+    REQUIRE(curve.size() == config.sizes.size());
+    for (std::size_t k = 0; k < curve.size(); ++k) {
+        CHECK(curve[k].bytes == config.sizes[k]);
+        CHECK(curve[k].chase_ns > 0);
+        CHECK(curve[k].chase_ns < 1e6);
+        CHECK(curve[k].strided_ns > 0);
+    }
+    REQUIRE(steps.size() == ch08::sweep_steps(config));
+    // The larger sizes are spread between the passes: one after the first, one
+    // after the second pass, two after the third (4 x pass / 3, rounded down).
+    CHECK(steps[0] == "pass 1 of 3 over the sizes up to 16 KiB");
+    CHECK(steps[1].rfind("22.6 KiB ", 0) == 0);
+    CHECK(steps[2] == "pass 2 of 3 over the sizes up to 16 KiB");
+    CHECK(steps[3].rfind("32 KiB ", 0) == 0);
+    CHECK(steps[4] == "pass 3 of 3 over the sizes up to 16 KiB");
+    CHECK(steps[6].rfind("64 KiB ", 0) == 0);
+
+    // Nothing interleaved: every size on its own, all its runs back to back.
+    config.interleave_max_bytes = 0;
+    CHECK(ch08::sweep_steps(config) == 9);
+    CHECK(ch08::sweep_peak_bytes(config) == (64 << 10));
+    config.sizes = {8192, 4096};
+    CHECK_THROWS_AS(ch08::run_sweep(config), std::invalid_argument);
+}
+
 namespace {
 
 // A synthetic curve: levels (ns) that hold up to a capacity, then the next.

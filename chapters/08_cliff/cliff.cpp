@@ -76,24 +76,103 @@ double strided_ns_per_load(const std::byte* data, std::size_t bytes, std::size_t
 }
 
 // [snippet: sweep]
-std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void(const Point&)>& on_size) {
-    std::vector<Point> curve;
-    curve.reserve(config.sizes.size());
-    for (std::size_t k = 0; k < config.sizes.size(); ++k) {
-        const std::size_t bytes = config.sizes[k];
-        const std::size_t nodes = bytes / kNodeBytes;
-        cachebook::PageBuffer buf(bytes, config.pages);
-        const void* start = cachebook::link_chase(buf, nodes, kNodeBytes, config.seed + k);
-        const Hops hops = hops_for(nodes, config.timed_hops, config.max_warmup);
-        Point p;
-        p.bytes = bytes;
-        p.chase_ns = cachebook::chase_ns_per_hop(start, hops.timed, hops.warmup, config.runs);
-        if (config.strided)
-            p.strided_ns = strided_ns_per_load(buf.data(), bytes, kNodeBytes, hops.timed, config.runs);
-        p.huge_bytes = buf.huge_page_bytes();
-        curve.push_back(p);
-        if (on_size) on_size(p);
+namespace {
+
+// The sizes a sweep interleaves: the leading ones up to interleave_max_bytes.
+std::size_t interleaved_count(const SweepConfig& config) {
+    if (!std::is_sorted(config.sizes.begin(), config.sizes.end()))
+        throw std::invalid_argument("run_sweep: sizes must be in ascending order");
+    if (config.runs < 1) throw std::invalid_argument("run_sweep: at least one run");
+    std::size_t n = 0;
+    while (n < config.sizes.size() && config.sizes[n] <= config.interleave_max_bytes) ++n;
+    return n;
+}
+
+}  // namespace
+
+std::size_t sweep_steps(const SweepConfig& config) {
+    const std::size_t small = interleaved_count(config);
+    return (small > 0 ? static_cast<std::size_t>(config.runs) : 0) + (config.sizes.size() - small);
+}
+
+std::size_t sweep_peak_bytes(const SweepConfig& config) {
+    constexpr std::size_t huge = std::size_t{2} << 20;
+    std::size_t together = 0, largest = 0;
+    for (std::size_t b : config.sizes) {
+        if (b <= config.interleave_max_bytes)
+            together += (b + huge - 1) / huge * huge;
+        else
+            largest = std::max(largest, b);
     }
+    return together + largest;
+}
+
+namespace {
+
+// One size of a sweep: its buffer, the chase laid over it, the best times so far.
+struct SweepSize {
+    cachebook::PageBuffer buf;
+    const void* start;
+    Hops hops;
+    Point best;
+};
+
+SweepSize prepare(const SweepConfig& config, std::size_t k) {
+    const std::size_t bytes = config.sizes[k];
+    const std::size_t nodes = bytes / kNodeBytes;
+    cachebook::PageBuffer buf(bytes, config.pages);
+    const void* start = cachebook::link_chase(buf, nodes, kNodeBytes, config.seed + k);
+    Point p;
+    p.bytes = bytes;
+    p.chase_ns = 1e300;
+    p.strided_ns = config.strided ? 1e300 : -1;
+    return {std::move(buf), start, hops_for(nodes, config.timed_hops, config.max_warmup), p};
+}
+
+void time_size(const SweepConfig& config, SweepSize& s, int runs) {
+    s.best.chase_ns = std::min(s.best.chase_ns, cachebook::chase_ns_per_hop(s.start, s.hops.timed, s.hops.warmup, runs));
+    if (config.strided)
+        s.best.strided_ns = std::min(
+            s.best.strided_ns, strided_ns_per_load(s.buf.data(), s.buf.size(), kNodeBytes, s.hops.timed, runs));
+}
+
+}  // namespace
+
+std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void(const std::string&)>& on_step) {
+    // Small sizes: all buffers at once, one run of each per pass, and the
+    // larger sizes timed in between the passes. The runs of a small size are
+    // then spread over the whole sweep, and a co-runner that takes part of a
+    // cache for a while spoils a few runs of every size rather than all the
+    // runs of a few sizes.
+    std::vector<SweepSize> small;
+    const std::size_t interleaved = interleaved_count(config);
+    for (std::size_t k = 0; k < interleaved; ++k) {
+        small.push_back(prepare(config, k));
+        small.back().hops.warmup = std::min(2 * (config.sizes[k] / kNodeBytes), 4 * config.max_warmup);
+    }
+    const std::size_t large = config.sizes.size() - small.size();
+    std::vector<Point> large_points;
+    for (int pass = 0; pass < config.runs; ++pass) {
+        for (auto& s : small) time_size(config, s, 1);
+        if (on_step && !small.empty())
+            on_step(fmt::format("pass {} of {} over the sizes up to {}", pass + 1, config.runs,
+                                human_bytes(small.back().best.bytes)));
+        // Large sizes, one after another, each with all its runs.
+        const std::size_t upto = large * static_cast<std::size_t>(pass + 1) / static_cast<std::size_t>(config.runs);
+        while (large_points.size() < upto) {
+            SweepSize s = prepare(config, small.size() + large_points.size());
+            time_size(config, s, config.runs);
+            s.best.huge_bytes = s.buf.huge_page_bytes();
+            large_points.push_back(s.best);
+            if (on_step) on_step(fmt::format("{} {:.1f} ns", human_bytes(s.best.bytes), s.best.chase_ns));
+        }
+    }
+    std::vector<Point> curve;
+    for (auto& s : small) {
+        s.best.huge_bytes = s.buf.huge_page_bytes();
+        curve.push_back(s.best);
+    }
+    curve.insert(curve.end(), large_points.begin(), large_points.end());
     return curve;
 }
 // [end: sweep]

@@ -62,11 +62,29 @@ struct SweepConfig {
     int runs = 5;
     std::uint64_t seed = 1;
     bool strided = false;  ///< also time the strided sum on the same buffer
+    /// Sizes up to this many bytes are timed in interleaved passes (every
+    /// pass visits each of them once), so the runs of one size are spread over
+    /// the whole sweep rather than taken back to back; larger sizes are timed
+    /// one after another, each with all its runs, between the passes. 0: none
+    /// interleaved.
+    /// An interleaved run warms up with two laps (at most 4 x max_warmup
+    /// hops): the other sizes ran in between, and one lap does not bring a
+    /// working set back into a victim-filled L3.
+    std::size_t interleave_max_bytes = std::size_t{4} << 20;
 };
 
-/// Times a dependent chase (and, if asked, the strided sum) at every size.
-/// `on_size` is called after each size (for a progress line).
-std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void(const Point&)>& on_size = {});
+/// How many times run_sweep calls its `on_step`: once per interleaved pass
+/// and once per larger size.
+std::size_t sweep_steps(const SweepConfig& config);
+
+/// The most memory run_sweep holds at once: the interleaved buffers together
+/// (each rounded up to a 2 MiB huge page) and the largest other size.
+std::size_t sweep_peak_bytes(const SweepConfig& config);
+
+/// Times a dependent chase (and, if asked, the strided sum) at every size,
+/// best of `runs`. `on_step` is called after each pass over the interleaved
+/// sizes and after each larger size, with a line saying what was done.
+std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void(const std::string&)>& on_step = {});
 
 /// The wrong method: sums one 8-byte word per `stride` bytes of `bytes`
 /// bytes, `passes` times. The loads are independent, so they overlap and the

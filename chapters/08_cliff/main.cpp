@@ -93,7 +93,6 @@ int main(int argc, char** argv) {
             max_mib != 0 ? ch08::UpperBound{static_cast<std::size_t>(max_mib) * mib, "set by --max-mib"}
             : quick      ? ch08::sweep_upper_bound(l2 ? std::optional<std::size_t>(l2->size_bytes) : llc, mib, 8 * mib)
                          : ch08::sweep_upper_bound(llc, 16 * mib, 128 * mib);
-        cachebook::require_memory(2 * upper.bytes + 64 * mib, "the largest working set");
         const auto sizes = ch08::sweep_sizes(4096, upper.bytes, per_octave);
 
         const int cpu = cachebook::nth_usable_cpu(0);
@@ -136,21 +135,18 @@ int main(int argc, char** argv) {
         const std::size_t warm = quick ? std::size_t{1} << 15 : std::size_t{1} << 16;
         ch08::SweepConfig small{sizes, cachebook::PageSize::Small, timed, warm, run_count,
                                 static_cast<std::uint64_t>(seed), true};
+        cachebook::require_memory(ch08::sweep_peak_bytes(small) + 64 * mib, "the sweep's buffers");
         std::vector<ch08::Point> curve4k, curve2m;
         {
-            cachebook::Progress progress("4 KiB pages: chase and strided sum", sizes.size());
-            curve4k = ch08::run_sweep(small, [&](const ch08::Point& p) {
-                progress.step(fmt::format("{} {:.1f} ns", human_bytes(p.bytes), p.chase_ns));
-            });
+            cachebook::Progress progress("4 KiB pages: chase and strided sum", ch08::sweep_steps(small));
+            curve4k = ch08::run_sweep(small, [&](const std::string& what) { progress.step(what); });
         }
         if (thp) {
             ch08::SweepConfig huge = small;
             huge.pages = cachebook::PageSize::Huge;
             huge.strided = false;
-            cachebook::Progress progress("huge pages: chase", sizes.size());
-            curve2m = ch08::run_sweep(huge, [&](const ch08::Point& p) {
-                progress.step(fmt::format("{} {:.1f} ns", human_bytes(p.bytes), p.chase_ns));
-            });
+            cachebook::Progress progress("huge pages: chase", ch08::sweep_steps(huge));
+            curve2m = ch08::run_sweep(huge, [&](const std::string& what) { progress.step(what); });
         }
         const bool huge_granted = !curve2m.empty() && curve2m.back().huge_bytes > 0;
 
