@@ -106,6 +106,12 @@ MicroKernel default_micro_kernel(Isa isa) {
     return all.front();
 }
 
+std::optional<MicroKernel> without_c_prefetch(const MicroKernel& kernel) {
+    for (const auto& k : micro_kernels(kernel.isa))
+        if (k.name == kernel.name + " no C prefetch") return k;
+    return std::nullopt;
+}
+
 // [snippet: derive_blocking]
 Blocking derive_blocking(std::size_t l1, std::size_t l2, std::size_t l3, std::size_t mr, std::size_t nr) {
     constexpr std::size_t f = sizeof(float);

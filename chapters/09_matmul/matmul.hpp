@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,9 @@ struct MicroKernel {
 std::vector<MicroKernel> micro_kernels(Isa isa);
 /// The default micro-kernel of `isa`.
 MicroKernel default_micro_kernel(Isa isa);
+/// The same block without the prefetch of C (named "<name> no C prefetch"), where the build
+/// has one (the default kernel of each isa); nullopt otherwise.
+std::optional<MicroKernel> without_c_prefetch(const MicroKernel& kernel);
 
 /// Cache blocks of the BLIS loops, and where they come from.
 struct Blocking {

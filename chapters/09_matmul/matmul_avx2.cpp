@@ -59,6 +59,7 @@ std::vector<MicroKernel> avx2_micro_kernels() {
         {"avx2 8x8", Isa::Avx2, 8, 8, &micro_kernel<Avx2, 8, 1>},
         {"avx2 4x8", Isa::Avx2, 4, 8, &micro_kernel<Avx2, 4, 1>},
         {"avx2 2x16", Isa::Avx2, 2, 16, &micro_kernel<Avx2, 2, 2>},
+        {"avx2 6x16 no C prefetch", Isa::Avx2, 6, 16, &micro_kernel<Avx2, 6, 2, false>},
     };
 }
 

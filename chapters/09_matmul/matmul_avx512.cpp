@@ -31,6 +31,7 @@ std::vector<MicroKernel> avx512_micro_kernels() {
         {"avx512 14x32", Isa::Avx512, 14, 32, &micro_kernel<Avx512, 14, 2>},
         {"avx512 6x32", Isa::Avx512, 6, 32, &micro_kernel<Avx512, 6, 2>},
         {"avx512 8x48", Isa::Avx512, 8, 48, &micro_kernel<Avx512, 8, 3>},
+        {"avx512 12x32 no C prefetch", Isa::Avx512, 12, 32, &micro_kernel<Avx512, 12, 2, false>},
     };
 }
 

@@ -95,6 +95,7 @@ std::vector<MicroKernel> scalar_micro_kernels() {
         {"scalar 4x4", Isa::Scalar, 4, 4, &micro_kernel<Scalar, 4, 4>},
         {"scalar 2x2", Isa::Scalar, 2, 2, &micro_kernel<Scalar, 2, 2>},
         {"scalar 1x1", Isa::Scalar, 1, 1, &micro_kernel<Scalar, 1, 1>},
+        {"scalar 4x4 no C prefetch", Isa::Scalar, 4, 4, &micro_kernel<Scalar, 4, 4, false>},
     };
 }
 

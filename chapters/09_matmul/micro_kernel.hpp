@@ -13,9 +13,18 @@ namespace {
 // [snippet: micro_kernel]
 // An MR x (NV * V::width) block of C lives in MR * NV registers for the whole kc loop:
 // each step loads NV vectors of B, broadcasts MR values of A, and does MR * NV FMAs.
-template <class V, std::size_t MR, std::size_t NV>
+template <class V, std::size_t MR, std::size_t NV, bool PrefetchC = true>
 void micro_kernel(std::size_t kc, const float* a, const float* b, float* c, std::size_t ldc, bool accumulate) {
     constexpr std::size_t NR = NV * V::width;
+    // Ask for the block of C now: its rows are a whole row of C apart, so no
+    // prefetcher guesses them, and the kc loop below hides the wait.
+    if constexpr (PrefetchC) {
+#pragma GCC unroll 16
+        for (std::size_t i = 0; i < MR; ++i) {
+            __builtin_prefetch(c + i * ldc, 1);
+            __builtin_prefetch(c + i * ldc + NR - 1, 1);
+        }
+    }
     typename V::reg acc[MR][NV];
 #pragma GCC unroll 16
     for (std::size_t i = 0; i < MR; ++i)
