@@ -133,7 +133,7 @@ TEST_CASE("chase.hpp: a permutation, and one cycle through every slot", "[ch05][
     CHECK(std::set<std::uint32_t>(p.begin(), p.end()).size() == 1000);
     CHECK(p == cachebook::random_permutation(1000, 9));
     CHECK(p != cachebook::random_permutation(1000, 10));
-    const auto c = cachebook::random_cycle(1000, 4);
+    const auto c = cachebook::single_cycle(1000, 4);
     std::set<std::uint32_t> seen;
     std::uint32_t i = 0;
     for (int h = 0; h < 1000; ++h, i = c[i]) seen.insert(i);

@@ -204,7 +204,7 @@ struct alignas(64) Slot {  // one slot per line, so every access is a different 
 LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs) {
     const std::size_t n = std::max<std::size_t>(2, bytes / sizeof(Slot));
     std::vector<Slot> slots(n);
-    const auto cycle = cachebook::random_cycle(n, 3);
+    const auto cycle = cachebook::single_cycle(n, 3);
     for (std::size_t i = 0; i < n; ++i) slots[i] = Slot{cycle[i], static_cast<std::uint32_t>(i % 7)};
     std::vector<std::uint32_t> order(n);  // the chase's own order, as a list of indices
     for (std::size_t k = 0, i = 0; k < n; ++k, i = cycle[i]) order[k] = static_cast<std::uint32_t>(i);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <numeric>
 #include <stdexcept>
 #include <utility>
 
@@ -55,6 +56,15 @@ std::vector<std::uint32_t> single_cycle(std::size_t n, std::uint64_t seed) {
     return next;
 }
 // [end: sattolo]
+
+std::vector<std::uint32_t> random_permutation(std::size_t n, std::uint64_t seed) {
+    if (n > std::size_t{UINT32_MAX}) throw std::invalid_argument("random_permutation: at most 2^32 - 1 slots");
+    std::vector<std::uint32_t> p(n);
+    std::iota(p.begin(), p.end(), std::uint32_t{0});
+    std::uint64_t state = seed;
+    for (std::size_t i = n; i > 1; --i) std::swap(p[i - 1], p[uniform_below(state, i)]);
+    return p;
+}
 
 bool is_single_cycle(std::span<const std::uint32_t> next) {
     const std::size_t n = next.size();

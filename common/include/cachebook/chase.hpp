@@ -85,46 +85,10 @@ const void* chase(const void* start, std::size_t hops);
 /// the best run is the one no other program interrupted.
 double chase_ns_per_hop(const void* start, std::size_t hops, std::size_t warmup_hops, int runs);
 
-// Index-based orders (used by chapters 5 and 7): a permutation and a cycle as index arrays.
+// Index-based orders (used by chapters 5 and 7).
 
-
-/// A small, fast, seeded generator (splitmix64): the same numbers everywhere.
-class SplitMix64 {
-public:
-    explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-    std::uint64_t next() {
-        std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
-    /// A number in [0, bound), bound > 0 (the modulo bias is below 2^-32 for any bound used here).
-    std::uint64_t below(std::uint64_t bound) { return next() % bound; }
-
-private:
-    std::uint64_t state_;
-};
-
-/// A random permutation of 0 .. n-1 (Fisher-Yates), fixed by `seed`.
-inline std::vector<std::uint32_t> random_permutation(std::size_t n, std::uint64_t seed = 1) {
-    std::vector<std::uint32_t> p(n);
-    std::iota(p.begin(), p.end(), std::uint32_t{0});
-    SplitMix64 rng(seed);
-    for (std::size_t i = n; i > 1; --i) std::swap(p[i - 1], p[rng.below(i)]);
-    return p;
-}
-
-/// next[i]: the slot after i on one cycle that visits all n slots in a random
-/// order (Sattolo's algorithm), fixed by `seed`. Following next from any slot
-/// returns to it after exactly n hops.
-inline std::vector<std::uint32_t> random_cycle(std::size_t n, std::uint64_t seed = 1) {
-    std::vector<std::uint32_t> order(n);
-    std::iota(order.begin(), order.end(), std::uint32_t{0});
-    SplitMix64 rng(seed);
-    for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i - 1)]);
-    // Sattolo's shuffle yields a cyclic permutation: order[i] is the successor of i.
-    return order;
-}
+/// A random permutation of 0 .. n-1 (Fisher-Yates with uniform_below), fixed by `seed`.
+std::vector<std::uint32_t> random_permutation(std::size_t n, std::uint64_t seed = 1);
 
 /// Follows `hops` links from `start` and returns the slot reached. Each load
 /// needs the one before it: the chase a CPU cannot overlap.
