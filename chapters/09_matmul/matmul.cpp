@@ -1,6 +1,7 @@
 #include "matmul.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdlib>
@@ -171,27 +172,31 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
     if (k == 0) return std::fill(c, c + m * n, 0.0f);
     const std::size_t mc = std::max(mr, blocks.mc / mr * mr), kc = std::min(std::max<std::size_t>(blocks.kc, 1), k);
     const std::size_t nc = std::min(std::max(nr, blocks.nc / nr * nr), round_up(n, nr));
-    // Rows of C go to threads in whole slivers of mr rows.
+    // Threads share each packed panel of B and take blocks of mc rows of C in turn from a
+    // counter: a thread slowed by other work on its core takes fewer blocks, rather than
+    // holding up the others at the next barrier.
     const std::size_t slivers = (m + mr - 1) / mr;
     const int parts = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), slivers));
+    const std::size_t blocks_m = (m + mc - 1) / mc;
     Buffer b_packed = make_buffer(kc * nc);  // shared: every thread packs some slivers, all read all
     std::barrier sync(parts);
+    std::atomic<std::size_t> next_block{0};
 
     run_threads(parts, [&](int t) {
-        const std::size_t row_begin = std::min(m, slivers * static_cast<std::size_t>(t) / parts * mr);
-        const std::size_t row_end = std::min(m, slivers * static_cast<std::size_t>(t + 1) / parts * mr);
-        Buffer a_packed = make_buffer(mc * kc);  // private: this thread's block of A
+        Buffer a_packed = make_buffer(mc * kc);  // private: the block of A this thread works on
         std::vector<float> edge(mr * nr);        // a partial block of C is computed here first
         for (std::size_t jc = 0; jc < n; jc += nc) {          // loop 5: panels of nc columns of B and C
             const std::size_t ncur = std::min(nc, n - jc);
             for (std::size_t pc = 0; pc < k; pc += kc) {      // loop 4: kc-deep slices of A and B
                 const std::size_t kcur = std::min(kc, k - pc);
+                if (t == 0) next_block.store(0, std::memory_order_relaxed);  // nobody takes blocks until the barrier
                 for (std::size_t sl = static_cast<std::size_t>(t); sl * nr < ncur; sl += static_cast<std::size_t>(parts))
                     pack_b(b + pc * n + jc + sl * nr, n, kcur, std::min(nr, ncur - sl * nr), nr,
                            b_packed.get() + sl * nr * kcur);
                 sync.arrive_and_wait();                        // the panel of B is ready
-                for (std::size_t ic = row_begin; ic < row_end; ic += mc) {  // loop 3: blocks of mc rows
-                    const std::size_t mcur = std::min(mc, row_end - ic);
+                for (std::size_t blk; (blk = next_block.fetch_add(1, std::memory_order_relaxed)) < blocks_m;) {
+                    const std::size_t ic = blk * mc;           // loop 3: blocks of mc rows
+                    const std::size_t mcur = std::min(mc, m - ic);
                     pack_a(a + ic * k + pc, k, mcur, kcur, mr, a_packed.get());
                     for (std::size_t jr = 0; jr < ncur; jr += nr)        // loop 2: slivers of B
                         for (std::size_t ir = 0; ir < mcur; ir += mr) {  // loop 1: slivers of A
