@@ -282,6 +282,25 @@ StepperCache stepper_cache(std::size_t tile, std::size_t elem) {
     return c;
 }
 
+namespace {
+// Each iteration is three steps, A[i][k], B[k][j], C[i][j]: they name its row of C and its tiles.
+void mark_tile_steps(MatmulStepper& run) {
+    const std::size_t t = run.tile == 0 ? run.n : run.tile;
+    for (std::size_t s = 0; s + 2 < run.steps.size(); s += 3) {
+        const std::size_t i = run.steps[s].i, k = run.steps[s].j, j = run.steps[s + 1].j;
+        for (std::size_t q = s; q < s + 3; ++q) {
+            MatmulStep& st = run.steps[q];
+            st.row = i;
+            if (run.tile != 0) {
+                st.ii = i / t * t;
+                st.jj = j / t * t;
+                st.kk = k / t * t;
+            }
+        }
+    }
+}
+}  // namespace
+
 // [snippet: stepper]
 MatmulStepper run_matmul_stepper(std::size_t n, std::size_t tile, std::size_t elem, std::size_t line_bytes,
                                  std::size_t cache_lines) {
@@ -294,12 +313,10 @@ MatmulStepper run_matmul_stepper(std::size_t n, std::size_t tile, std::size_t el
     run.at = cachebook::MatmulLayout::packed(n, elem, line_bytes);  // no two matrices share a line
     auto cache = cachebook::abc_cache(cachebook::CacheConfig::fully_associative(cache_lines, line_bytes));
     const std::uint64_t base[3] = {run.at.a, run.at.b, run.at.c};
-    const std::size_t t = tile == 0 ? n : tile;
     cachebook::for_each_tiled_matmul_access(n, tile, elem, run.at, [&](const cachebook::Access& x) {
-        const int m = x.stream - 1;  // streams 1, 2, 3 are A, B, C
-        const std::uint64_t cell = (x.address - base[m]) / elem;
         MatmulStep step;
-        step.matrix = m;
+        step.matrix = x.stream - 1;  // streams 1, 2, 3 are A, B, C
+        const std::uint64_t cell = (x.address - base[step.matrix]) / elem;
         step.i = static_cast<std::size_t>(cell / n);
         step.j = static_cast<std::size_t>(cell % n);
         step.line = x.address / line_bytes;
@@ -307,21 +324,9 @@ MatmulStepper run_matmul_stepper(std::size_t n, std::size_t tile, std::size_t el
         step.cache_after = cache.resident_lines();
         run.steps.push_back(step);
         ++(step.hit ? run.hits : run.misses);
-        if (m == 2) {  // the iteration is complete: A[i][k], B[k][j], C[i][j] name its tiles
-            const std::size_t s = run.steps.size();
-            const std::size_t i = run.steps[s - 3].i, k = run.steps[s - 3].j, j = run.steps[s - 2].j;
-            for (std::size_t q = s - 3; q < s; ++q) {
-                auto& st = run.steps[q];
-                st.row = i;
-                if (tile != 0) {
-                    st.ii = i / t * t;
-                    st.jj = j / t * t;
-                    st.kk = k / t * t;
-                }
-            }
-        }
     });
     for (int m = 0; m < 3; ++m) run.misses_of[m] = cache.stream(m + 1).misses;
+    mark_tile_steps(run);  // the row of C and the tiles of each step, for the widget
     return run;
 }
 // [end: stepper]
