@@ -158,7 +158,7 @@ std::string stepper_cells(const ch04::MatmulStepper& run, std::size_t first, std
 // The misses of C = A x B on n x n doubles (A, B, C packed one after another), walked by the
 // loops written out here, in the stepper's fully associative LRU cache: a count that does not
 // go through the trace generator or the stepper.
-std::uint64_t misses_written_out(std::size_t n, std::size_t tile, std::size_t line_bytes, std::size_t lines) {
+cachebook::Counts counts_written_out(std::size_t n, std::size_t tile, std::size_t line_bytes, std::size_t lines) {
     const std::uint64_t a = 0, b = n * n * 8, c = 2 * n * n * 8;
     std::vector<std::uint64_t> addresses;
     const std::size_t t = tile == 0 ? n : tile;
@@ -172,7 +172,7 @@ std::uint64_t misses_written_out(std::size_t n, std::size_t tile, std::size_t li
                             addresses.push_back(b + (k * n + j) * 8);
                             addresses.push_back(c + (i * n + j) * 8);
                         }
-    return cachebook::simulate(cachebook::CacheConfig::fully_associative(lines, line_bytes), addresses).misses;
+    return cachebook::simulate(cachebook::CacheConfig::fully_associative(lines, line_bytes), addresses);
 }
 }  // namespace
 
@@ -221,7 +221,9 @@ TEST_CASE("the tile stepper: totals equal the simulator's count of the loops wri
         for (std::size_t tile : {std::size_t{2}, std::size_t{0}}) {
             INFO("cache of " << lines << " lines, tile " << tile);
             const auto run = ch04::run_matmul_stepper(4, tile, 8, 16, lines);
-            CHECK(run.misses == misses_written_out(4, tile, 16, lines));
+            const auto independent = counts_written_out(4, tile, 16, lines);
+            CHECK(run.misses == independent.misses);
+            CHECK(run.hits == independent.hits);
             CHECK(run.hits + run.misses == run.steps.size());
             std::uint64_t by_steps[3] = {0, 0, 0};
             for (const auto& st : run.steps) by_steps[st.matrix] += st.hit ? 0 : 1;
