@@ -11,7 +11,9 @@ writes a report into the page, which the DOM dump carries back. The test fails w
 - an internal link points to a missing page or to a missing #anchor;
 - a chapter page lacks a source excerpt (literalinclude) or an output block, or a
   plot while book/plots/chNN.py exists for it;
-- a stepper does not advance when its forward button is clicked, or go back;
+- a chapter with a stepper (chapters 1 and 4, and any whose chapter.md uses the directive)
+  shows none; a stepper does not advance when its forward button is clicked, or go back;
+  a stepper with groups (chapter 4's tile steps) does not jump a group, with its tiles;
 - the search page finds nothing for "cache".
 
 It writes a screenshot of every chapter page (and the front page) to
@@ -38,6 +40,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SKIP = 77
+# The seed's steppers: chapter 1's walks and chapter 4's 4 x 4 tiles.
+STEPPER_CHAPTERS = {"01", "04"}
+
+
+def has_stepper(number: str) -> bool:
+    """True when chapters/NN_*/chapter.md uses the stepper directive."""
+    return any("{stepper}" in p.read_text() for p in ROOT.glob(f"chapters/{number}_*/chapter.md"))
 
 PROBE = r"""
 (function () {
@@ -54,21 +63,38 @@ PROBE = r"""
     errors.push("console.error: " + Array.prototype.join.call(arguments, " "));
     return ce.apply(console, arguments);
   };
-  function stepperCheck() {
-    var st = document.querySelector(".cb-stepper");
-    if (!st) return null;
-    var fwd = st.querySelector("button.cb-forward"), back = st.querySelector("button.cb-step");
+  function stepperCheck(st) {
+    var fwd = st.querySelector("button.cb-forward");
     var counter = st.querySelector(".cb-counter");
     if (!fwd || !counter) return {ok: false, why: "no forward button or counter"};
     var marked = function () { return st.querySelectorAll(".cb-grid td.cb-hit, .cb-grid td.cb-miss").length; };
-    var r = {before: counter.textContent, markedBefore: marked()};
+    var taken = function () { var m = /(\d+) of (\d+)/.exec(counter.textContent); return m ? +m[1] : -1; };
+    var r = {before: counter.textContent, markedBefore: marked(), takenBefore: taken()};
     fwd.click(); fwd.click(); fwd.click();
-    r.after = counter.textContent; r.markedAfter = marked();
+    r.after = counter.textContent; r.markedAfter = marked(); r.takenAfter = taken();
     var backBtn = Array.prototype.filter.call(st.querySelectorAll("button"), function (b) {
       return b.textContent.indexOf("back") >= 0; })[0];
     if (backBtn) backBtn.click();
-    r.afterBack = counter.textContent; r.markedAfterBack = marked();
+    r.afterBack = counter.textContent; r.markedAfterBack = marked(); r.takenAfterBack = taken();
     r.pickers = st.querySelectorAll("button.cb-pick").length;
+    r.grids = st.querySelectorAll("table.cb-grid").length;
+    // Walks in groups (chapter 4's tile steps): the group button jumps, and the framed tile moves.
+    var jumps = Array.prototype.filter.call(st.querySelectorAll("button.cb-group-step"), function (b) {
+      return !b.hidden; });
+    if (jumps.length === 2) {
+      var group = st.querySelector(".cb-group");
+      var framed = function () {
+        return Array.prototype.map.call(st.querySelectorAll(".cb-grid td.cb-cell"), function (td) {
+          return td.classList.contains("cb-tile-t") || td.classList.contains("cb-tile-b") ? "1" : "0"; }).join("");
+      };
+      jumps[1].click();
+      r.group1 = {taken: taken(), label: group.textContent, framed: framed(),
+                  framedCells: st.querySelectorAll(".cb-grid td.cb-tile-t").length};
+      jumps[1].click(); fwd.click();
+      r.group2 = {taken: taken(), label: group.textContent, framed: framed()};
+      jumps[0].click();
+      r.groupBack = {taken: taken()};
+    }
     return r;
   }
   function report() {
@@ -84,7 +110,7 @@ PROBE = r"""
     r.sourceExcerpts = filled("article div.highlight-cpp pre, article div.highlight-c pre");
     r.outputs = filled("article .program-output pre");
     r.charts = document.querySelectorAll("article figure.cachebook-chart img").length;
-    r.stepper = stepperCheck();
+    r.steppers = Array.prototype.map.call(document.querySelectorAll(".cb-stepper"), stepperCheck);
     r.searchResults = document.querySelectorAll("#search-results li").length;
     r.height = document.documentElement.scrollHeight;
     var pre = document.createElement("pre");
@@ -231,13 +257,24 @@ def main() -> int:
                     fail(page, f"book/plots/{key}.py exists but the page shows no plot")
                 summary += (f", {rep['sourceExcerpts']} source excerpts, {rep['outputs']} output blocks, "
                             f"{rep['charts']} plots")
-            st = rep.get("stepper")
-            if st is not None:
+            for k, st in enumerate(rep.get("steppers", [])):
                 ok = (st.get("markedAfter", 0) == st.get("markedBefore", -1) + 3 and st["before"] != st["after"]
-                      and st.get("markedAfterBack") == st["markedAfter"] - 1)
+                      and st.get("markedAfterBack") == st["markedAfter"] - 1
+                      and st.get("takenAfter") == st.get("takenBefore", -9) + 3
+                      and st.get("takenAfterBack") == st["takenAfter"] - 1)
                 if not ok:
-                    fail(page, f"the stepper did not step as clicked: {st}")
-                summary += f", stepper: '{st['before']}' -> '{st['after']}' -> back '{st['afterBack']}'"
+                    fail(page, f"stepper {k + 1} did not step as clicked: {st}")
+                summary += f", stepper {k + 1}: '{st.get('before')}' -> '{st.get('after')}' -> back '{st.get('afterBack')}'"
+                if "group1" in st:
+                    g1, g2 = st["group1"], st["group2"]
+                    if not (g1["taken"] > st["takenAfterBack"] + 1 and g2["taken"] > g1["taken"] + 1
+                            and g1["label"] != g2["label"] and g1["framedCells"] > 0 and g1["framed"] != g2["framed"]
+                            and st["groupBack"]["taken"] < g2["taken"]):
+                        fail(page, f"stepper {k + 1}: a group jump did not move to the next group and its tiles: {st}")
+                    summary += f", jumps to '{g1['label']}' then '{g2['label']}'"
+            if chapter and (chapter.group(1) in STEPPER_CHAPTERS or has_stepper(chapter.group(1))) \
+                    and not rep.get("steppers"):
+                fail(page, "the chapter has a stepper but the page shows none")
             if page == "search.html":
                 if rep["searchResults"] < 1:
                     fail(page, "searching for 'cache' found nothing")

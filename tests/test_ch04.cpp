@@ -141,3 +141,140 @@ TEST_CASE("tiled transpose (T = 8) of 2048 x 2048 doubles is at least 1.15x fast
     INFO("naive " << t.naive.min() * 1e3 << " ms, tiled " << t.tiled.min() * 1e3 << " ms, ratio " << t.speedup());
     CHECK(t.speedup() >= 1.15);
 }
+
+namespace {
+// "A01 B10 C00 ...": the matrix and cell of each step in [first, last).
+std::string stepper_cells(const ch04::MatmulStepper& run, std::size_t first, std::size_t last) {
+    std::string out;
+    for (std::size_t s = first; s < last; ++s) {
+        const auto& st = run.steps.at(s);
+        if (s > first) out += ' ';
+        out += static_cast<char>('A' + st.matrix);
+        out += std::to_string(st.i) + std::to_string(st.j);
+    }
+    return out;
+}
+
+// The misses of C = A x B on n x n doubles (A, B, C packed one after another), walked by the
+// loops written out here, in the stepper's fully associative LRU cache: a count that does not
+// go through the trace generator or the stepper.
+cachebook::Counts counts_written_out(std::size_t n, std::size_t tile, std::size_t line_bytes, std::size_t lines) {
+    const std::uint64_t a = 0, b = n * n * 8, c = 2 * n * n * 8;
+    std::vector<std::uint64_t> addresses;
+    const std::size_t t = tile == 0 ? n : tile;
+    for (std::size_t ii = 0; ii < n; ii += t)
+        for (std::size_t jj = 0; jj < n; jj += t)
+            for (std::size_t kk = 0; kk < n; kk += t)
+                for (std::size_t i = ii; i < ii + t; ++i)
+                    for (std::size_t k = kk; k < kk + t; ++k)
+                        for (std::size_t j = jj; j < jj + t; ++j) {
+                            addresses.push_back(a + (i * n + k) * 8);
+                            addresses.push_back(b + (k * n + j) * 8);
+                            addresses.push_back(c + (i * n + j) * 8);
+                        }
+    return cachebook::simulate(cachebook::CacheConfig::fully_associative(lines, line_bytes), addresses);
+}
+}  // namespace
+
+TEST_CASE("the tile stepper's cache: a line per tile row, three tiles in three quarters of it", "[ch04]") {
+    const auto c = ch04::stepper_cache(2);
+    CHECK(c.line_bytes == 16);
+    CHECK(c.three_tiles_lines == 6);
+    CHECK(c.cache_lines == 8);
+    CHECK(c.cache_bytes() == 128);
+    // The same proportions give the seed's model cache for its T = 8: 64-byte lines, 32 lines.
+    const auto seed = ch04::stepper_cache(8);
+    CHECK(seed.line_bytes == 64);
+    CHECK(seed.cache_lines == 32);
+    // The chapter's tile formula, on the stepper's cache and N = 4, picks T = 2 back.
+    CHECK(ch04::tile_from_cache(c.cache_bytes(), 4).tile == 2);
+}
+
+TEST_CASE("the tile stepper: the accesses of the first tile steps, in order, with M and H", "[ch04]") {
+    const auto c = ch04::stepper_cache(2);
+    const auto run = ch04::run_matmul_stepper(4, 2, 8, 16, c.cache_lines);
+    REQUIRE(run.steps.size() == 3 * 4 * 4 * 4);
+    // Tiles ii = jj = kk = 0: i, k, j inside; each iteration reads A[i][k], B[k][j], updates C[i][j].
+    CHECK(stepper_cells(run, 0, 24) ==
+          "A00 B00 C00 A00 B01 C01 A01 B10 C00 A01 B11 C01 A10 B00 C10 A10 B01 C11 A11 B10 C10 A11 B11 C11");
+    // Every line of the three tiles misses once, on its first touch; the rest hit.
+    CHECK(ch04::stepper_marks(run, 0, 24) == "MMM HHH HMH HHH MHM HHH HHH HHH");
+    // Then kk = 2: the next tiles of A and B, the same tile of C, which is still cached.
+    CHECK(stepper_cells(run, 24, 30) == "A02 B20 C00 A02 B21 C01");
+    CHECK(ch04::stepper_marks(run, 24, 48) == "MMH HHH HMH HHH MHH HHH HHH HHH");
+    CHECK(run.steps[24].ii == 0);
+    CHECK(run.steps[24].jj == 0);
+    CHECK(run.steps[24].kk == 2);
+    // Tiles ii = 0, jj = 2, kk = 0 begin at the seventeenth iteration.
+    CHECK(stepper_cells(run, 48, 51) == "A00 B02 C02");
+    CHECK(run.steps[48].jj == 2);
+    CHECK(run.steps[48].kk == 0);
+    // Lines: A is lines 0-7, B 8-15, C 16-23 (two lines a row); the cache holds at most 8.
+    CHECK(run.steps[1].line == 8);
+    CHECK(run.steps[2].line == 16);
+    for (const auto& st : run.steps) CHECK(st.cache_after.size() <= c.cache_lines);
+}
+
+TEST_CASE("the tile stepper: totals equal the simulator's count of the loops written out", "[ch04]") {
+    const auto c = ch04::stepper_cache(2);
+    for (std::size_t lines : {c.cache_lines, c.three_tiles_lines}) {
+        for (std::size_t tile : {std::size_t{2}, std::size_t{0}}) {
+            INFO("cache of " << lines << " lines, tile " << tile);
+            const auto run = ch04::run_matmul_stepper(4, tile, 8, 16, lines);
+            const auto independent = counts_written_out(4, tile, 16, lines);
+            CHECK(run.misses == independent.misses);
+            CHECK(run.hits == independent.hits);
+            CHECK(run.hits + run.misses == run.steps.size());
+            std::uint64_t by_steps[3] = {0, 0, 0};
+            for (const auto& st : run.steps) by_steps[st.matrix] += st.hit ? 0 : 1;
+            for (int m = 0; m < 3; ++m) CHECK(run.misses_of[m] == by_steps[m]);
+        }
+    }
+    // In the 8-line cache, with (N/T)^3 = 8 tile steps, the tiles of A and B are fetched once
+    // per tile step (T = 2 lines each) and those of C once: 16 + 16 + 8. Untiled ikj reads
+    // A and C once (8 lines each) but all of B for each of the 4 rows of C: 32.
+    const auto tiled = ch04::run_matmul_stepper(4, 2, 8, 16, c.cache_lines);
+    CHECK(tiled.misses_of[0] == 16);
+    CHECK(tiled.misses_of[1] == 16);
+    CHECK(tiled.misses_of[2] == 8);
+    const auto ikj = ch04::run_matmul_stepper(4, 0, 8, 16, c.cache_lines);
+    CHECK(ikj.misses_of[0] == 8);
+    CHECK(ikj.misses_of[1] == 32);
+    CHECK(ikj.misses_of[2] == 8);
+    // Three tiles that fill the cache exactly: LRU evicts a line of C each time kk moves on.
+    const auto tight = ch04::run_matmul_stepper(4, 2, 8, 16, c.three_tiles_lines);
+    CHECK(tight.misses_of[2] == 12);
+    std::vector<std::uint64_t> per_step;
+    for (const auto& g : ch04::stepper_groups(tight)) per_step.push_back(g.misses);
+    CHECK(per_step == std::vector<std::uint64_t>{6, 5, 6, 5, 6, 5, 6, 5});
+}
+
+TEST_CASE("the tile stepper's JSON is what the widget reads", "[ch04]") {
+    const auto run = ch04::run_matmul_stepper(4, 2, 8, 16, 8);
+    const auto j = ch04::to_json(run, "tiled T = 2");
+    CHECK(j["walk"] == "tiled T = 2");
+    CHECK(j["cache_lines"] == 8);
+    CHECK(j["misses"] == run.misses);
+    CHECK(j["misses_by_matrix"]["B"] == 16);
+    REQUIRE(j["arrays"].size() == 3);
+    CHECK(j["arrays"][1]["name"] == "B");
+    CHECK(j["arrays"][1]["first_line"] == 8);
+    CHECK(j["arrays"][2]["first_line"] == 16);
+    CHECK(j["arrays"][2]["access"] == "update");
+    REQUIRE(j["steps"].size() == run.steps.size());
+    for (std::size_t s = 0; s < run.steps.size(); ++s) {
+        CHECK(j["steps"][s]["array"] == run.steps[s].matrix);
+        CHECK(j["steps"][s]["hit"] == run.steps[s].hit);
+        CHECK(j["steps"][s]["line"] == run.steps[s].line);
+    }
+    CHECK(j["steps"][24]["tile_at"] == nlohmann::json{{0, 2}, {2, 0}, {0, 0}});
+    CHECK(j["steps"][24]["group"] == "ii = 0, jj = 0, kk = 2");
+    REQUIRE(j["groups"].size() == 8);
+    CHECK(j["groups"][0]["marks"] == "MMM HHH HMH HHH MHM HHH HHH HHH");
+    CHECK(j["groups"][0]["misses"] == 6);
+    CHECK(j["groups"][1]["first"] == 24);
+    const auto ikj = ch04::to_json(ch04::run_matmul_stepper(4, 0, 8, 16, 8), "untiled ikj");
+    CHECK(ikj["steps"][0].count("tile_at") == 0);
+    CHECK(ikj["groups"].size() == 4);
+    CHECK(ikj["steps"][48]["group"] == "i = 1");
+}

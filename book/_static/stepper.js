@@ -1,7 +1,12 @@
-// The stepper widget: steps through a simulated walk, one read at a time.
+// The stepper widget: steps through a simulated walk, one access at a time.
 // Driven by a chapter's JSON (the `stepper` directive puts it in data-runs): a list
 // of walks, each {walk, rows, cols, elem, line_bytes, cache_lines, hits, misses,
 // steps: [{i, j, line, hit, cache_after: [line per way]}]}.
+// Optional, for walks over several arrays (chapter 4's product):
+//   arrays: [{name, rows, cols, first_line, index: [row name, column name], access: "read" | "update"}],
+//     and each step's `array` (an index into arrays); lines are then named after their array (A0, B3);
+//   tile: T, and each step's tile_at: [[row, col] of the current tile's corner, per array];
+//   group_name ("tile step"), and each step's `group` (its label): buttons jump a group at a time.
 (function () {
   "use strict";
 
@@ -14,6 +19,12 @@
 
   function label(run) {
     return run.walk + " walk, " + run.cache_lines + "-line cache";
+  }
+
+  // The arrays of a walk; a walk without `arrays` is one array a[rows][cols] from line 0.
+  function arraysOf(run) {
+    if (run.arrays) return run.arrays;
+    return [{ name: "a", rows: run.rows, cols: run.cols, first_line: 0, index: ["i", "j"], access: "read" }];
   }
 
   function build(root) {
@@ -43,82 +54,171 @@
       return b;
     };
     const first = mk("« start", "back to the start", () => { at = 0; draw(); });
-    const back = mk("◀ back", "one read back", () => { if (at > 0) at--; draw(); });
-    const fwd = mk("forward ▶", "one read forward", () => { if (at < run.steps.length) at++; draw(); });
+    const back = mk("◀ back", "one access back", () => { if (at > 0) at--; draw(); });
+    const fwd = mk("forward ▶", "one access forward", () => { if (at < run.steps.length) at++; draw(); });
     fwd.classList.add("cb-forward");
     const last = mk("end »", "to the end", () => { at = run.steps.length; draw(); });
+    // Group jumps: to the end of the previous group, or of the group the next access is in.
+    const groupEnds = () => {
+      const ends = [];
+      for (let s = 1; s <= run.steps.length; s++) {
+        if (s === run.steps.length || run.steps[s].group !== run.steps[s - 1].group) ends.push(s);
+      }
+      return ends;
+    };
+    const prevGroup = mk("", "", () => {
+      at = groupEnds().filter((e) => e < at).pop() || 0; draw();
+    });
+    const nextGroup = mk("", "", () => {
+      at = groupEnds().find((e) => e > at) || run.steps.length; draw();
+    });
+    prevGroup.classList.add("cb-group-step");
+    nextGroup.classList.add("cb-group-step");
     const counter = el("span", "cb-counter");
     controls.appendChild(counter);
+    const groupNow = el("div", "cb-group");
 
-    const grid = el("table", "cb-grid");
+    const grids = el("div", "cb-arrays");
     const side = el("div", "cb-side");
     const cacheTitle = el("div", "cb-cache-title");
     const cache = el("div", "cb-cache");
     const note = el("p", "cb-note");
     const totals = el("p", "cb-totals");
+    const legend = el("p", "cb-legend");
     side.append(cacheTitle, cache, totals);
     const body = el("div", "cb-body");
-    body.append(grid, side);
-    root.append(picker, controls, body, note);
+    root.append(picker, controls, groupNow, body, note);
     root.tabIndex = 0;
     root.addEventListener("keydown", (e) => {
       if (e.key === "ArrowRight") { fwd.click(); e.preventDefault(); }
       if (e.key === "ArrowLeft") { back.click(); e.preventDefault(); }
     });
 
-    let cells = [];
-    function layout() {
-      grid.textContent = "";
+    let cells = [];     // cells[array][i][j]
+    let arrays = [];
+    let perLine = 1;
+    const multi = () => !!run.arrays;
+    const lineOf = (a, i, j) => arrays[a].first_line + Math.floor((i * arrays[a].cols + j) / perLine);
+    function lineName(line) {
+      if (!multi()) return "L" + line;
+      for (const a of arrays) {
+        const local = line - a.first_line;
+        if (local >= 0 && local < (a.rows * a.cols) / perLine) return a.name + local;
+      }
+      return "L" + line;
+    }
+    const cellName = (a, i, j) => arrays[a].name + "[" + i + "][" + j + "]";
+
+    function table(a) {
+      const arr = arrays[a];
+      const grid = el("table", "cb-grid");
       const head = el("tr");
       head.appendChild(el("th", "", ""));
-      for (let j = 0; j < run.cols; j++) head.appendChild(el("th", "", "j=" + j));
+      for (let j = 0; j < arr.cols; j++) head.appendChild(el("th", "", arr.index[1] + "=" + j));
       head.appendChild(el("th", "cb-lines", "lines"));
       grid.appendChild(head);
-      cells = [];
-      const perLine = run.line_bytes / run.elem;
-      for (let i = 0; i < run.rows; i++) {
+      const rows = [];
+      for (let i = 0; i < arr.rows; i++) {
         const tr = el("tr");
-        tr.appendChild(el("th", "", "i=" + i));
+        tr.appendChild(el("th", "", arr.index[0] + "=" + i));
         const row = [];
-        for (let j = 0; j < run.cols; j++) {
+        for (let j = 0; j < arr.cols; j++) {
           const td = el("td", "cb-cell");
-          const line = Math.floor((i * run.cols + j) / perLine);
-          td.classList.add(line % 2 ? "cb-odd" : "cb-even");
-          td.title = "a[" + i + "][" + j + "], line L" + line;
+          const line = lineOf(a, i, j);
+          td.classList.add((line - arr.first_line) % 2 ? "cb-odd" : "cb-even");
+          td.title = cellName(a, i, j) + ", line " + lineName(line);
           tr.appendChild(td);
           row.push(td);
         }
-        const l0 = Math.floor((i * run.cols) / perLine);
-        const l1 = Math.floor((i * run.cols + run.cols - 1) / perLine);
-        tr.appendChild(el("td", "cb-lines", "L" + l0 + (l1 > l0 ? "–L" + l1 : "")));
+        const l0 = lineOf(a, i, 0), l1 = lineOf(a, i, arr.cols - 1);
+        tr.appendChild(el("td", "cb-lines", lineName(l0) + (l1 > l0 ? "–" + lineName(l1) : "")));
         grid.appendChild(tr);
-        cells.push(row);
+        rows.push(row);
       }
+      cells.push(rows);
+      return grid;
+    }
+
+    function layout() {
+      arrays = arraysOf(run);
+      perLine = run.line_bytes / run.elem;
+      body.textContent = "";
+      grids.textContent = "";
+      cells = [];
+      if (multi()) {
+        arrays.forEach((arr, a) => {
+          const box = el("div", "cb-array");
+          box.append(el("div", "cb-array-name", arr.name), table(a));
+          grids.appendChild(box);
+        });
+        body.append(grids, side);
+        body.classList.add("cb-multi");
+        legend.textContent = "";
+        const key = (cls, text, words) => legend.append(el("span", "cb-key " + cls, text), words);
+        key("cb-miss", "M", " miss, ");
+        key("cb-hit", "H", " hit (a cell shows its latest access); ");
+        if (run.tile) key("cb-key-tile", "\u00a0", " the current tiles; ");
+        key("cb-key-cached", "\u00a0", " the cell's line is in the cache");
+        side.appendChild(legend);
+      } else {
+        body.append(table(0), side);
+        body.classList.remove("cb-multi");
+        legend.remove();
+      }
+      const grouped = !!run.steps[0].group;
+      prevGroup.hidden = nextGroup.hidden = groupNow.hidden = !grouped;
+      if (grouped) {
+        prevGroup.textContent = "◀◀ " + run.group_name;
+        nextGroup.textContent = run.group_name + " ▶▶";
+        prevGroup.title = "to the end of the previous " + run.group_name;
+        nextGroup.title = "to the end of this " + run.group_name;
+      }
+      const unit = multi() ? "access" : "read";
+      back.title = "one " + unit + " back";
+      fwd.title = "one " + unit + " forward";
       pickButtons.forEach((b, k) => b.setAttribute("aria-pressed", runs[k] === run ? "true" : "false"));
       cacheTitle.textContent = "cache: " + run.cache_lines + " lines of " + run.line_bytes + " bytes";
     }
 
     function draw() {
       let hits = 0, misses = 0;
+      const missesOf = arrays.map(() => 0);
       const lastUse = {};
-      for (let i = 0; i < run.rows; i++) for (let j = 0; j < run.cols; j++) {
-        cells[i][j].textContent = "·";
-        cells[i][j].classList.remove("cb-hit", "cb-miss", "cb-now");
-      }
+      cells.forEach((rows) => rows.forEach((row) => row.forEach((td) => {
+        td.textContent = "·";
+        td.classList.remove("cb-hit", "cb-miss", "cb-now", "cb-off", "cb-cached",
+          "cb-tile-t", "cb-tile-b", "cb-tile-l", "cb-tile-r");
+      })));
       for (let s = 0; s < at; s++) {
         const st = run.steps[s];
-        const td = cells[st.i][st.j];
+        const td = cells[st.array || 0][st.i][st.j];
         td.textContent = st.hit ? "H" : "M";
         td.classList.remove("cb-hit", "cb-miss");
         td.classList.add(st.hit ? "cb-hit" : "cb-miss");
-        if (st.hit) hits++; else misses++;
+        if (st.hit) hits++; else { misses++; missesOf[st.array || 0]++; }
         lastUse[st.line] = s;
       }
       const now = at > 0 ? run.steps[at - 1] : null;
-      if (now) cells[now.i][now.j].classList.add("cb-now");
+      if (now) cells[now.array || 0][now.i][now.j].classList.add("cb-now");
+      const held = now ? now.cache_after : [];
+
+      if (multi()) {
+        // The tiles of the access just made (or of the first one, before any), and the cached lines.
+        const shown = now || run.steps[0];
+        cells.forEach((rows, a) => rows.forEach((row, i) => row.forEach((td, j) => {
+          if (held.includes(lineOf(a, i, j))) td.classList.add("cb-cached");
+          if (!shown.tile_at) return;
+          const r0 = shown.tile_at[a][0], c0 = shown.tile_at[a][1], t = run.tile;
+          if (i < r0 || i >= r0 + t || j < c0 || j >= c0 + t) { td.classList.add("cb-off"); return; }
+          if (i === r0) td.classList.add("cb-tile-t");
+          if (i === r0 + t - 1) td.classList.add("cb-tile-b");
+          if (j === c0) td.classList.add("cb-tile-l");
+          if (j === c0 + t - 1) td.classList.add("cb-tile-r");
+        })));
+        groupNow.textContent = shown.group ? run.group_name + ": " + shown.group : "";
+      }
 
       cache.textContent = "";
-      const held = now ? now.cache_after : [];
       const before = at > 1 ? run.steps[at - 2].cache_after : [];
       let lru = null;
       if (held.length === run.cache_lines) {
@@ -127,7 +227,7 @@
       for (let w = 0; w < run.cache_lines; w++) {
         const slot = el("div", "cb-slot");
         if (w < held.length) {
-          slot.textContent = "L" + held[w];
+          slot.textContent = lineName(held[w]);
           if (now && held[w] === now.line) slot.classList.add(now.hit ? "cb-hit" : "cb-miss");
           if (held[w] === lru && run.cache_lines > 1) slot.appendChild(el("span", "cb-lru", "LRU"));
         } else {
@@ -137,19 +237,29 @@
         cache.appendChild(slot);
       }
 
-      counter.textContent = "read " + at + " of " + run.steps.length;
-      totals.textContent = misses + " misses, " + hits + " hits so far";
+      const unit = multi() ? "access " : "read ";
+      counter.textContent = unit + at + " of " + run.steps.length;
+      let split = "";
+      if (multi()) split = " (" + arrays.map((arr, a) => arr.name + " " + missesOf[a]).join(", ") + ")";
+      totals.textContent = misses + " misses" + split + ", " + hits + " hits so far";
+      const verb = (st) => (arrays[st.array || 0].access === "update" ? "update " : "read ");
       if (!now) {
-        note.textContent = "The cache starts empty. Press forward (or the right arrow key) to read a[0][0].";
+        const st = run.steps[0];
+        note.textContent = "The cache starts empty. Press forward (or the right arrow key) to " + verb(st) +
+          cellName(st.array || 0, st.i, st.j) + ".";
       } else {
         const evicted = before.filter((l) => !held.includes(l));
-        let text = "Read a[" + now.i + "][" + now.j + "], in line L" + now.line + ": " +
-          (now.hit ? "a hit, the line is in the cache." : "a miss, the line is fetched");
-        if (!now.hit) text += evicted.length ? " and L" + evicted[0] + ", least recently used, is evicted." : " into a free slot.";
+        const v = verb(now);
+        let text = v[0].toUpperCase() + v.slice(1) + cellName(now.array || 0, now.i, now.j) + ", in line " +
+          lineName(now.line) + ": " + (now.hit ? "a hit, the line is in the cache." : "a miss, the line is fetched");
+        if (!now.hit) {
+          text += evicted.length ? " and " + lineName(evicted[0]) + ", least recently used, is evicted."
+            : " into a free slot.";
+        }
         note.textContent = text;
       }
-      first.disabled = back.disabled = at === 0;
-      fwd.disabled = last.disabled = at === run.steps.length;
+      first.disabled = back.disabled = prevGroup.disabled = at === 0;
+      fwd.disabled = last.disabled = nextGroup.disabled = at === run.steps.length;
     }
 
     layout();

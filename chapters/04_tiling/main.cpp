@@ -45,6 +45,17 @@ void print_tile_choice(const ch04::TileChoice& t, bool machine) {
                m(fmt::format("{:.4f}", t.estimate)));
 }
 
+void print_stepper(const ch04::MatmulStepper& run, const std::string& walk) {
+    fmt::print("  {}, {}-line cache: {} misses (A {}, B {}, C {}), {} hits\n", walk, run.cache_lines, run.misses,
+               run.misses_of[0], run.misses_of[1], run.misses_of[2], run.hits);
+    fmt::print("{} A, B, C of each iteration (M miss, H hit)\n", run.tile == 0 ? "     i        " : "    ii jj kk  ");
+    for (const auto& g : ch04::stepper_groups(run)) {
+        const std::string where =
+            run.tile == 0 ? fmt::format("    {:2}        ", g.row) : fmt::format("    {:2} {:2} {:2}  ", g.ii, g.jj, g.kk);
+        fmt::print("{} {}  {} misses\n", where, ch04::stepper_marks(run, g.first, g.first + g.count), g.misses);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -249,6 +260,45 @@ int main(int argc, char** argv) {
         fmt::print("{}", st.render(2));
         fmt::print("  the same counts for every series: {}\n", same ? "yes" : "NO");
         out["study"]["same_counts"] = same;
+
+        // 8. The tile stepper.
+        const std::size_t sn4 = 4, st2 = 2;
+        const auto sc = ch04::stepper_cache(st2);
+        const auto sc_tile = ch04::tile_from_cache(sc.cache_bytes(), sn4);
+        fmt::print("\n8. The tile stepper: C = A x B on {} x {} doubles, A, B, C one after another, tiles of {}\n", sn4,
+                   sn4, st2);
+        fmt::print("  one line = one row of a tile = {} B; three tiles = {} lines, three quarters of a cache of {} lines "
+                   "({} B)\n",
+                   sc.line_bytes, sc.three_tiles_lines, sc.cache_lines, sc.cache_bytes());
+        fmt::print("  the tile formula on that cache: 3 x T^2 x {} <= {} B  =>  T <= {:.1f}  =>  T = {}\n", sc.elem,
+                   sc.cache_bytes(), std::floor(sc_tile.bound * 10) / 10, sc_tile.tile);
+        const auto seed_model = ch04::stepper_cache(8);
+        fmt::print("  the same proportions with T = {} give the source text's model: {} B lines, {} of {} lines\n",
+                   seed_model.tile, seed_model.line_bytes, seed_model.three_tiles_lines, seed_model.cache_lines);
+        const auto tiled = ch04::run_matmul_stepper(sn4, st2, sc.elem, sc.line_bytes, sc.cache_lines);
+        const auto untiled = ch04::run_matmul_stepper(sn4, 0, sc.elem, sc.line_bytes, sc.cache_lines);
+        const auto tight = ch04::run_matmul_stepper(sn4, st2, sc.elem, sc.line_bytes, sc.three_tiles_lines);
+        const std::string tiled_name = fmt::format("tiled T = {}", st2);
+        print_stepper(tiled, tiled_name);
+        print_stepper(untiled, "untiled ikj");
+        print_stepper(tight, tiled_name);
+        out["stepper"] = {ch04::to_json(tiled, tiled_name), ch04::to_json(untiled, "untiled ikj"),
+                          ch04::to_json(tight, tiled_name)};
+        out["stepper_cache"] = {{"n", sn4},
+                                {"tile", st2},
+                                {"elem", sc.elem},
+                                {"line_bytes", sc.line_bytes},
+                                {"three_tiles_lines", sc.three_tiles_lines},
+                                {"three_tiles_bytes", 3 * st2 * st2 * sc.elem},
+                                {"cache_lines", sc.cache_lines},
+                                {"cache_bytes", sc.cache_bytes()},
+                                {"bound", fmt::format("{:.1f}", std::floor(sc_tile.bound * 10) / 10)},
+                                {"formula_tile", sc_tile.tile},
+                                {"seed_model",
+                                 {{"tile", seed_model.tile},
+                                  {"line_bytes", seed_model.line_bytes},
+                                  {"three_tiles_lines", seed_model.three_tiles_lines},
+                                  {"cache_lines", seed_model.cache_lines}}}};
 
         if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), out);
         return 0;

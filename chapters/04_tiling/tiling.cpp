@@ -274,4 +274,133 @@ Study study(const Series& s, std::size_t n, const std::vector<std::size_t>& tile
 }
 // [end: study]
 
+StepperCache stepper_cache(std::size_t tile, std::size_t elem) {
+    StepperCache c{tile, elem};
+    c.line_bytes = tile * elem;
+    c.three_tiles_lines = 3 * tile * tile * elem / c.line_bytes;
+    c.cache_lines = c.three_tiles_lines * 4 / 3;
+    return c;
+}
+
+namespace {
+// Each iteration is three steps, A[i][k], B[k][j], C[i][j]: they name its row of C and its tiles.
+void mark_tile_steps(MatmulStepper& run) {
+    const std::size_t t = run.tile == 0 ? run.n : run.tile;
+    for (std::size_t s = 0; s + 2 < run.steps.size(); s += 3) {
+        const std::size_t i = run.steps[s].i, k = run.steps[s].j, j = run.steps[s + 1].j;
+        for (std::size_t q = s; q < s + 3; ++q) {
+            MatmulStep& st = run.steps[q];
+            st.row = i;
+            if (run.tile != 0) {
+                st.ii = i / t * t;
+                st.jj = j / t * t;
+                st.kk = k / t * t;
+            }
+        }
+    }
+}
+}  // namespace
+
+// [snippet: stepper]
+MatmulStepper run_matmul_stepper(std::size_t n, std::size_t tile, std::size_t elem, std::size_t line_bytes,
+                                 std::size_t cache_lines) {
+    MatmulStepper run;
+    run.n = n;
+    run.tile = tile;
+    run.elem = elem;
+    run.line_bytes = line_bytes;
+    run.cache_lines = cache_lines;
+    run.at = cachebook::MatmulLayout::packed(n, elem, line_bytes);  // no two matrices share a line
+    auto cache = cachebook::abc_cache(cachebook::CacheConfig::fully_associative(cache_lines, line_bytes));
+    const std::uint64_t base[3] = {run.at.a, run.at.b, run.at.c};
+    cachebook::for_each_tiled_matmul_access(n, tile, elem, run.at, [&](const cachebook::Access& x) {
+        MatmulStep step;
+        step.matrix = x.stream - 1;  // streams 1, 2, 3 are A, B, C
+        const std::uint64_t cell = (x.address - base[step.matrix]) / elem;
+        step.i = static_cast<std::size_t>(cell / n);
+        step.j = static_cast<std::size_t>(cell % n);
+        step.line = x.address / line_bytes;
+        step.hit = cache.access(x.address, x.stream, x.write).hit;
+        step.cache_after = cache.resident_lines();
+        run.steps.push_back(step);
+        ++(step.hit ? run.hits : run.misses);
+    });
+    for (int m = 0; m < 3; ++m) run.misses_of[m] = cache.stream(m + 1).misses;
+    mark_tile_steps(run);  // the row of C and the tiles of each step, for the widget
+    return run;
+}
+// [end: stepper]
+
+std::string stepper_marks(const MatmulStepper& run, std::size_t first, std::size_t last) {
+    std::string out;
+    for (std::size_t s = first; s < last && s < run.steps.size(); ++s) {
+        if (s > first && (s - first) % 3 == 0) out += ' ';
+        out += run.steps[s].hit ? 'H' : 'M';
+    }
+    return out;
+}
+
+std::vector<StepperGroup> stepper_groups(const MatmulStepper& run) {
+    std::vector<StepperGroup> groups;
+    for (std::size_t s = 0; s < run.steps.size(); ++s) {
+        const MatmulStep& st = run.steps[s];
+        const bool same = !groups.empty() && groups.back().ii == st.ii && groups.back().jj == st.jj &&
+                          groups.back().kk == st.kk && (run.tile != 0 || groups.back().row == st.row);
+        if (!same) groups.push_back(StepperGroup{s, 0, st.ii, st.jj, st.kk, st.row, 0, 0});
+        ++groups.back().count;
+        ++(st.hit ? groups.back().hits : groups.back().misses);
+    }
+    return groups;
+}
+
+namespace {
+std::string group_label(const MatmulStepper& run, const MatmulStep& st) {
+    return run.tile == 0 ? fmt::format("i = {}", st.row) : fmt::format("ii = {}, jj = {}, kk = {}", st.ii, st.jj, st.kk);
+}
+}  // namespace
+
+nlohmann::json to_json(const MatmulStepper& run, const std::string& walk) {
+    const char* names[3] = {"A", "B", "C"};
+    const std::uint64_t base[3] = {run.at.a, run.at.b, run.at.c};
+    const char* index[3][2] = {{"i", "k"}, {"k", "j"}, {"i", "j"}};
+    nlohmann::json arrays = nlohmann::json::array();
+    for (int m = 0; m < 3; ++m)
+        arrays.push_back({{"name", names[m]},
+                          {"rows", run.n},
+                          {"cols", run.n},
+                          {"first_line", base[m] / run.line_bytes},
+                          {"index", {index[m][0], index[m][1]}},
+                          {"access", m == 2 ? "update" : "read"}});
+    nlohmann::json steps = nlohmann::json::array();
+    for (const MatmulStep& st : run.steps) {
+        nlohmann::json j = {{"array", st.matrix}, {"i", st.i},      {"j", st.j},
+                            {"line", st.line},    {"hit", st.hit}, {"cache_after", st.cache_after},
+                            {"group", group_label(run, st)}};
+        if (run.tile != 0) j["tile_at"] = {{st.ii, st.kk}, {st.kk, st.jj}, {st.ii, st.jj}};
+        steps.push_back(j);
+    }
+    nlohmann::json groups = nlohmann::json::array();
+    for (const StepperGroup& g : stepper_groups(run))
+        groups.push_back({{"label", group_label(run, run.steps[g.first])},
+                          {"first", g.first},
+                          {"misses", g.misses},
+                          {"hits", g.hits},
+                          {"marks", stepper_marks(run, g.first, g.first + g.count)}});
+    return {{"walk", walk},
+            {"n", run.n},
+            {"rows", run.n},
+            {"cols", run.n},
+            {"tile", run.tile},
+            {"elem", run.elem},
+            {"line_bytes", run.line_bytes},
+            {"cache_lines", run.cache_lines},
+            {"hits", run.hits},
+            {"misses", run.misses},
+            {"misses_by_matrix", {{"A", run.misses_of[0]}, {"B", run.misses_of[1]}, {"C", run.misses_of[2]}}},
+            {"arrays", arrays},
+            {"group_name", run.tile == 0 ? "row of C" : "tile step"},
+            {"groups", groups},
+            {"steps", steps}};
+}
+
 }  // namespace ch04

@@ -9,8 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cachebook/cache.hpp"
 #include "cachebook/measure.hpp"
+#include "cachebook/trace.hpp"
 #include "cachebook/walks.hpp"
 
 namespace ch04 {
@@ -99,5 +102,57 @@ struct Study {
     bool transposed = false;           ///< dst[j][i] == src[i][j] everywhere
 };
 Study study(const Series& s, std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::CacheConfig& cache);
+
+/// The tile stepper's cache, from the seed's own proportions: a line holds one
+/// row of a tile (the seed's model: T = 8 doubles, 64-byte lines), and three
+/// tiles fill three quarters of the cache (the seed's model: 24 of 32 lines;
+/// its L1 example: 24 of 32 KiB).
+struct StepperCache {
+    std::size_t tile = 0, elem = 0;
+    std::size_t line_bytes = 0;         ///< tile x elem
+    std::size_t three_tiles_lines = 0;  ///< 3 tile^2 elem / line_bytes = 3 tile
+    std::size_t cache_lines = 0;        ///< three_tiles_lines x 4 / 3
+    [[nodiscard]] std::size_t cache_bytes() const { return cache_lines * line_bytes; }
+};
+StepperCache stepper_cache(std::size_t tile, std::size_t elem = 8);
+
+/// One access of the stepper's product: which matrix and cell, its line, hit or
+/// miss, the lines held afterwards (way by way) and the tile step it belongs to.
+struct MatmulStep {
+    int matrix = 0;                      ///< 0 A (read), 1 B (read), 2 C (updated)
+    std::size_t i = 0, j = 0;            ///< the cell of that matrix
+    std::size_t ii = 0, jj = 0, kk = 0;  ///< the corners of the tiles (all 0 when untiled)
+    std::size_t row = 0;                 ///< the row of C being built (i of the iteration)
+    std::uint64_t line = 0;              ///< address / line_bytes
+    bool hit = false;
+    std::vector<std::uint64_t> cache_after;
+};
+
+/// Every access of C = A x B on n x n doubles, as cachebook::for_each_tiled_matmul_access
+/// emits it (tile 0: the plain ikj loop), through a fully associative LRU cache.
+struct MatmulStepper {
+    std::size_t n = 0, tile = 0, elem = 0, line_bytes = 0, cache_lines = 0;
+    cachebook::MatmulLayout at;
+    std::vector<MatmulStep> steps;
+    std::uint64_t hits = 0, misses = 0;
+    std::uint64_t misses_of[3] = {0, 0, 0};  ///< A, B, C, as the cache's own per-stream counts
+};
+MatmulStepper run_matmul_stepper(std::size_t n, std::size_t tile, std::size_t elem, std::size_t line_bytes,
+                                 std::size_t cache_lines);
+
+/// The M / H string of steps [first, last), three letters per iteration separated by spaces.
+std::string stepper_marks(const MatmulStepper& run, std::size_t first, std::size_t last);
+
+/// A run of consecutive steps of one tile step (tiled) or one row of C (untiled).
+struct StepperGroup {
+    std::size_t first = 0, count = 0;  ///< steps [first, first + count)
+    std::size_t ii = 0, jj = 0, kk = 0, row = 0;
+    std::uint64_t hits = 0, misses = 0;
+};
+std::vector<StepperGroup> stepper_groups(const MatmulStepper& run);
+
+/// The stepper widget's walk (book/_static/stepper.js): arrays A, B, C, the steps with
+/// their tile corners, and the groups; `walk` names it in the widget's picker.
+nlohmann::json to_json(const MatmulStepper& run, const std::string& walk);
 
 }  // namespace ch04
