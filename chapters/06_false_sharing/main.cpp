@@ -266,10 +266,9 @@ int main(int argc, char** argv) {
                 "  {}: packed costs {} ns more per increment: if each move stalls a core for\n"
                 "    one hand-off, the line moved about once every {} increments\n",
                 ch06::op_name(op), measured("{:.2f}", extra), known ? measured("{:.0f}", every) : measured("-"));
-            if (known) {
-                jm["implied_burst"][key_of(op)] = every;
-                jm["implied_burst_text"][key_of(op)] = fmt::format("{:.0f}", every);
-            }
+            // Always present, so the book's sentence resolves: "-" when this run gives no estimate.
+            jm["implied_burst"][key_of(op)] = known ? nlohmann::json(every) : nlohmann::json(nullptr);
+            jm["implied_burst_text"][key_of(op)] = known ? fmt::format("{:.0f}", every) : std::string("-");
         }
         fmt::print("\n");
 
