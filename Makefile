@@ -8,7 +8,8 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CHAPTERS = $(sort $(notdir $(wildcard chapters/[0-9][0-9]_*)))
 PY      := /usr/bin/python3
 
-.PHONY: all deps configure build run test golden book grade handout bench flake-check sanitize fuzz clean help
+.PHONY: all deps configure build run test golden book grade handout bench flake-check sanitize fuzz clean help \
+        sanitize-ci fuzz-ci portable-check one-core-check
 
 all: build
 
@@ -24,10 +25,15 @@ help:
 	@echo "make flake-check    run the timing tests 20 times (RUNS=n) and report passes per test"
 	@echo "make sanitize       deterministic tests under ASan+UBSan, threaded ones under TSan"
 	@echo "make fuzz           build the libFuzzer targets with clang and run each FUZZ_SECONDS (60)"
+	@echo "make sanitize-ci    CI's share of make sanitize: unit tests + bad-argument table (ASan), threads (TSan)"
+	@echo "make fuzz-ci        build the libFuzzer targets and run ctest -L fuzz (60 s each)"
+	@echo "make portable-check plain x86-64 without AVX2 kernels or OpenBLAS, no valgrind/perf on PATH: ctest"
+	@echo "make one-core-check the unit tests pinned to one CPU (taskset -c 0): multi-core tests skip"
 	@echo "make deps           install the Debian packages the book needs"
 
 deps:
 	@bash tools/deps.sh
+	@bash tools/deps.sh --fuzz
 
 configure:
 	@$(MAKE) --no-print-directory deps
@@ -82,14 +88,53 @@ sanitize:
 	@$(MAKE) --no-print-directory deps
 	cmake --preset asan $(if $(shell command -v ninja),-G Ninja,) >/dev/null
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ctest --output-on-failure -j $(JOBS) -LE 'timing|book'
+	cd build-asan && ctest --output-on-failure -j $(JOBS) -LE 'timing|book|valgrind'
 	cmake --preset tsan $(if $(shell command -v ninja),-G Ninja,) >/dev/null
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && ctest --output-on-failure -j $(JOBS) -L threads
 
+# CI's part of `make sanitize`, only what fits CI's time (the presets build at -O1 -g1):
+# ASan + UBSan: every Catch2 case but [timing], cachesim's stdin test and the short lackey fuzz;
+# the chapter programs and the bad-argument table only in `make sanitize`.
+# TSan: the [threads] cases (chapters 6 and 9, cachesim's reader thread), chapter 6's program,
+# and chapter 9's program on small matrices (no OpenBLAS: its threads are not instrumented).
+sanitize-ci:
+	@$(MAKE) --no-print-directory deps
+	cmake --preset asan $(if $(shell command -v ninja),-G Ninja,) >/dev/null
+	cmake --build build-asan -j $(JOBS) --target unit_tests fuzz_lackey_replay cachesim
+	cd build-asan && ctest --output-on-failure -j $(JOBS) -LE 'timing|book|golden|exercise|valgrind|cli' \
+	  -E '^threads\.ch0'
+	cmake --preset tsan $(if $(shell command -v ninja),-G Ninja,) >/dev/null
+	cmake --build build-tsan -j $(JOBS) --target threads_tests ch06_false_sharing ch09_matmul
+	build-tsan/bin/threads_tests "[threads]~[timing]"
+	build-tsan/bin/ch06_false_sharing --quick >/dev/null
+	build-tsan/bin/ch09_matmul --quick --n 96 --no-blas >/dev/null
+
 # libFuzzer targets, built with clang in build-fuzz; FUZZ_SECONDS each (default 60).
 fuzz:
 	@bash tools/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),60)
+
+# CI: the fuzz targets as tests (label fuzz, CACHEBOOK_FUZZ_SECONDS each, 60 by default).
+fuzz-ci:
+	@bash tools/deps.sh --fuzz
+	cmake --preset fuzz $(if $(shell command -v ninja),-G Ninja,) >/dev/null
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_cli fuzz_lackey
+	cd build-fuzz && ctest -V -L fuzz >fuzz.log 2>&1; rc=$$?; \
+	  grep -E '^[0-9]+: (fuzz_|  )|Test +#|tests passed' fuzz.log; exit $$rc
+
+# Portability: plain x86-64 without the AVX2/AVX-512 kernels and without OpenBLAS (preset
+# portable), tests run with valgrind and perf absent from PATH; chapters that use them say so.
+portable-check:
+	@$(MAKE) --no-print-directory deps
+	cmake --preset portable $(if $(shell command -v ninja),-G Ninja,) >/dev/null
+	cmake --build build-portable -j $(JOBS)
+	cd build-portable && PATH=$$(bash ../tools/path_without.sh no-tools valgrind perf) ctest --output-on-failure -j $(JOBS) -LE book
+
+# One CPU: the measured and threaded tests under taskset -c 0; those that need two cores skip
+# and say why (the reasons are printed).
+one-core-check: build
+	cd $(BUILD) && taskset -c 0 ctest -V -L 'timing|threads' >one-core.log 2>&1; rc=$$?; \
+	  grep -E 'SKIPPED:|Test +#|tests passed' one-core.log; exit $$rc
 
 clean:
 	rm -rf $(BUILD)

@@ -178,7 +178,8 @@ std::string lackey_text(const std::vector<LackeyRecord>& records) {
 
 }  // namespace
 
-TEST_CASE("cachesim reproduces the eight rows of the cachelab reference", "[cachesim][reference]") {
+// [threads]: Simulator::run reads the trace on a second thread (label threads: TSan runs it).
+TEST_CASE("cachesim reproduces the eight rows of the cachelab reference", "[cachesim][reference][threads]") {
     struct Row {
         int s, E, b;
         const char* trace;

@@ -57,6 +57,7 @@ TEST_CASE("cachegrind counts what the model counts", "[ch07][valgrind]") {
     const auto l1 = cachebook::CacheConfig::from_capacity(32768, 8, 64);
     const auto model = ch07::simulate_walks(l1, 256);
     const auto tool = ch07::cachegrind_walks(l1, 256);
+    INFO("why not: " << tool.why_not);
     REQUIRE(tool.tool == "cachegrind");
     INFO("cachegrind: rows " << tool.row_walk() << ", columns " << tool.column_walk());
     // A few misses beyond the walk's own (stack, the printf) are allowed.

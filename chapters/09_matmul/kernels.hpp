@@ -10,6 +10,10 @@
 
 namespace ch09::detail {
 
+/// Whether this build holds the isa's kernels (a CACHEBOOK_PORTABLE build has only the scalar ones).
+bool avx2_built();
+bool avx512_built();
+
 void tiled_avx2(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile);
 std::vector<MicroKernel> avx2_micro_kernels();
 std::vector<MicroKernel> avx512_micro_kernels();  // empty when the compiler cannot build them

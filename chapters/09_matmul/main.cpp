@@ -187,7 +187,7 @@ Isa parse_isa(const std::string& name) {
     for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
         if (ch09::isa_name(isa) == name) {
             if (!ch09::isa_supported(isa))
-                throw cachebook::UsageError(fmt::format("--isa {}: this CPU cannot run it", name));
+                throw cachebook::UsageError(fmt::format("--isa {}: {}", name, ch09::isa_unavailable_reason(isa)));
             return isa;
         }
     throw cachebook::UsageError(fmt::format("--isa: expected scalar, avx2 or avx512, got '{}'", name));
@@ -269,8 +269,13 @@ int main(int argc, char** argv) {
                    measured("{}", line));
         fmt::print("  instruction sets: AVX2 {}, FMA {}, AVX-512 {}\n", measured("{}", features.avx2 ? "yes" : "no"),
                    measured("{}", features.fma ? "yes" : "no"), measured("{}", features.avx512f ? "yes" : "no"));
+        // The scalar fallback says why: the CPU lacks the instructions, or the build left the kernels out.
+        const std::string steps45 = isa != Isa::Scalar ? "avx2 + fma"
+                                    : ch09::isa_supported(Isa::Avx2)
+                                        ? "scalar, as --isa asks"
+                                        : "scalar fallback, " + ch09::isa_unavailable_reason(Isa::Avx2);
         fmt::print("  kernels that run here: {} (step 4 and 5: {}; step 6: {})\n", measured("{}", ch09::isa_name(isa)),
-                   measured("{}", isa == Isa::Scalar ? "scalar fallback" : "avx2 + fma"), measured("{}", kernel.name));
+                   measured("{}", steps45), measured("{}", kernel.name));
         progress.step("clock");
         const double ghz_nominal = ch09::nominal_clock_ghz();
         const double ghz = ch09::measure_clock_ghz(quick ? 0.05 : 0.2);

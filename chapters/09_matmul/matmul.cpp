@@ -31,10 +31,18 @@ bool isa_supported(Isa isa) {
     const auto f = cachebook::cpu_features();
     switch (isa) {
         case Isa::Scalar: return true;
-        case Isa::Avx2: return f.avx2 && f.fma;
-        case Isa::Avx512: return f.avx512f && f.avx2 && f.fma;
+        case Isa::Avx2: return f.avx2 && f.fma && detail::avx2_built();
+        case Isa::Avx512: return f.avx512f && f.avx2 && f.fma && detail::avx512_built();
     }
     return false;
+}
+
+std::string isa_unavailable_reason(Isa isa) {
+    if (isa_supported(isa)) return "";
+    const auto f = cachebook::cpu_features();
+    if (isa == Isa::Avx2 && !(f.avx2 && f.fma)) return "this CPU has no AVX2 + FMA";
+    if (isa == Isa::Avx512 && !(f.avx512f && f.avx2 && f.fma)) return "this CPU has no AVX-512";
+    return "this build has no " + isa_name(isa) + " kernels (built with -DCACHEBOOK_PORTABLE=ON for plain x86-64)";
 }
 
 Isa best_isa() {
@@ -48,7 +56,8 @@ int simd_width(Isa isa) { return isa == Isa::Avx512 ? 16 : isa == Isa::Avx2 ? 8 
 namespace {
 
 void require_isa(Isa isa) {
-    if (!isa_supported(isa)) throw std::invalid_argument("this CPU cannot run the " + isa_name(isa) + " kernels");
+    if (!isa_supported(isa))
+        throw std::invalid_argument("the " + isa_name(isa) + " kernels cannot run: " + isa_unavailable_reason(isa));
 }
 
 // Runs body(t) for t in [0, threads): t = 0 on the calling thread, the rest on new threads.

@@ -32,8 +32,12 @@ struct RowRange {
 /// The instruction sets the kernels are written for.
 enum class Isa { Scalar, Avx2, Avx512 };
 std::string isa_name(Isa isa);
-/// Whether this CPU can run code written for `isa` (AVX2 kernels also need FMA).
+/// Whether this build has the kernels written for `isa` and this CPU can run them (AVX2 kernels
+/// also need FMA; a CACHEBOOK_PORTABLE build has only the scalar ones).
 bool isa_supported(Isa isa);
+/// Why `isa` cannot run here ("this CPU has no AVX2 + FMA", "this build has no AVX2 kernels ..."),
+/// or empty when it can.
+std::string isa_unavailable_reason(Isa isa);
 /// The widest instruction set this CPU supports, among those the kernels are written for.
 Isa best_isa();
 

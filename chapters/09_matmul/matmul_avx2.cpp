@@ -1,14 +1,19 @@
 // The AVX2 + FMA kernels of steps 4 to 6. This file alone is compiled with -mavx2 -mfma;
-// its functions run only after isa_supported(Isa::Avx2) said yes.
+// its functions run only after isa_supported(Isa::Avx2) said yes. A portable build
+// (CACHEBOOK_PORTABLE) compiles it without those flags: then it holds no kernel.
 #include <immintrin.h>
 
 #include <cstring>
+#include <stdexcept>
 
 #include "cachebook/measure.hpp"
 #include "kernels.hpp"
 #include "micro_kernel.hpp"
 
 namespace ch09::detail {
+
+#if defined(__AVX2__) && defined(__FMA__)
+bool avx2_built() { return true; }
 
 // [snippet: tiled_simd]
 void tiled_avx2(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile) {
@@ -81,5 +86,13 @@ double fma_loop_avx2(std::size_t iterations) {
     return double(iterations) * chains * 8 * 2;
 }
 // [end: fma_peak]
+#else
+bool avx2_built() { return false; }
+void tiled_avx2(const float*, const float*, float*, Shape, RowRange, std::size_t) {
+    throw std::logic_error("this build has no AVX2 kernels");
+}
+std::vector<MicroKernel> avx2_micro_kernels() { return {}; }
+double fma_loop_avx2(std::size_t) { return 0; }
+#endif
 
 }  // namespace ch09::detail

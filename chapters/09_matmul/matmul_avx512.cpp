@@ -9,6 +9,8 @@
 namespace ch09::detail {
 
 #if defined(__AVX512F__)
+bool avx512_built() { return true; }
+
 namespace {
 
 struct Avx512 {
@@ -50,6 +52,7 @@ double fma_loop_avx512(std::size_t iterations) {
     return double(iterations) * chains * 16 * 2;
 }
 #else
+bool avx512_built() { return false; }
 std::vector<MicroKernel> avx512_micro_kernels() { return {}; }
 double fma_loop_avx512(std::size_t) { return 0; }
 #endif
