@@ -67,14 +67,28 @@ Cache::Cache(const CacheConfig& config) : config_(config) {
     pow2_sets_ = std::has_single_bit(config_.sets);
     set_mask_ = config_.sets - 1;
     const std::size_t n = config_.sets * config_.ways;
-    tags_.assign(n, kInvalid);
+    small_ = config_.ways <= 8;
+    tags_.assign(n + (small_ ? 8 : 0), kInvalid);  // find8() reads 8 tags from a set's first
     stamp_.assign(n, 0);
     dirty_.assign(n, 0);
     if (config_.policy == Policy::PLRU) plru_.assign(config_.sets, 0);
     stamp_victim_ = config_.policy == Policy::LRU || config_.policy == Policy::FIFO;
+    use_order_ = small_ && stamp_victim_;
+    way_mask_ = config_.ways >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << config_.ways) - 1;
+    victim_shift_ = static_cast<unsigned>(8 * (config_.ways - 1));
+    order_mask_ = config_.ways >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * config_.ways)) - 1;
+    reset_order();
     rng_ = config_.seed * 0x9E3779B97F4A7C15ull + 1;
     names_.emplace_back("all");
     per_stream_.emplace_back();
+}
+
+void Cache::reset_order() {
+    if (!use_order_) return;
+    // All empty: way 0 last (the first victim), then way 1, ...
+    std::uint64_t order = 0;
+    for (std::size_t w = 0; w < config_.ways; ++w) order |= std::uint64_t{w} << (8 * (config_.ways - 1 - w));
+    order_.assign(config_.sets, order);
 }
 
 int Cache::add_stream(std::string name) {
@@ -101,6 +115,20 @@ Cache::Invalidated Cache::invalidate(std::uint64_t address) {
             tags_[i] = kInvalid;
             dirty_[i] = 0;
             stamp_[i] = 0;  // an empty way carries stamp 0: it is the next victim, as on a fresh cache
+            if (use_order_) {
+                // The same in the order: filled ways keep their order, then the
+                // empty ones, the lowest last.
+                std::uint64_t order = 0;
+                unsigned at = 0;
+                const std::uint64_t old = order_[set];
+                for (std::size_t k = 0; k < config_.ways; ++k) {
+                    const std::size_t v = static_cast<std::size_t>(old >> (8 * k) & 0xff);
+                    if (stamp_[set * config_.ways + v] != 0) order |= std::uint64_t{v} << (8 * at++);
+                }
+                for (std::size_t v = config_.ways; v-- > 0;)
+                    if (stamp_[set * config_.ways + v] == 0) order |= std::uint64_t{v} << (8 * at++);
+                order_[set] = order;
+            }
             if (line == last_line_) has_last_ = false;  // no fast-path hit on a dropped line
             return {true, dirty};
         }
@@ -134,6 +162,7 @@ void Cache::reset() {
     std::fill(stamp_.begin(), stamp_.end(), 0);
     std::fill(dirty_.begin(), dirty_.end(), 0);
     std::fill(plru_.begin(), plru_.end(), 0);
+    reset_order();
     clock_ = 0;
     last_line_ = kInvalid;
     has_last_ = false;
@@ -142,48 +171,10 @@ void Cache::reset() {
     for (auto& c : per_stream_) c = {};
 }
 
-AccessResult Cache::on_miss(std::uint64_t line, std::size_t set, std::size_t w, Counts& s, bool write) {
-    const std::size_t i = set * config_.ways + w;
-    AccessResult r{false, false, false, 0, set, w};
-    ++s.misses;
-    ++total_.misses;
-    if (stamp_[i] != 0) {
-        r.evicted = true;
-        r.evicted_line = tags_[i];
-        r.dirty_evicted = dirty_[i] != 0;
-        ++s.evictions;
-        ++total_.evictions;
-        if (r.dirty_evicted) {
-            ++s.dirty_evictions;
-            ++total_.dirty_evictions;
-        }
-    }
-    tags_[i] = line;
-    last_line_ = line;
-    has_last_ = true;
-    last_index_ = i;
-    last_set_ = set;
-    last_way_ = w;
-    stamp_[i] = ++clock_;
-    dirty_[i] = static_cast<std::uint8_t>(write);
-    if (config_.policy == Policy::PLRU) plru_touch(set, w);
-    return r;
-}
-
 std::size_t Cache::victim(std::size_t set) {
     const std::size_t base = set * config_.ways;
-    if (config_.policy == Policy::LRU || config_.policy == Policy::FIFO) {
-        // Empty ways carry stamp 0 and valid ones a stamp of at least 1, so one
-        // pass finds the lowest empty way first, else the oldest line.
-        std::size_t best = 0;
-        std::uint64_t oldest = stamp_[base];
-        for (std::size_t w = 1; w < config_.ways; ++w)
-            if (stamp_[base + w] < oldest) {
-                oldest = stamp_[base + w];
-                best = w;
-            }
-        return best;
-    }
+    if (use_order_) return static_cast<std::size_t>(order_[set] >> victim_shift_ & 0xff);
+    if (config_.policy == Policy::LRU || config_.policy == Policy::FIFO) return oldest(&stamp_[base], config_.ways);
     // An empty way is always filled first, lowest index first.
     for (std::size_t w = 0; w < config_.ways; ++w)
         if (stamp_[base + w] == 0) return w;

@@ -43,6 +43,19 @@ int Hierarchy::add_stream(const std::string& name) {
     return id;
 }
 
+HierarchyResult Hierarchy::access_levels(std::uint64_t address, std::uint32_t size, bool write, int stream) {
+    HierarchyResult r;
+    const int n = static_cast<int>(caches_.size());
+    for (int k = 0; k < n; ++k) {
+        if (reference(k, address, size, write && k == 0, stream, r)) {
+            r.level = k;
+            return r;
+        }
+    }
+    r.level = n;
+    return r;
+}
+
 void Hierarchy::write_back(int from_level, std::uint64_t address) {
     for (std::size_t j = static_cast<std::size_t>(from_level) + 1; j < caches_.size(); ++j)
         if (caches_[j].mark_dirty(address)) return;

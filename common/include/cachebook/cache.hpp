@@ -7,11 +7,16 @@
 /// configurations of it. Counts are kept in total and per named stream, so a
 /// chapter can say which array missed.
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace cachebook {
 
@@ -90,7 +95,7 @@ public:
 
     /// Touches the line that holds byte `address`. The size of the access is
     /// not considered: an access never spans two lines here.
-    AccessResult access(std::uint64_t address, int stream = 0, bool write = false) {
+    [[gnu::always_inline]] AccessResult access(std::uint64_t address, int stream = 0, bool write = false) {
         const std::uint64_t line = address >> line_shift_;
         Counts& counts = per_stream_[static_cast<std::size_t>(stream)];
         // Fast path: the line touched last is still the most recent one of its
@@ -104,24 +109,25 @@ public:
         const std::size_t set = pow2_sets_ ? static_cast<std::size_t>(line & set_mask_)
                                            : static_cast<std::size_t>(line % config_.sets);
         const std::size_t base = set * config_.ways;
-        const std::uint64_t* tags = &tags_[base];
-        const std::uint64_t* stamps = &stamp_[base];
-        // One pass finds the line or, for LRU and FIFO, the victim: the smallest
-        // stamp (empty ways carry 0, so the lowest empty way wins).
-        std::size_t oldest_way = 0;
-        std::uint64_t oldest = stamps[0];
-        for (std::size_t w = 0; w < config_.ways; ++w) {
-            if (tags[w] == line && stamps[w] != 0) {
-                on_hit(set, w, write);
-                ++counts.hits;
-                ++total_.hits;
-                return {true, false, false, 0, set, w};
-            }
-            const bool older = stamps[w] < oldest;
-            oldest = older ? stamps[w] : oldest;
-            oldest_way = older ? w : oldest_way;
+        const std::size_t way = small_ ? find8(base, line) : find(&tags_[base], &stamp_[base], config_.ways, line);
+        if (way != kNone) {
+            on_hit(set, way, write);
+            ++counts.hits;
+            ++total_.hits;
+            return {true, false, false, 0, set, way};
         }
-        return on_miss(line, set, stamp_victim_ ? oldest_way : victim(set), counts, write);
+        // LRU and FIFO evict the least recent way: the last of the set's order,
+        // or the smallest stamp (empty ways carry 0, so the lowest empty way goes first).
+        if (use_order_) {
+            // The last way in the order leaves, and its refill becomes the most recent.
+            const std::uint64_t order = order_[set];
+            const auto v = static_cast<std::size_t>(order >> victim_shift_ & 0xff);
+            order_[set] = (order << 8 | v) & order_mask_;
+            return on_miss(line, set, v, counts, write);
+        }
+        const std::size_t v = stamp_victim_ ? oldest(&stamp_[base], config_.ways) : victim(set);
+        if (config_.policy == Policy::PLRU) plru_touch(set, v);
+        return on_miss(line, set, v, counts, write);
     }
 
     /// True if the line holding `address` is cached; changes nothing.
@@ -152,19 +158,135 @@ public:
 
 private:
     static constexpr std::uint64_t kInvalid = ~std::uint64_t{0};
+    static constexpr std::size_t kNone = ~std::size_t{0};
 
-    void on_hit(std::size_t set, std::size_t way, bool write) {
+    // Bit i set where v[i] == key, for i < n <= 64. Branch-free: on SSE2 two
+    // ways per compare, so a set's ways are checked together instead of one
+    // data-dependent branch per way.
+    static std::uint64_t equal_mask(const std::uint64_t* v, std::size_t n, std::uint64_t key) {
+        std::uint64_t mask = 0;
+        std::size_t i = 0;
+#if defined(__SSE2__)
+        const __m128i k = _mm_set1_epi64x(static_cast<long long>(key));
+        for (; i + 4 <= n; i += 4) {
+            __m128i a = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i)), k);
+            __m128i b = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i + 2)), k);
+            // A 64-bit lane is equal when both of its 32-bit halves are.
+            a = _mm_and_si128(a, _mm_shuffle_epi32(a, _MM_SHUFFLE(2, 3, 0, 1)));
+            b = _mm_and_si128(b, _mm_shuffle_epi32(b, _MM_SHUFFLE(2, 3, 0, 1)));
+            const auto bits = static_cast<std::uint64_t>(_mm_movemask_pd(_mm_castsi128_pd(a)) |
+                                                         (_mm_movemask_pd(_mm_castsi128_pd(b)) << 2));
+            mask |= bits << i;
+        }
+#endif
+        for (; i < n; ++i) mask |= static_cast<std::uint64_t>(v[i] == key) << i;
+        return mask;
+    }
+    // Bit i set where v[i] == key, for the eight values from v (which may run
+    // into the next set or the padding after the last: the caller masks them).
+    // Eight 8-byte compares without a branch. Not 16-byte vector loads: a miss
+    // has just stored an 8-byte tag into the set, and a wider load of it cannot
+    // take the value from the store buffer, so it waits for the store to retire
+    // (a sequence of misses to one set ran at half the speed that way).
+    [[gnu::always_inline]] static std::uint64_t equal_mask8(const std::uint64_t* v, std::uint64_t key) {
+        std::uint64_t m = 0;
+        for (unsigned i = 0; i < 8; ++i) m |= static_cast<std::uint64_t>(v[i] == key) << i;
+        return m;
+    }
+    // find() for sets of at most 8 ways: one fixed compare of 8 tags.
+    [[gnu::always_inline]] std::size_t find8(std::size_t base, std::uint64_t line) const {
+        for (std::uint64_t m = equal_mask8(&tags_[base], line) & way_mask_; m != 0; m &= m - 1) {
+            const std::size_t w = static_cast<std::size_t>(std::countr_zero(m));
+            if (stamp_[base + w] != 0) [[likely]]
+                return w;
+        }
+        return kNone;
+    }
+    // The order of a set of at most 8 ways (one byte per way, most recent in the
+    // low byte) with `way` moved to the front: the bytes before it move up one.
+    [[gnu::always_inline]] static std::uint64_t to_front(std::uint64_t order, std::size_t way) {
+        constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+        const std::uint64_t x = order ^ (kOnes * way);          // a zero byte where `way` is
+        const std::uint64_t zero = (x - kOnes) & ~x & kHigh;    // its lowest flag is exact
+        const std::uint64_t through = ((zero & (~zero + 1)) << 1) - 1;  // bytes up to and including it
+        return (order & ~through) | ((order << 8) & through) | way;
+    }
+
+    // The way of `set` (tags and stamps from its first way) holding `line`, or kNone.
+    static std::size_t find(const std::uint64_t* tags, const std::uint64_t* stamps, std::size_t ways,
+                            std::uint64_t line) {
+        for (std::size_t first = 0; first < ways; first += 64) {
+            const std::size_t n = ways - first < 64 ? ways - first : 64;
+            for (std::uint64_t m = equal_mask(tags + first, n, line); m != 0; m &= m - 1) {
+                // An empty way's tag is kInvalid, which is also a line's (with 1-byte
+                // lines): a match counts only in a filled way (stamp not 0).
+                const std::size_t w = first + static_cast<std::size_t>(std::countr_zero(m));
+                if (stamps[w] != 0) [[likely]]
+                    return w;
+            }
+        }
+        return kNone;
+    }
+    // The first way with the smallest stamp: four independent minimum chains,
+    // then one compare for where it is.
+    static std::size_t oldest(const std::uint64_t* stamps, std::size_t ways) {
+        std::uint64_t m0 = stamps[0], m1 = m0, m2 = m0, m3 = m0;
+        std::size_t i = 1;
+        for (; i + 4 <= ways; i += 4) {
+            m0 = stamps[i] < m0 ? stamps[i] : m0;
+            m1 = stamps[i + 1] < m1 ? stamps[i + 1] : m1;
+            m2 = stamps[i + 2] < m2 ? stamps[i + 2] : m2;
+            m3 = stamps[i + 3] < m3 ? stamps[i + 3] : m3;
+        }
+        for (; i < ways; ++i) m0 = stamps[i] < m0 ? stamps[i] : m0;
+        m0 = m1 < m0 ? m1 : m0;
+        m2 = m3 < m2 ? m3 : m2;
+        const std::uint64_t least = m2 < m0 ? m2 : m0;
+        for (std::size_t first = 0;; first += 64) {
+            const std::size_t n = ways - first < 64 ? ways - first : 64;
+            const std::uint64_t m = equal_mask(stamps + first, n, least);
+            if (m != 0) return first + static_cast<std::size_t>(std::countr_zero(m));
+        }
+    }
+
+    [[gnu::always_inline]] void on_hit(std::size_t set, std::size_t way, bool write) {
         const std::size_t i = set * config_.ways + way;
         last_line_ = tags_[i];
         has_last_ = true;
         last_index_ = i;
         last_set_ = set;
         last_way_ = way;
-        if (config_.policy == Policy::LRU) stamp_[i] = ++clock_;
-        else if (config_.policy == Policy::PLRU) plru_touch(set, way);
+        if (config_.policy == Policy::LRU) {
+            if (use_order_) order_[set] = to_front(order_[set], way);
+            else stamp_[i] = ++clock_;
+        } else if (config_.policy == Policy::PLRU) plru_touch(set, way);
         dirty_[i] = dirty_[i] | static_cast<std::uint8_t>(write);
     }
-    AccessResult on_miss(std::uint64_t line, std::size_t set, std::size_t way, Counts& counts, bool write);
+    // Fills `w` of `set` with `line`; the caller has updated the replacement state.
+    [[gnu::always_inline]] AccessResult on_miss(std::uint64_t line, std::size_t set, std::size_t w, Counts& s, bool write) {
+        const std::size_t i = set * config_.ways + w;
+        AccessResult r{false, false, false, 0, set, w};
+        ++s.misses;
+        ++total_.misses;
+        if (stamp_[i] != 0) {
+            r.evicted = true;
+            r.evicted_line = tags_[i];
+            r.dirty_evicted = dirty_[i] != 0;
+            ++s.evictions;
+            ++total_.evictions;
+            s.dirty_evictions += r.dirty_evicted;
+            total_.dirty_evictions += r.dirty_evicted;
+        }
+        tags_[i] = line;
+        last_line_ = line;
+        has_last_ = true;
+        last_index_ = i;
+        last_set_ = set;
+        last_way_ = w;
+        stamp_[i] = ++clock_;
+        dirty_[i] = static_cast<std::uint8_t>(write);
+        return r;
+    }
     std::size_t victim(std::size_t set);
     void plru_touch(std::size_t set, std::size_t way);
     std::size_t plru_victim(std::size_t set) const;
@@ -185,6 +307,18 @@ private:
     bool has_last_ = false;
     std::size_t last_index_ = 0, last_set_ = 0, last_way_ = 0;
     bool stamp_victim_ = true;  // LRU and FIFO pick the smallest stamp
+    // Sets of at most 8 ways: their tags are compared 8 at a time (tags_ has 8
+    // ways of padding), and under LRU and FIFO each set keeps its ways in order
+    // of last use (or fill), one byte each, most recent first, empty ways last
+    // with the lowest last. The victim is then the last byte, without a search.
+    // Stamps still mark filled ways (not 0) but are not LRU times then.
+    bool small_ = false;
+    bool use_order_ = false;
+    std::uint64_t way_mask_ = 0;   // the low `ways` bits
+    unsigned victim_shift_ = 0;    // 8 x (ways - 1): the last byte of an order
+    std::uint64_t order_mask_ = 0; // the low `ways` bytes
+    std::vector<std::uint64_t> order_;
+    void reset_order();
     Counts total_;
     std::vector<Counts> per_stream_;
     std::vector<std::string> names_;

@@ -46,7 +46,8 @@ public:
     int add_stream(const std::string& name);
 
     /// One reference of `size` bytes (at least 1) at `address`.
-    HierarchyResult access(std::uint64_t address, std::uint32_t size, bool write, int stream = 0) {
+    [[gnu::always_inline]] HierarchyResult access(std::uint64_t address, std::uint32_t size, bool write,
+                                                  int stream = 0) {
         HierarchyResult r;
         if (single_level_ && (address & l1_offset_mask_) + size <= l1_line_bytes_) [[likely]] {
             // The common case, kept short: one level, one line.
@@ -73,15 +74,7 @@ public:
             }
             return r;
         }
-        const int n = static_cast<int>(caches_.size());
-        for (int k = 0; k < n; ++k) {
-            if (reference(k, address, size, write && k == 0, stream, r)) {
-                r.level = k;
-                return r;
-            }
-        }
-        r.level = n;
-        return r;
+        return access_levels(address, size, write, stream);
     }
 
     [[nodiscard]] int levels() const { return static_cast<int>(caches_.size()); }
@@ -100,6 +93,8 @@ public:
     [[nodiscard]] std::uint64_t memory_writebacks() const { return memory_writebacks_; }
 
 private:
+    // access() beyond one level or one line.
+    HierarchyResult access_levels(std::uint64_t address, std::uint32_t size, bool write, int stream);
     // Touches every line of the reference at level k; true when all hit.
     bool reference(int k, std::uint64_t address, std::uint32_t size, bool write, int stream, HierarchyResult& r) {
         Cache& c = caches_[static_cast<std::size_t>(k)];
