@@ -110,7 +110,7 @@ TEST_CASE("measured: a strided sum understates the latency a pointer chase shows
     CHECK(r.chase_ns / r.gather_ns > 2.0);
 }
 
-TEST_CASE("measured: std::clock adds up threads; the wall clock shows the speed-up", "[ch07][timing]") {
+TEST_CASE("measured: std::clock adds up threads, the wall clock shows the speed-up", "[ch07][timing]") {
     if (cachebook::usable_cpus() < 2) CACHEBOOK_SKIP("one CPU: two threads cannot run at once");
     const auto c = ch07::clock_rule(2, 40'000'000, 3);
     INFO("1 thread: cpu " << c.one.cpu_s << " wall " << c.one.wall_s << "; 2 threads: cpu " << c.many.cpu_s
