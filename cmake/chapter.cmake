@@ -29,7 +29,8 @@ function(add_exercise dir)
     target_link_libraries(${t} PRIVATE ch${dir}_logic cachebook_grader)
   endforeach()
   add_test(NAME exercise.${dir}.solution_scores_full COMMAND grade_ch${dir}_solution --require-full)
-  set_tests_properties(exercise.${dir}.solution_scores_full PROPERTIES LABELS exercise)
+  # 77: an exercise could not run on this machine (it says why) and every other one passed.
+  set_tests_properties(exercise.${dir}.solution_scores_full PROPERTIES LABELS exercise SKIP_RETURN_CODE 77)
   # The starter, as handed out, must compile and must not already pass.
   add_test(NAME exercise.${dir}.starter_is_not_solved COMMAND grade_ch${dir}_starter --require-full)
   set_tests_properties(exercise.${dir}.starter_is_not_solved PROPERTIES LABELS exercise WILL_FAIL TRUE)

@@ -10,7 +10,7 @@
 #include "layout.hpp"
 #include "support.hpp"
 
-TEST_CASE("R8: the particle is 72 bytes; a million of them, AoS against SoA", "[ch05]") {
+TEST_CASE("R8: the particle is 72 bytes, a million of them, AoS against SoA", "[ch05]") {
     const auto p = ch05::particle_layout();
     CHECK(p.size == 72);
     CHECK(p.align == 8);
@@ -46,7 +46,7 @@ TEST_CASE("R8: field order, 24 bytes against 16, 2.67 against 4 per line", "[ch0
     CHECK(ch05::lines_for(1'000'000 * dic.size, 64) == 250'000);
 }
 
-TEST_CASE("straddling: half of an array of 48-byte objects spans two lines; alignas(64) none", "[ch05]") {
+TEST_CASE("straddling: half of an array of 48-byte objects spans two lines, alignas(64) none", "[ch05]") {
     CHECK(ch05::body_layout().size == 48);
     CHECK(ch05::aligned_body_layout().size == 64);
     CHECK(ch05::aligned_body_layout().align == 64);
@@ -60,7 +60,7 @@ TEST_CASE("straddling: half of an array of 48-byte objects spans two lines; alig
     CHECK(ch05::straddle(64, 64, 1024, 8).straddling == 1024);  // a line-sized object off a line: always two
 }
 
-TEST_CASE("aligned_alloc and aligned new start on a line; malloc keeps its promise", "[ch05]") {
+TEST_CASE("aligned_alloc and aligned new start on a line, malloc keeps its promise", "[ch05]") {
     const auto f = ch05::alignment_facts();
     CHECK(f.aligned_alloc_offset == 0);
     CHECK(f.aligned_new_offset == 0);

@@ -26,7 +26,7 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
 
 // ---------------------------------------------------------------- layouts (R8)
 
-TEST_CASE("R8: two longs sit 8 bytes apart; padding or alignas(64) puts them 64 apart", "[ch06]") {
+TEST_CASE("R8: two longs sit 8 bytes apart, padding or alignas(64) puts them 64 apart", "[ch06]") {
     const auto f = ch06::layout_facts();
     CHECK(f.counters.size == 16);
     CHECK(f.counters.offsets ==
@@ -42,7 +42,7 @@ TEST_CASE("R8: two longs sit 8 bytes apart; padding or alignas(64) puts them 64 
     CHECK(f.destructive >= 64);
 }
 
-TEST_CASE("R8: worker_state is 24 bytes, 2.67 to a line; alignas(64) makes it 64", "[ch06]") {
+TEST_CASE("R8: worker_state is 24 bytes, 2.67 to a line, alignas(64) makes it 64", "[ch06]") {
     const auto f = ch06::layout_facts();
     CHECK(f.worker_state.size == 24);
     CHECK(f.worker_state.align == 8);
@@ -63,7 +63,7 @@ TEST_CASE("R8: worker_state is 24 bytes, 2.67 to a line; alignas(64) makes it 64
 
 // ---------------------------------------------------------------- the MESI model itself
 
-TEST_CASE("MESI: a read miss with no other copy fills E; a write to E is silent", "[ch06][coherence]") {
+TEST_CASE("MESI: a read miss with no other copy fills E, a write to E is silent", "[ch06][coherence]") {
     CoherenceModel m(2);
     CHECK(m.access(0, 0, AccessKind::Read).outcome == Outcome::MemoryFill);
     CHECK(m.state(0, 0) == Mesi::Exclusive);

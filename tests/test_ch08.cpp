@@ -304,7 +304,7 @@ TEST_CASE("measured: the first cliff of a short sweep is L1d, within 15 % of sys
     config.pages = cachebook::huge_pages_available() ? cachebook::PageSize::Huge : cachebook::PageSize::Small;
     config.timed_hops = 1 << 13;
     config.max_warmup = 1 << 14;
-    config.runs = 9;
+    config.runs = 17;  // with 9, 2 of 20 suite runs on the shared machine missed the 15 % band
     const auto curve = ch08::run_sweep(config);
     std::vector<double> ns;
     for (const auto& p : curve) ns.push_back(p.chase_ns);
