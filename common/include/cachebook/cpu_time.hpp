@@ -11,6 +11,9 @@
 /// experiment measures. Use it for one thread only: for several threads,
 /// chapter 7 shows why a CPU clock misleads.
 
+#include <vector>
+#include <thread>
+#include <algorithm>
 #include <time.h>
 
 #include "cachebook/measure.hpp"
@@ -47,6 +50,18 @@ inline double cpu_share(double seconds = 0.05) {
     while (seconds_since(wall_start) < seconds)
         for (int i = 0; i < 10000; ++i) x = x * 0.999999 + 1e-7;
     return (thread_cpu_seconds() - cpu_start) / seconds_since(wall_start);
+}
+
+/// The smallest share of a CPU that each of `threads` busy threads, run at
+/// once, gets over `seconds`: near 1 when that many CPUs are free, lower when
+/// other programs run on them (and may be using memory bandwidth too).
+inline double cpu_shares(int threads, double seconds = 0.05) {
+    std::vector<double> share(static_cast<std::size_t>(std::max(threads, 1)));
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < share.size(); ++t) pool.emplace_back([&share, t, seconds] { share[t] = cpu_share(seconds); });
+    share[0] = cpu_share(seconds);
+    for (auto& th : pool) th.join();
+    return *std::min_element(share.begin(), share.end());
 }
 
 }  // namespace cachebook
