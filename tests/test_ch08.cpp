@@ -101,7 +101,7 @@ TEST_CASE("sweep_upper_bound: 4 x the last-level cache, within floor and cap", "
     CHECK(ch08::sweep_upper_bound(std::nullopt, 16 * mib, 128 * mib).bytes == 128 * mib);
 }
 
-TEST_CASE("run_sweep: interleaved passes, then the larger sizes; one point per size, in order", "[ch08]") {
+TEST_CASE("run_sweep: interleaved passes, then the larger sizes, one point per size, in order", "[ch08]") {
     ch08::SweepConfig config;
     config.sizes = ch08::sweep_sizes(4096, 64 << 10, 2);  // 4, 5.7, 8, ..., 64 KiB: 9 sizes
     REQUIRE(config.sizes.size() == 9);
