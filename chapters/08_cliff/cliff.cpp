@@ -117,16 +117,20 @@ struct SweepSize {
     Point best;
 };
 
-SweepSize prepare(const SweepConfig& config, std::size_t k) {
+// An interleaved size warms up with two laps (at most 4 x max_warmup hops): the
+// other sizes ran in between, and one lap does not refill a victim-filled L3.
+SweepSize prepare(const SweepConfig& config, std::size_t k, bool interleaved) {
     const std::size_t bytes = config.sizes[k];
     const std::size_t nodes = bytes / kNodeBytes;
+    Hops hops = hops_for(nodes, config.timed_hops, config.max_warmup);
+    if (interleaved) hops.warmup = std::min(2 * nodes, 4 * config.max_warmup);
     cachebook::PageBuffer buf(bytes, config.pages);
     const void* start = cachebook::link_chase(buf, nodes, kNodeBytes, config.seed + k);
     Point p;
     p.bytes = bytes;
     p.chase_ns = 1e300;
     p.strided_ns = config.strided ? 1e300 : -1;
-    return {std::move(buf), start, hops_for(nodes, config.timed_hops, config.max_warmup), p};
+    return {std::move(buf), start, hops, p};
 }
 
 void time_size(const SweepConfig& config, SweepSize& s, int runs) {
@@ -146,10 +150,7 @@ std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void
     // runs of a few sizes.
     std::vector<SweepSize> small;
     const std::size_t interleaved = interleaved_count(config);
-    for (std::size_t k = 0; k < interleaved; ++k) {
-        small.push_back(prepare(config, k));
-        small.back().hops.warmup = std::min(2 * (config.sizes[k] / kNodeBytes), 4 * config.max_warmup);
-    }
+    for (std::size_t k = 0; k < interleaved; ++k) small.push_back(prepare(config, k, true));
     const std::size_t large = config.sizes.size() - small.size();
     std::vector<Point> large_points;
     for (int pass = 0; pass < config.runs; ++pass) {
@@ -160,7 +161,7 @@ std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void
         // Large sizes, one after another, each with all its runs.
         const std::size_t upto = large * static_cast<std::size_t>(pass + 1) / static_cast<std::size_t>(config.runs);
         while (large_points.size() < upto) {
-            SweepSize s = prepare(config, small.size() + large_points.size());
+            SweepSize s = prepare(config, small.size() + large_points.size(), false);
             time_size(config, s, config.runs);
             s.best.huge_bytes = s.buf.huge_page_bytes();
             large_points.push_back(s.best);
