@@ -49,8 +49,12 @@ else
 	@$(BUILD)/bin/ch$(notdir $(wildcard chapters/$(CH)_*))
 endif
 
+# The measured tests run alone, after the rest. A timing test that fails is run again, up to
+# three attempts in all: on a shared machine one attempt can land in a burst of other work,
+# while a claim that no longer holds fails all three. `make flake-check` counts single attempts.
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE timing
+	cd $(BUILD) && ctest --output-on-failure -L timing --repeat until-pass:3
 
 golden: build
 	@bash tools/golden.sh update $(BUILD)/bin $(CHAPTERS)

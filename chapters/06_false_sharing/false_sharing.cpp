@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
 
 namespace ch06 {
@@ -331,6 +332,7 @@ LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops,
     auto packed_chunk = [](std::size_t c) { return (c % 2 == 0) == ((c / 2) % 2 == 0); };
     std::vector<std::vector<TimePoint>> starts(cpus.size(), std::vector<TimePoint>(n_chunks));
     std::vector<std::vector<TimePoint>> ends(cpus.size(), std::vector<TimePoint>(n_chunks));
+    std::vector<std::vector<double>> cpu_spent(cpus.size(), std::vector<double>(n_chunks));
     SpinBarrier barrier(threads);
     run_released(threads, cpus, [&](int i) {
         const auto me = static_cast<std::size_t>(i);
@@ -339,7 +341,9 @@ LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops,
         for (std::size_t c = 0; c < n_chunks; ++c) {
             barrier.arrive_and_wait();
             starts[me][c] = cachebook::Clock::now();
+            const double cpu_start = cachebook::thread_cpu_seconds();
             bump(packed_chunk(c) ? packed : padded, ops);
+            cpu_spent[me][c] = cachebook::thread_cpu_seconds() - cpu_start;
             ends[me][c] = cachebook::Clock::now();
         }
     });
@@ -358,20 +362,25 @@ LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops,
     cmp.padded = ChunkRace{op, Spacing::Padded, cpus, ops, chunks, 0, 0.0};
     for (std::size_t c = 0; c < n_chunks; ++c) {
         // Each cpu's busy interval, then how long all of them were busy at
-        // once; the chunk's time is the busiest cpu's time spent in the race
-        // (the sum of its threads' durations: a gap between two threads that
-        // share a cpu, when the scheduler ran someone else, does not count).
+        // once; the chunk's time is the busiest cpu's time spent in the race.
+        // A cpu with one thread: that thread's wall duration. A cpu shared by
+        // several: the sum of their CPU times, since each wall duration also
+        // counts the turns the others ran in between.
         TimePoint latest_begin{}, earliest_finish = TimePoint::max(), first = TimePoint::max(), last{};
         double busiest = 0;
         for (int cpu : distinct) {
             TimePoint begin = TimePoint::max(), finish{};
-            double work = 0;
+            double wall = 0, cpu_time = 0;
+            int sharing = 0;
             for (std::size_t t = 0; t < cpus.size(); ++t) {
                 if (cpus[t] != cpu) continue;
                 begin = std::min(begin, starts[t][c]);
                 finish = std::max(finish, ends[t][c]);
-                work += std::chrono::duration<double>(ends[t][c] - starts[t][c]).count();
+                wall += std::chrono::duration<double>(ends[t][c] - starts[t][c]).count();
+                cpu_time += cpu_spent[t][c];
+                ++sharing;
             }
+            const double work = sharing > 1 ? cpu_time : wall;
             latest_begin = std::max(latest_begin, begin);
             earliest_finish = std::min(earliest_finish, finish);
             first = std::min(first, begin);

@@ -197,8 +197,10 @@ struct ChunkRace {
 /// thread's start to its last thread's end; a chunk counts only when every cpu
 /// was busy for at least 90 % of the chunk's span: on a shared machine a
 /// thread can be switched out, and a thread that runs alone fights nobody for
-/// the line. A chunk's figure is the busiest cpu's time in the race (the sum
-/// of its threads' durations) over the increments each cpu did: ns per
+/// the line. A chunk's figure is the busiest cpu's time in the race (its
+/// thread's wall duration; for a cpu shared by several threads, the sum of
+/// their CPU times, since a wall duration there also counts the other
+/// threads' turns) over the increments each cpu did: ns per
 /// increment per cpu. Each layout's result is the minimum over its counted
 /// chunks. `rounds` sets of threads, `chunks` chunks per layout each.
 struct LayoutComparison {
