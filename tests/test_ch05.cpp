@@ -115,6 +115,14 @@ TEST_CASE("prefetching changes no result", "[ch05]") {
 TEST_CASE("fusion and fission change no result", "[ch05]") {
     const auto t = ch05::time_fusion(10000, 1000, 8, 1);
     CHECK(t.same_result);
+    CHECK(t.separate_close.runs.empty());
+    const auto close = ch05::time_fusion(10000, 1000, 8, 2, ch05::kFusionGapBytes, ch05::kFusionCloseGapBytes);
+    CHECK(close.same_result);
+    CHECK(close.gap_bytes == (64u << 10) + 64);
+    CHECK(close.close_gap_bytes == (8u << 10));
+    CHECK(close.separate_close.runs.size() == 2);
+    CHECK(close.fused_close.runs.size() == 2);
+    CHECK_THROWS_AS(ch05::time_fusion(100, 100, 2, 1, 12), std::invalid_argument);
 }
 
 TEST_CASE("the fusion arrays: beyond the LLC when affordable, else beyond L2", "[ch05]") {
@@ -173,7 +181,9 @@ TEST_CASE("measured: a scattered list is far slower than a vector, and than a ga
 }
 
 TEST_CASE("measured: fusing two loops over arrays beyond the cache saves a pass", "[ch05][timing]") {
-    // Streaming loops are bound by memory bandwidth, which other programs share:
+    // The arrays lie kFusionGapBytes apart: at some small distances the fused loop
+    // loses its gain (chapter.md). Streaming loops are bound by memory bandwidth,
+    // which other programs share:
     // on a busy machine their traffic swamps a 4-to-3 difference in streams. A
     // program on another core takes bandwidth without taking this thread's CPU,
     // so every usable CPU must be free, not only this one.

@@ -219,12 +219,27 @@ void fused_loop(const double* a, double* b, double* c, std::size_t n);
 void one_loop_many_arrays(std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b);
 void one_loop_per_array(std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b);
 
+/// Where the fusion arrays lie. All five (a; b and c for each version) share one
+/// allocation, each starting this many bytes after the end of the one before. Streams whose
+/// addresses differ by only a few KiB past a multiple of a large power of two can slow the
+/// fused loop badly (see chapter.md); 64 KiB and a line keeps them apart.
+inline constexpr std::size_t kFusionGapBytes = (std::size_t{64} << 10) + 64;
+/// The placement the chapter shows for contrast: 8 KiB between arrays.
+inline constexpr std::size_t kFusionCloseGapBytes = std::size_t{8} << 10;
+
+/// The fused and two-loop versions over `n` doubles (arrays `gap_bytes` apart, as above)
+/// and the fission pair; each run times every version once, in turn. With
+/// `close_gap_bytes` > 0, the two fusion versions are also timed with the arrays that
+/// close (the `_close` timings; empty otherwise).
 struct FusionTimes {
     std::size_t n = 0, fission_n = 0, fission_ways = 0;
+    std::size_t gap_bytes = 0, close_gap_bytes = 0;
     cachebook::Timing separate, fused, fission_one, fission_split;
-    bool same_result = false;  // b and c agree after both versions; so do the a_k
+    cachebook::Timing separate_close, fused_close;
+    bool same_result = false;  // b and c agree after every version; so do the a_k
 };
-FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, int runs);
+FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, int runs,
+                        std::size_t gap_bytes = kFusionGapBytes, std::size_t close_gap_bytes = 0);
 
 nlohmann::json to_json(const StructLayout& s);
 nlohmann::json to_json(const Straddle& s);

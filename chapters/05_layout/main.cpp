@@ -259,7 +259,12 @@ int main(int argc, char** argv) {
         fmt::print("7. Loop fusion and fission\n");
         fmt::print("  arrays of {} MiB each: {}\n",
                    measured("{:.0f}", static_cast<double>(size.bytes_per_array) / kMiB), measured("{}", size.reason));
-        const auto fu = ch05::time_fusion(n_stream, n_fission, kWays, n_runs);
+        auto kib_text = [](std::size_t bytes) {
+            return bytes % 1024 == 0 ? fmt::format("{} KiB", bytes >> 10)
+                                     : fmt::format("{} KiB + {} B", bytes >> 10, bytes % 1024);
+        };
+        const auto fu = ch05::time_fusion(n_stream, n_fission, kWays, n_runs, ch05::kFusionGapBytes,
+                                          ch05::kFusionCloseGapBytes);
         cachebook::Table t7({"loops", "ns/element", "ratio"});
         t7.row({"b = 2a; then c = b + 1 (two loops)", measured("{:.2f}", ns_per(fu.separate, n_stream)),
                 measured("{:.2f}", fu.separate.min() / fu.fused.min())});
@@ -269,6 +274,16 @@ int main(int argc, char** argv) {
                 measured("{:.2f}", fu.fission_one.min() / fu.fission_split.min())});
         t7.row({"one loop per pair (fission)", measured("{:.2f}", ns_per(fu.fission_split, n_fission * kWays)), "1.00"});
         fmt::print("{}", t7.render());
+        fmt::print("  the fusion arrays lie {} apart; the same two versions with them {} apart:\n",
+                   kib_text(fu.gap_bytes), kib_text(fu.close_gap_bytes));
+        cachebook::Table t7c({"loops, arrays close", "ns/element", "vs arrays apart"});
+        t7c.row({"two loops", measured("{:.2f}", ns_per(fu.separate_close, n_stream)),
+                 measured("{:.2f}", fu.separate_close.min() / fu.separate.min())});
+        t7c.row({"fused", measured("{:.2f}", ns_per(fu.fused_close, n_stream)),
+                 measured("{:.2f}", fu.fused_close.min() / fu.fused.min())});
+        fmt::print("{}", t7c.render());
+        fmt::print("  two loops / fused with the arrays close: {}\n",
+                   measured("{:.2f}", fu.separate_close.min() / fu.fused_close.min()));
         fmt::print("  results identical: {}\n", fu.same_result ? "yes" : "NO");
         out["fusion"] = {{"bytes_per_array", size.bytes_per_array},
                          {"mib_per_array", size.bytes_per_array >> 20},
@@ -281,6 +296,13 @@ int main(int argc, char** argv) {
                          {"separate_over_fused", fmt::format("{:.2f}", fu.separate.min() / fu.fused.min())},
                          {"one_over_split", fmt::format("{:.2f}", fu.fission_one.min() / fu.fission_split.min())},
                          {"ways", kWays},
+                         {"gap", kib_text(fu.gap_bytes)},
+                         {"close_gap", kib_text(fu.close_gap_bytes)},
+                         {"separate_close", timing_json(fu.separate_close, n_stream)},
+                         {"fused_close", timing_json(fu.fused_close, n_stream)},
+                         {"close_separate_over_fused",
+                          fmt::format("{:.2f}", fu.separate_close.min() / fu.fused_close.min())},
+                         {"fused_close_over_apart", fmt::format("{:.2f}", fu.fused_close.min() / fu.fused.min())},
                          {"same_result", fu.same_result}};
 
         if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), out);
