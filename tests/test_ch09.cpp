@@ -231,18 +231,18 @@ TEST_CASE("packing lays slivers out as the micro-kernel reads them", "[ch09]") {
 }
 
 TEST_CASE("cache blocks and tiles derive from the cache sizes as the chapter says", "[ch09]") {
-    // 32 KiB L1, 512 KiB L2, 32 MiB L3, 6 x 16 kernel: 16 KiB / 64 B = 256; 256 KiB / 1 KiB = 256 -> 252.
+    // 32 KiB L1, 512 KiB L2, 32 MiB L3, 6 x 16 kernel: 24 KiB / 64 B = 384; 384 KiB / 1.5 KiB = 256 -> 252.
     const auto zen = ch09::derive_blocking(32 << 10, 512 << 10, 32 << 20, 6, 16);
-    CHECK(zen.kc == 256);
+    CHECK(zen.kc == 384);
     CHECK(zen.mc == 252);
     CHECK(zen.nc == 4096);
-    // 48 KiB, 2 MiB, 300 MiB, 12 x 32: 24 KiB / 128 B = 192; 1 MiB / 768 B = 1365 -> 1356 (12s).
+    // 48 KiB, 2 MiB, 300 MiB, 12 x 32: 36 KiB / 128 B = 288; 1.5 MiB / 1152 B = 1365 -> 1356 (12s).
     const auto xeon = ch09::derive_blocking(48 << 10, 2 << 20, 300u << 20, 12, 32);
-    CHECK(xeon.kc == 192);
+    CHECK(xeon.kc == 288);
     CHECK(xeon.mc == 1356);
     CHECK(xeon.nc == 4096);
-    // A small L3 limits NC: 1 MiB / 2 / (256 x 4) = 512.
-    CHECK(ch09::derive_blocking(32 << 10, 256 << 10, 1 << 20, 6, 16).nc == 512);
+    // A small L3 limits NC: 1 MiB / 2 / (384 x 4) = 341 -> 336 (16s).
+    CHECK(ch09::derive_blocking(32 << 10, 256 << 10, 1 << 20, 6, 16).nc == 336);
     CHECK(ch09::tile_from_l1(32 << 10) == 32);  // 3 x 32^2 x 4 = 12 KiB; 3 x 64^2 x 4 = 48 KiB does not fit
     CHECK(ch09::tile_from_l1(48 << 10) == 64);
     CHECK(ch09::tile_from_l1(1024) == 8);

@@ -471,9 +471,9 @@ int main(int argc, char** argv) {
         fmt::print("4. Step 6's blocks, from this machine's caches\n");
         fmt::print("  micro-kernel {}: a block of {} x {} elements of C stays in registers\n", measured("{}", kernel.name),
                    measured("{}", kernel.mr), measured("{}", kernel.nr));
-        fmt::print("  KC = {}: a KC x NR sliver of B ({}) fills half of L1\n", measured("{}", blocks.kc),
+        fmt::print("  KC = {}: a KC x NR sliver of B ({}) fills 3/4 of L1\n", measured("{}", blocks.kc),
                    measured("{}", kib(blocks.kc * kernel.nr * sizeof(float))));
-        fmt::print("  MC = {}: an MC x KC block of A ({}) fills half of L2\n", measured("{}", blocks.mc),
+        fmt::print("  MC = {}: an MC x KC block of A ({}) fills 3/4 of L2\n", measured("{}", blocks.mc),
                    measured("{}", kib(blocks.mc * blocks.kc * sizeof(float))));
         fmt::print("  NC = {}: a KC x NC panel of B ({}) fills half of L3, at most 4096 columns\n\n",
                    measured("{}", blocks.nc), measured("{}", kib(blocks.kc * blocks.nc * sizeof(float))));

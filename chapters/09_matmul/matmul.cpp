@@ -129,10 +129,12 @@ Blocking derive_blocking(std::size_t l1, std::size_t l2, std::size_t l3, std::si
     if (l2 == 0) l2 = 256 * 1024;
     if (l3 == 0) l3 = 8 * 1024 * 1024;
     Blocking b;
-    // A kc x nr sliver of B stays in L1 while the micro-kernel sweeps it across the mc rows: half of L1.
-    b.kc = std::max<std::size_t>(16, (l1 / 2) / (nr * f) / 8 * 8);
-    // An mc x kc block of A stays in L2 while the macro-kernel reuses it for every sliver of B: half of L2.
-    b.mc = std::max(mr, (l2 / 2) / (b.kc * f) / mr * mr);
+    // A kc x nr sliver of B stays in L1 while the micro-kernel sweeps it across the mc rows:
+    // three quarters of L1 (the rest for the sliver of A and the block of C passing through).
+    b.kc = std::max<std::size_t>(16, (l1 / 4 * 3) / (nr * f) / 8 * 8);
+    // An mc x kc block of A stays in L2 while the macro-kernel reuses it for every sliver of B:
+    // three quarters of L2 (the rest for the slivers of B and the lines of C).
+    b.mc = std::max(mr, (l2 / 4 * 3) / (b.kc * f) / mr * mr);
     // A kc x nc panel of B stays in L3 while every block of A passes it: half of L3, at most 4096 columns.
     b.nc = std::clamp<std::size_t>((l3 / 2) / (b.kc * f) / nr * nr, nr, std::max<std::size_t>(nr, 4096 / nr * nr));
     return b;

@@ -84,7 +84,7 @@ struct Blocking {
     std::size_t mc = 0, kc = 0, nc = 0;
 };
 /// The blocks derived from the cache sizes (bytes; 0 = unknown) for a micro-kernel of mr x nr:
-/// kc: a kc x nr sliver of B fills half of L1; mc: an mc x kc block of A fills half of L2;
+/// kc: a kc x nr sliver of B fills 3/4 of L1; mc: an mc x kc block of A fills 3/4 of L2;
 /// nc: a kc x nc panel of B fills half of L3, at most 4096 columns.
 Blocking derive_blocking(std::size_t l1, std::size_t l2, std::size_t l3, std::size_t mr, std::size_t nr);
 /// The same from this machine's caches (sysfs).

@@ -21,8 +21,8 @@ ch09::Blocking choose_blocks(std::size_t l1, std::size_t l2, std::size_t l3, std
     if (l2 == 0) l2 = 256 * 1024;
     if (l3 == 0) l3 = 8 * 1024 * 1024;
     ch09::Blocking b;
-    b.kc = std::max<std::size_t>(16, l1 / 2 / (nr * f) / 8 * 8);
-    b.mc = std::max(mr, l2 / 2 / (b.kc * f) / mr * mr);
+    b.kc = std::max<std::size_t>(16, l1 / 4 * 3 / (nr * f) / 8 * 8);
+    b.mc = std::max(mr, l2 / 4 * 3 / (b.kc * f) / mr * mr);
     const std::size_t most = std::max(nr, 4096 / nr * nr);
     b.nc = std::clamp(l3 / 2 / (b.kc * f) / nr * nr, nr, most);
     return b;
