@@ -133,7 +133,8 @@ portable-check:
 	@$(MAKE) --no-print-directory deps
 	cmake --preset portable $(if $(shell command -v ninja),-G Ninja,) >/dev/null
 	cmake --build build-portable -j $(JOBS)
-	cd build-portable && PATH=$$(bash ../tools/path_without.sh no-tools valgrind perf) ctest --output-on-failure -j $(JOBS) -LE book
+	cd build-portable && PATH=$$(bash ../tools/path_without.sh no-tools valgrind perf) ctest --output-on-failure -j $(JOBS) -LE 'book|timing'
+	cd build-portable && PATH=$$(bash ../tools/path_without.sh no-tools valgrind perf) ctest --output-on-failure -L timing --repeat until-pass:3
 
 # One CPU: the measured and threaded tests under taskset -c 0; those that need two cores skip
 # and say why (the reasons are printed).
