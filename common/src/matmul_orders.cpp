@@ -7,7 +7,12 @@ namespace {
 
 // GCC's -O3 may interchange loops; the point of these functions is the order
 // they are written in, so that optimization is off for them.
+// Clang does not interchange loops at -O3 by default, and warns on this attribute.
+#if defined(__GNUC__) && !defined(__clang__)
 #define CACHEBOOK_KEEP_LOOP_ORDER __attribute__((optimize("no-loop-interchange")))
+#else
+#define CACHEBOOK_KEEP_LOOP_ORDER
+#endif
 
 // [snippet: inner-k]
 CACHEBOOK_KEEP_LOOP_ORDER
