@@ -6,7 +6,9 @@
 #include <array>
 #include <charconv>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -243,10 +245,15 @@ Result Simulator::run(cachebook::LackeyReader& reader, std::FILE* verbose_out) {
     // Reading and parsing run on a second thread, a few batches ahead of the
     // simulation, so the two overlap on a machine with two free cores. The
     // batches live in one fixed block: memory stays bounded however long the trace.
-    // 4 x 64 KiB of records: it stays in L2, and a short run does not spend
-    // its time faulting in pages it barely uses.
-    constexpr std::size_t kBatch = 4096, kSlots = 4;
-    std::vector<cachebook::LackeyRecord> storage(kBatch * kSlots);
+    // 4 x 256 KiB of records: each hand-over between the threads (a wake-up
+    // when the other one waits) comes once per 16384 records. The block is
+    // allocated, not zeroed, so a short run faults in only the pages it fills.
+    constexpr std::size_t kBatch = 16384, kSlots = 4;
+    const std::unique_ptr<void, decltype(&std::free)> block(std::malloc(kBatch * kSlots * sizeof(cachebook::LackeyRecord)),
+                                                            &std::free);
+    if (!block) throw std::bad_alloc();
+    // LackeyRecord is an aggregate: malloc's storage holds its objects, each written whole before it is read.
+    auto* const storage = static_cast<cachebook::LackeyRecord*>(block.get());
     std::array<std::size_t, kSlots> filled{};
     std::mutex mutex;
     std::condition_variable changed;
@@ -263,7 +270,7 @@ Result Simulator::run(cachebook::LackeyReader& reader, std::FILE* verbose_out) {
                     if (stop) return;
                 }
                 const std::size_t slot = produced % kSlots;
-                const std::size_t n = reader.read(std::span(storage.data() + slot * kBatch, kBatch));
+                const std::size_t n = reader.read(std::span(storage + slot * kBatch, kBatch));
                 {
                     std::lock_guard lock(mutex);
                     filled[slot] = n;
@@ -308,7 +315,7 @@ Result Simulator::run(cachebook::LackeyReader& reader, std::FILE* verbose_out) {
             slot = consumed % kSlots;
             n = filled[slot];
         }
-        feed(std::span(storage.data() + slot * kBatch, n), sink);
+        feed(std::span(storage + slot * kBatch, n), sink);
         if (verbose_out && verbose.size() > (1u << 16)) {
             std::fwrite(verbose.data(), 1, verbose.size(), verbose_out);
             verbose.clear();
