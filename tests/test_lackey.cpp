@@ -5,8 +5,10 @@
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -195,4 +197,100 @@ TEST_CASE("lackey: a long valgrind log line is skipped, not an error", "[lackey]
     LackeyReader reader(f.path);
     CHECK(read_all(reader).size() == 1);
     CHECK(reader.lines() == 2);
+}
+
+TEST_CASE("lackey: the reader agrees with the line-by-line parser on random traces of odd shapes", "[lackey][differential]") {
+    // Lines near every edge of the reader's fast path (1 to 18 address digits,
+    // 1 to 5 size digits with leading zeros, upper-case hex, the line's
+    // length around 16 bytes) and every other shape (CRLF, tabs, extra or
+    // trailing blanks, log lines, blank lines, junk, lines over 256 bytes),
+    // across window refills. The reader must give the records, skips and
+    // errors (with their line numbers) that parse_lackey_line() gives line by line.
+    std::mt19937_64 rng(20261201);
+    auto pick = [&](std::uint64_t lo, std::uint64_t hi) { return lo + rng() % (hi - lo + 1); };
+    auto digits = [&](const char* alphabet, std::size_t count) {
+        std::string s;
+        for (std::size_t i = 0; i < count; ++i) s += alphabet[pick(0, std::strlen(alphabet) - 1)];
+        return s;
+    };
+    auto random_line = [&]() -> std::string {
+        const auto kind = pick(0, 99);
+        if (kind < 60) {  // lackey's own shape, now and then off by a little
+            const char op = "ILSM"[pick(0, 3)];
+            std::string head = op == 'I' ? "I  " : std::string(" ") + op + " ";
+            std::string address = digits(pick(0, 4) == 0 ? "0123456789abcdefABCDEF" : "0123456789abcdef",
+                                         pick(0, 5) == 0 ? pick(1, 18) : pick(7, 12));
+            std::string size = pick(0, 9) == 0 ? digits("0123456789", pick(1, 5)) : std::to_string(1u << pick(0, 6));
+            std::string line = head + address + "," + size;
+            switch (pick(0, 19)) {
+                case 0: line += "\r"; break;
+                case 1: line += " "; break;
+                case 2: {  // any byte but a newline, which would make two lines of one
+                    const auto c = static_cast<char>(pick(0, 254));
+                    line[pick(0, line.size() - 1)] = c == '\n' ? '\xff' : c;
+                    break;
+                }
+                case 3: line.insert(pick(0, line.size()), 1, "\t ,x"[pick(0, 3)]); break;
+                case 4: line.erase(pick(0, line.size() - 1), 1); break;
+                default: break;
+            }
+            return line;
+        }
+        if (kind < 68) return "==" + std::to_string(pick(1, 99999)) + "== " + digits("abc ", pick(0, 40));
+        if (kind < 72) return "";
+        if (kind < 76) return std::string(pick(1, 3), ' ') + "\r";
+        if (kind < 80) return digits(" \tLSMI0123456789abcdefxyz,=-\r", pick(1, 30));
+        if (kind < 82) return " L 10,4" + std::string(pick(250, 300), ' ');
+        if (kind < 84) return "--" + std::to_string(pick(1, 9)) + std::string(pick(250, 300), '-');
+        return (kind % 2 ? "I  " : " S ") + digits("0123456789abcdef", pick(1, 16)) + "," + std::to_string(pick(1, 8192));
+    };
+    for (int t = 0; t < 40; ++t) {
+        std::vector<std::string> lines(pick(1, 9000));
+        for (auto& l : lines) l = random_line();
+        std::string text;
+        for (const auto& l : lines) text += l + "\n";
+        if (pick(0, 1) == 0) text.pop_back();  // no newline at the end
+        std::vector<LackeyRecord> want;
+        std::uint64_t bad = 0, first_bad = 0;
+        std::string first_problem;
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            LackeyRecord r;
+            std::string problem;
+            const LackeyLine verdict = parse_lackey_line(lines[i], r, &problem);
+            if (verdict == LackeyLine::Record) want.push_back(r);
+            if (verdict == LackeyLine::Bad && bad++ == 0) {
+                first_bad = i + 1;
+                first_problem = problem;
+            }
+        }
+        INFO(fmt::format("trace {}: {} lines, {} records, {} bad, first at line {}", t, lines.size(), want.size(), bad,
+                         first_bad));
+        TempFile f(text);
+        const std::size_t batch = pick(1, 5000);
+        if (want.empty()) continue;  // an input without a record is an error of its own (tested above)
+        LackeyReader skipping(f.path, true);
+        const std::vector<LackeyRecord> got = read_all(skipping, batch);
+        for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+            INFO(fmt::format("record {}: read {} {:x},{}; line by line {} {:x},{}", i, got[i].op, got[i].address,
+                             got[i].size, want[i].op, want[i].address, want[i].size));
+            REQUIRE(got[i] == want[i]);
+        }
+        REQUIRE(got.size() == want.size());
+        REQUIRE(skipping.lines() == lines.size());
+        REQUIRE(skipping.skipped() == bad);
+        if (bad == 0) continue;
+        // The first bad line: its number, and its problem (a line over 256 bytes is
+        // named by its length by one and by its first wrong byte by the other).
+        CHECK_THAT(skipping.first_skipped(), Catch::StartsWith(fmt::format("line {}: ", first_bad)));
+        if (lines[first_bad - 1].size() <= kLackeyMaxLine)
+            CHECK(skipping.first_skipped() == fmt::format("line {}: {}", first_bad, first_problem));
+        LackeyReader strict(f.path);
+        try {
+            read_all(strict, batch);
+            FAIL("no error thrown");
+        } catch (const LackeyError& e) {
+            REQUIRE(e.line() == first_bad);
+            if (lines[first_bad - 1].size() <= kLackeyMaxLine) CHECK(e.problem() == first_problem);
+        }
+    }
 }

@@ -171,6 +171,94 @@ void Cache::reset() {
     for (auto& c : per_stream_) c = {};
 }
 
+Counts Cache::access_batch(const std::uint64_t* refs, std::size_t n) {
+    if (!batch_ready()) throw std::logic_error("Cache::access_batch: not an LRU or FIFO cache of up to 8 ways");
+    const Counts c = config_.policy == Policy::LRU ? batch<true>(refs, n) : batch<false>(refs, n);
+    for (Counts* t : {&total_, &per_stream_[0]}) {
+        t->hits += c.hits;
+        t->misses += c.misses;
+        t->evictions += c.evictions;
+        t->dirty_evictions += c.dirty_evictions;
+    }
+    return c;
+}
+
+// access() for a whole batch, its state in locals the compiler keeps in
+// registers. A hit on the most recent way of its set (the order's low byte)
+// changes no order, and takes one tag compare instead of eight.
+template <bool kLru>
+Counts Cache::batch(const std::uint64_t* refs, std::size_t n) {
+    std::uint64_t* const tags = tags_.data();
+    std::uint64_t* const stamps = stamp_.data();
+    std::uint8_t* const dirty = dirty_.data();
+    std::uint64_t* const orders = order_.data();
+    const unsigned shift = line_shift_;
+    const std::uint64_t set_mask = set_mask_;
+    const std::size_t ways = config_.ways;
+    const std::uint64_t way_mask = way_mask_, order_mask = order_mask_;
+    const unsigned victim_shift = victim_shift_;
+    // With lines of 2 bytes or more no line number is kInvalid: it stands for
+    // "no previous line", and a tag that matches is a filled way's.
+    std::uint64_t last_line = has_last_ ? last_line_ : kInvalid;
+    std::size_t last_index = last_index_;
+    std::uint64_t clock = clock_;
+    std::uint64_t hits = 0, misses = 0, evictions = 0, dirty_evictions = 0;
+    for (const std::uint64_t* const end = refs + n; refs != end; ++refs) {
+        const std::uint64_t ref = *refs;
+        const auto write = static_cast<std::uint8_t>(ref & 1);
+        const std::uint64_t line = ref >> shift;
+        if (line == last_line) {
+            dirty[last_index] |= write;
+            ++hits;
+            continue;
+        }
+        const auto set = static_cast<std::size_t>(line & set_mask);
+        const std::size_t base = set * ways;
+        const std::uint64_t order = orders[set];
+        auto way = static_cast<std::size_t>(order & 0xff);
+        if (tags[base + way] != line) {
+            const std::uint64_t m = equal_mask8(tags + base, line) & way_mask;
+            if (m != 0) {
+                way = static_cast<std::size_t>(std::countr_zero(m));
+                if constexpr (kLru) orders[set] = to_front(order, way);
+            } else {
+                // The last way in the order leaves; its refill becomes the most recent.
+                way = static_cast<std::size_t>(order >> victim_shift & 0xff);
+                orders[set] = (order << 8 | way) & order_mask;
+                const std::size_t i = base + way;
+                ++misses;
+                evictions += stamps[i] != 0;
+                dirty_evictions += dirty[i];  // 0 in an empty way
+                tags[i] = line;
+                stamps[i] = ++clock;
+                dirty[i] = write;
+                last_line = line;
+                last_index = i;
+                continue;
+            }
+        }
+        const std::size_t i = base + way;
+        dirty[i] |= write;
+        ++hits;
+        last_line = line;
+        last_index = i;
+    }
+    has_last_ = last_line != kInvalid;
+    if (has_last_) {
+        last_line_ = last_line;
+        last_index_ = last_index;
+        last_set_ = last_index / ways;
+        last_way_ = last_index % ways;
+    }
+    clock_ = clock;
+    Counts c;
+    c.hits = hits;
+    c.misses = misses;
+    c.evictions = evictions;
+    c.dirty_evictions = dirty_evictions;
+    return c;
+}
+
 std::size_t Cache::victim(std::size_t set) {
     const std::size_t base = set * config_.ways;
     if (use_order_) return static_cast<std::size_t>(order_[set] >> victim_shift_ & 0xff);

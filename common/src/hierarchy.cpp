@@ -33,6 +33,17 @@ void Hierarchy::refresh_fast_path() {
     l1_offset_mask_ = l1_line_bytes_ - 1;
 }
 
+void Hierarchy::access_batch(const std::uint64_t* refs, std::size_t n) {
+    if (!batch_ready()) throw std::logic_error("Hierarchy::access_batch: more than one level, or a cache not batch_ready()");
+    const Counts c = l1_->access_batch(refs, n);
+    Counts& t = l1_counts_[0];
+    t.hits += c.hits;
+    t.misses += c.misses;
+    t.evictions += c.evictions;
+    t.dirty_evictions += c.dirty_evictions;
+    memory_writebacks_ += c.dirty_evictions;  // one level: a dirty line leaves for memory
+}
+
 int Hierarchy::add_stream(const std::string& name) {
     int id = 0;
     for (std::size_t k = 0; k < caches_.size(); ++k) {

@@ -89,54 +89,101 @@ inline std::uint64_t fast_hex(const unsigned char* p, unsigned& count) {
     return hex8(right_align(x0, extra)) << 32 | low;
 }
 
-// The common shape of a line (whose '\n' is at p[nl]), parsed with one 16-byte
-// load, a few compares and no branch per byte: " L addr,size\n" (L, S or M)
-// or "I  addr,size\n",
-// 1 to 11 hex digits and a size of 1 to 4 digits, 1 to kLackeyMaxSize, and
-// nothing else, the whole line within 16 bytes. Any other line (longer, blanks
-// elsewhere, a '\r', a log line, a bad line) returns false and goes to
-// parse_line(), which gives every verdict; a line taken here is one
-// parse_line() reads the same way. Reads 16 bytes from p.
-[[gnu::always_inline]] inline bool fast_line(const unsigned char* p, std::size_t nl, LackeyRecord& out) {
+// What fast_line() expects of a line by where its comma is (y[d], d address
+// digits) and its '\n' (y[e], e - d - 1 size digits), y being the line from
+// its first digit: hex digits before the comma, decimal ones after it (as
+// bits of hex | decimal << 16), and how to decode them. A shape it does not
+// take (no address digit, no size digit or more than 4, more than 13
+// address digits) expects bit 40, which no line has.
+struct Shape {
+    std::uint64_t want;
+    std::uint32_t zeros;         // '0' bytes below the size digits moved up
+    std::uint8_t size_shift;     // 8 x (4 - size digits)
+    std::uint8_t address_shift;  // 64 - 4 x address digits
+    std::uint8_t size_digits;
+};
+struct Shapes {
+    Shape at[15][16];  // [d][e]; d = 14: no comma in y[0 .. 13]
+    // Every entry is set here (GCC 12 left some of an array's default member
+    // initializers at zero in a constexpr constructor).
+    constexpr Shapes() : at{} {
+        for (unsigned d = 0; d < 15; ++d)
+            for (unsigned e = 0; e < 16; ++e) {
+                const unsigned s = e - d - 1;  // wraps around when e <= d
+                Shape& x = at[d][e];
+                const bool taken = d >= 1 && d <= 13 && s >= 1 && s <= 4;
+                x.want = taken ? ((1ull << d) - 1) | ((((1ull << e) - 1) & ~((2ull << d) - 1)) << 16)
+                               : std::uint64_t{1} << 40;
+                x.zeros = taken ? static_cast<std::uint32_t>(0x30303030ull >> (8 * s)) : 0;
+                x.size_shift = static_cast<std::uint8_t>(taken ? 8 * (4 - s) : 0);
+                x.address_shift = static_cast<std::uint8_t>(taken ? 64 - 4 * d : 0);
+                x.size_digits = static_cast<std::uint8_t>(taken ? s : 0);
+            }
+    }
+};
+constexpr Shapes kShapes;
+
+// The common shape of a line (whose '\n' is at p[len]), parsed without a
+// branch per byte or per digit: " L addr,size\n" (L, S or M) or "I  addr,size\n",
+// 1 to 13 hex digits, a size of 1 to 4 digits, 1 to kLackeyMaxSize, and
+// nothing else. Any other line (blanks elsewhere, a '\r', a log line, a bad
+// line) returns false and goes to parse_line(), which gives every verdict; a
+// line taken here is one parse_line() reads the same way. Reads 24 bytes from p.
+[[gnu::always_inline]] inline bool fast_line(const unsigned char* p, std::size_t len, LackeyRecord& out) {
 #if defined(__SSE2__)
-    const unsigned char op = p[0] == ' ' ? p[1] : p[0];
-    const bool shape = p[0] == ' ' ? (op == 'L' || op == 'S' || op == 'M') && p[2] == ' '
-                                   : op == 'I' && p[1] == ' ' && p[2] == ' ';
-    if (!shape) return false;
-    if (nl > 15) return false;
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const auto comma = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(','))));
+    constexpr auto head_of = [](char a, char b, char c) {
+        return static_cast<std::uint32_t>(static_cast<unsigned char>(a)) |
+               static_cast<std::uint32_t>(static_cast<unsigned char>(b)) << 8 |
+               static_cast<std::uint32_t>(static_cast<unsigned char>(c)) << 16;
+    };
+    std::uint32_t head;
+    std::memcpy(&head, p, 4);
+    head &= 0xffffff;
+    const bool data = (head == head_of(' ', 'L', ' ')) | (head == head_of(' ', 'S', ' ')) |
+                      (head == head_of(' ', 'M', ' '));
+    const bool instruction = head == head_of('I', ' ', ' ');
+    if (!(data | instruction) || len > 18) return false;
+    // The rest of the line, from its first digit: y[e] is its '\n'.
+    const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 3));
+    const auto e = static_cast<unsigned>(len - 3);
     // A byte is a decimal digit when (byte - '0') is at most 9 unsigned; a hex
     // letter when (byte | 0x20) - 'a' is at most 5.
-    const __m128i d = _mm_sub_epi8(x, _mm_set1_epi8('0'));
-    const __m128i is_decimal = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d);
-    const __m128i l = _mm_sub_epi8(_mm_or_si128(x, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+    const __m128i dd = _mm_sub_epi8(y, _mm_set1_epi8('0'));
+    const __m128i is_decimal = _mm_cmpeq_epi8(_mm_min_epu8(dd, _mm_set1_epi8(9)), dd);
+    const __m128i l = _mm_sub_epi8(_mm_or_si128(y, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
     const __m128i is_letter = _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(5)), l);
-    const auto decimal = static_cast<unsigned>(_mm_movemask_epi8(is_decimal));
+    const auto decimal = static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(is_decimal)));
     const auto hex = decimal | static_cast<unsigned>(_mm_movemask_epi8(is_letter));
-    const unsigned c = static_cast<unsigned>(std::countr_zero(comma | 0x10000u));  // 16: no comma
-    if (c <= 3 || c + 2 > nl || nl - c > 5) return false;  // 1 to 4 size digits
-    const unsigned want_hex = ((1u << c) - 1) & ~7u;                 // bytes 3 .. c-1
-    const unsigned want_size = ((1u << nl) - 1) & ~((2u << c) - 1);  // bytes c+1 .. nl-1
-    if ((hex & want_hex) != want_hex || (decimal & want_size) != want_size) return false;
-    const unsigned digits = c - 3;
-    std::uint64_t address;
-    if (digits <= 8) {
-        address = hex8(right_align(load8(p + 3), digits));
+    const auto comma = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(y, _mm_set1_epi8(','))));
+    const auto d = static_cast<unsigned>(std::countr_zero(comma | 0x4000u));  // the first comma, or 14
+    const Shape& shape = kShapes.at[d][e];
+    if (((hex | decimal << 16) & shape.want) != shape.want) return false;
+    // The address: each byte's digit value (any byte gives 0 to 15), two
+    // digits to a byte, the first 16 read as one number, shifted down to its d.
+    const __m128i v = _mm_add_epi8(_mm_and_si128(y, _mm_set1_epi8(0x0f)), _mm_and_si128(is_letter, _mm_set1_epi8(9)));
+    const __m128i pairs = _mm_and_si128(_mm_or_si128(_mm_slli_epi16(v, 4), _mm_srli_epi16(v, 8)), _mm_set1_epi16(0xff));
+    const auto nibbles = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs)));
+    // The size: one digit, or its digits moved to the top of 4 bytes, '0's
+    // below, then two digits to a byte pair and two pairs to a number.
+    std::uint32_t size;
+    if (shape.size_digits == 1) {
+        size = static_cast<std::uint32_t>(p[4 + d] - '0');
     } else {
-        const unsigned extra = digits - 8;
-        address = hex8(right_align(load8(p + 3), extra)) << 32 | hex8(load8(p + 3 + extra));
+        std::uint32_t digits;
+        std::memcpy(&digits, p + 4 + d, 4);
+        std::uint64_t z = static_cast<std::uint64_t>(digits) << shape.size_shift | shape.zeros;
+        z = ((z & 0x0f0f0f0f) * 2561) >> 8;
+        z = ((z & 0x00ff00ff) * 6553601) >> 16;
+        size = static_cast<std::uint32_t>(z & 0xffff);
     }
-    std::uint32_t size = static_cast<std::uint32_t>(p[c + 1] - '0');
-    for (const unsigned char* q = p + c + 2; q < p + nl; ++q) size = size * 10 + static_cast<std::uint32_t>(*q - '0');
-    if (size == 0 || size > kLackeyMaxSize) return false;
-    out.op = static_cast<char>(op);
+    if (size - 1 >= kLackeyMaxSize) return false;  // 0 or too large
+    out.op = data ? static_cast<char>(p[1]) : 'I';
     out.size = size;
-    out.address = address;
+    out.address = __builtin_bswap64(nibbles) >> shape.address_shift;
     return true;
 #else
     (void)p;
-    (void)nl;
+    (void)len;
     (void)out;
     return false;
 #endif
@@ -418,10 +465,28 @@ bool LackeyReader::refill() {
     }
 }
 
+// A line fast_line() did not take: a record (written to *out; returns true),
+// a skipped line, or a bad line (thrown, or counted with skip_bad). Kept out
+// of read()'s loop, whose registers it would otherwise take. Sets `p` past
+// the line.
+[[gnu::noinline]] bool LackeyReader::slow_line(const unsigned char*& p, std::uint64_t line, LackeyRecord* out) {
+    const unsigned char* end = nullptr;  // parse_line() finds the '\n' read() found
+    const Parsed r = parse_line(p, end, *out);
+    if (r.code != kRecord && r.code != kSkip) {
+        std::string problem;
+        classify(p, end, *out, &problem);
+        line_ = line;
+        pos_ = static_cast<std::size_t>(end + 1 - reinterpret_cast<const unsigned char*>(buffer_.data()));
+        bad_line(line, problem);
+    }
+    p = end + 1;
+    return r.code == kRecord;
+}
+
 std::size_t LackeyReader::read(std::span<LackeyRecord> out) {
-    std::size_t n = 0;
-    const std::size_t capacity = out.size();
-    while (n < capacity) {
+    LackeyRecord* o = out.data();
+    LackeyRecord* const o_end = out.data() + out.size();
+    while (o < o_end) {
         if (pos_ >= parse_end_ && !refill()) break;
         const auto* base = reinterpret_cast<const unsigned char*>(buffer_.data());
         const unsigned char* p = base + pos_;
@@ -429,33 +494,23 @@ std::size_t LackeyReader::read(std::span<LackeyRecord> out) {
         std::uint64_t line = line_;
         const unsigned char* block = p;
         std::uint64_t newlines = newlines64(block);
-        while (p < limit && n < capacity) {
+        while (p < limit && o < o_end) {
             // limit - 1 is a '\n', so this stops.
             while (newlines == 0) newlines = newlines64(block += 64);
             const unsigned char* const nl = block + std::countr_zero(newlines);
             newlines &= newlines - 1;
             ++line;
-            if (fast_line(p, static_cast<std::size_t>(nl - p), out[n])) [[likely]] {
-                ++n;
+            if (fast_line(p, static_cast<std::size_t>(nl - p), *o)) [[likely]] {
+                ++o;
                 p = nl + 1;
-                continue;
+            } else {
+                o += slow_line(p, line, o);
             }
-            const unsigned char* end = nullptr;  // parse_line() finds the same '\n'
-            const Parsed r = parse_line(p, end, out[n]);
-            if (r.code == kRecord) [[likely]] {
-                ++n;
-            } else if (r.code != kSkip) {
-                std::string problem;
-                classify(p, end, out[n], &problem);
-                line_ = line;
-                pos_ = static_cast<std::size_t>(end + 1 - base);
-                bad_line(line, problem);
-            }
-            p = end + 1;
         }
         line_ = line;
         pos_ = static_cast<std::size_t>(p - base);
     }
+    const auto n = static_cast<std::size_t>(o - out.data());
     records_ += n;
     if (n == 0 && records_ == 0 && eof_) {
         if (skipped_ > 0)

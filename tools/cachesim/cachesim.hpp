@@ -75,6 +75,7 @@ public:
 
 private:
     int stream_of(std::uint64_t address) const;
+    void feed_batch(std::span<const cachebook::LackeyRecord> records);
 
     Options options_;
     cachebook::Hierarchy hierarchy_;
@@ -82,6 +83,7 @@ private:
     std::vector<int> sorted_stream_;  // their stream ids
     std::vector<int> region_streams_;
     int other_stream_ = 0;
+    bool batch_ = false;  // feed() without -v may take feed_batch()
     Result tally_;
 };
 

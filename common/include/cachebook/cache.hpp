@@ -130,6 +130,16 @@ public:
         return on_miss(line, set, v, counts, write);
     }
 
+    /// True when access_batch() can run this cache: LRU or FIFO, at most 8
+    /// ways, a power-of-two number of sets, lines of 2 bytes or more.
+    [[nodiscard]] bool batch_ready() const { return use_order_ && pow2_sets_ && line_shift_ >= 1; }
+    /// Accesses on stream 0, in order: refs[i] is an address with bit 0 set
+    /// for a write (bit 0 never picks the line, lines being 2 bytes or more).
+    /// The counts and the state after it are those of access(refs[i] & ~1, 0,
+    /// refs[i] & 1) called for each in turn; only for a batch_ready() cache.
+    /// Returns the counts of the batch alone (they are also added to the totals).
+    Counts access_batch(const std::uint64_t* refs, std::size_t n);
+
     /// True if the line holding `address` is cached; changes nothing.
     [[nodiscard]] bool contains(std::uint64_t address) const;
 
@@ -287,6 +297,8 @@ private:
         dirty_[i] = static_cast<std::uint8_t>(write);
         return r;
     }
+    template <bool kLru>
+    Counts batch(const std::uint64_t* refs, std::size_t n);
     std::size_t victim(std::size_t set);
     void plru_touch(std::size_t set, std::size_t way);
     std::size_t plru_victim(std::size_t set) const;

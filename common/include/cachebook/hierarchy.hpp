@@ -77,6 +77,13 @@ public:
         return access_levels(address, size, write, stream);
     }
 
+    /// True when access_batch() can run: one level, batch_ready() (cache.hpp).
+    [[nodiscard]] bool batch_ready() const { return single_level_ && l1_->batch_ready(); }
+    /// One-byte references on stream 0, in order: refs[i] is an address with
+    /// bit 0 set for a write. The same counts and state as access(refs[i] & ~1,
+    /// 1, refs[i] & 1) for each; only when batch_ready().
+    void access_batch(const std::uint64_t* refs, std::size_t n);
+
     [[nodiscard]] int levels() const { return static_cast<int>(caches_.size()); }
     [[nodiscard]] Inclusion inclusion() const { return inclusion_; }
     [[nodiscard]] const Cache& cache(int level) const { return caches_.at(static_cast<std::size_t>(level)); }

@@ -93,6 +93,7 @@ public:
 private:
     bool refill();
     void bad_line(std::uint64_t line, const std::string& problem);
+    bool slow_line(const unsigned char*& p, std::uint64_t line, LackeyRecord* out);
 
     int fd_ = -1;
     bool owns_fd_ = false;
