@@ -22,7 +22,8 @@ help:
 	@echo "make grade CH=01    grade the chapter's exercise starter and print the score"
 	@echo "make handout CH=01  copy the chapter's exercises without the solution to $(BUILD)/handout"
 	@echo "make bench          run the benchmarks (simulator throughput, ...) with --json output"
-	@echo "make flake-check    run the timing tests 20 times (RUNS=n) and report passes per test"
+	@echo "make flake-check    run the timing tests 20 times (RUNS=n) and report passes per test;"
+	@echo "                    ATTEMPTS=3 gives each test the attempts make test gives it"
 	@echo "make sanitize       deterministic tests under ASan+UBSan, threaded ones under TSan"
 	@echo "make fuzz           build the libFuzzer targets with clang and run each FUZZ_SECONDS (60)"
 	@echo "make sanitize-ci    CI's share of make sanitize: unit tests + bad-argument table (ASan), threads (TSan)"
@@ -85,7 +86,7 @@ bench: build
 	bash tools/bench_ch08.sh $(BUILD)/bin 10 $(BUILD)/bench/ch08
 
 flake-check: build
-	@bash tools/flake_check.sh $(BUILD) $(or $(RUNS),20)
+	@bash tools/flake_check.sh $(BUILD) $(or $(RUNS),20) $(or $(ATTEMPTS),1)
 
 # The deterministic tests under AddressSanitizer + UBSan; the threaded chapters under ThreadSanitizer.
 sanitize:
