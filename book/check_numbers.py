@@ -19,7 +19,8 @@ not checked code (fenced blocks, inline `code`, and the bodies and options of
             computes); HTML comments; link targets; digits that are part of a name
             (`R1`, `L2`, `x86-64`, `C++20`, `float64`); the number of a heading or list
             item; a number right after chapter, section, part, seed, step, exercise,
-            figure, table, page or §; years (1950-2039); 0 and 1.
+            figure, table, page or §; the number of a document after JEP, PEP, RFC,
+            ISO, IEC, IEEE or ECMA; years (1950-2039); 0 and 1.
 values      every number in the JSON (keys at any depth, hex strings like "0x22E8" too),
             except in lists of more than 16 items (step-by-step records, sweeps: bulk
             data the prose summarises through named keys). An integer matches exactly;
@@ -49,6 +50,7 @@ SKIPPED_DIRECTIVES = {
     "toctree", "chapter-list", "eval-rst", "raw",
 }
 ORDINAL_WORDS = r"(?:chapters?|sections?|parts?|seeds?|steps?|exercises?|figures?|tables?|pages?|§)"
+DOCUMENT_NAMES = r"\b(?:JEP|PEP|RFC|ISO|IEC|IEEE|ECMA)"
 NUMBER = re.compile(
     r"(?<![\w.+])(?<!\w-)"
     r"(0[xX][0-9A-Fa-f]+|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
@@ -139,6 +141,7 @@ def blank_inline(line: str) -> str:
     line = re.sub(r"^(\s*)\d+[.)]\s", lambda m: m.group(1) + " " * (len(m.group(0)) - len(m.group(1))),
                   line)  # list item number
     line = re.sub(ORDINAL_WORDS + r"\s+\d+(?:\.\d+)*", blank, line, flags=re.I)
+    line = re.sub(DOCUMENT_NAMES + r"[\s-]?\d+(?:[.:-]\d+)*", blank, line)  # JEP 142, ISO/IEC 14882
     return line
 
 
@@ -208,6 +211,7 @@ SELF_TEST_CASES = [
     ("Measured: 3.2 times slower, roughly 3 times.", ["3.2"]),
     ("Written as `139` or {{ ch01.r1.line }} or {given}`139` or {seed}`8`, it is fine.", []),
     ("Chapter 8, section 139, step 8 and seed 2400 are references.", []),
+    ("JEP 139, RFC 2400 and IEEE 754-2008 are documents; 139 bytes are not.", ["139"]),
     ("x86-64 and float64 and R8 and L8 and C++20 are names.", []),
     ("In 2024 nothing; 0 and 1 are never checked; 120 sits only in a bulk list.", []),
     ("## 8. A numbered heading with 2400 in it", ["2400"]),
