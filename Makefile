@@ -7,6 +7,8 @@ CH      ?=
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CHAPTERS = $(sort $(notdir $(wildcard chapters/[0-9][0-9]_*)))
 PY      := /usr/bin/python3
+# Attempts that make test and portable-check give a timing test that fails.
+TIMING_ATTEMPTS := 3
 
 .PHONY: all deps configure build run test golden book grade handout bench flake-check sanitize fuzz clean help \
         sanitize-ci fuzz-ci portable-check one-core-check
@@ -55,7 +57,7 @@ endif
 # while a claim that no longer holds fails all three. `make flake-check` counts single attempts.
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE timing
-	cd $(BUILD) && ctest --output-on-failure -L timing --repeat until-pass:3
+	cd $(BUILD) && ctest --output-on-failure -L timing --repeat until-pass:$(TIMING_ATTEMPTS)
 
 golden: build
 	@bash tools/golden.sh update $(BUILD)/bin $(CHAPTERS)
@@ -135,7 +137,7 @@ portable-check:
 	cmake --preset portable $(if $(shell command -v ninja),-G Ninja,) >/dev/null
 	cmake --build build-portable -j $(JOBS)
 	cd build-portable && PATH=$$(bash ../tools/path_without.sh no-tools valgrind perf) ctest --output-on-failure -j $(JOBS) -LE 'book|timing'
-	cd build-portable && PATH=$$(bash ../tools/path_without.sh no-tools valgrind perf) ctest --output-on-failure -L timing --repeat until-pass:3
+	cd build-portable && PATH=$$(bash ../tools/path_without.sh no-tools valgrind perf) ctest --output-on-failure -L timing --repeat until-pass:$(TIMING_ATTEMPTS)
 
 # One CPU: the measured and threaded tests under taskset -c 0; those that need two cores skip
 # and say why (the reasons are printed).

@@ -174,12 +174,8 @@ void Cache::reset() {
 Counts Cache::access_batch(const std::uint64_t* refs, std::size_t n) {
     if (!batch_ready()) throw std::logic_error("Cache::access_batch: not an LRU or FIFO cache of up to 8 ways");
     const Counts c = config_.policy == Policy::LRU ? batch<true>(refs, n) : batch<false>(refs, n);
-    for (Counts* t : {&total_, &per_stream_[0]}) {
-        t->hits += c.hits;
-        t->misses += c.misses;
-        t->evictions += c.evictions;
-        t->dirty_evictions += c.dirty_evictions;
-    }
+    total_ += c;
+    per_stream_[0] += c;
     return c;
 }
 

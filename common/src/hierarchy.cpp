@@ -36,11 +36,7 @@ void Hierarchy::refresh_fast_path() {
 void Hierarchy::access_batch(const std::uint64_t* refs, std::size_t n) {
     if (!batch_ready()) throw std::logic_error("Hierarchy::access_batch: more than one level, or a cache not batch_ready()");
     const Counts c = l1_->access_batch(refs, n);
-    Counts& t = l1_counts_[0];
-    t.hits += c.hits;
-    t.misses += c.misses;
-    t.evictions += c.evictions;
-    t.dirty_evictions += c.dirty_evictions;
+    l1_counts_[0] += c;
     memory_writebacks_ += c.dirty_evictions;  // one level: a dirty line leaves for memory
 }
 

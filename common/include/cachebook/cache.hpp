@@ -70,6 +70,13 @@ struct Counts {
     [[nodiscard]] double miss_rate() const {
         return accesses() == 0 ? 0.0 : static_cast<double>(misses) / static_cast<double>(accesses());
     }
+    Counts& operator+=(const Counts& o) {
+        hits += o.hits;
+        misses += o.misses;
+        evictions += o.evictions;
+        dirty_evictions += o.dirty_evictions;
+        return *this;
+    }
     friend bool operator==(const Counts&, const Counts&) = default;
 };
 
