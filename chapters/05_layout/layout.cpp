@@ -452,20 +452,20 @@ FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, 
     if (close_gap_bytes > 0) {
         // a stays; b and c move closer to it. The warm-up run checks each version's result
         // (zeroing b and c between the two); both compute b = 2a and c = 2a + 1 exactly.
-        double *ca = a, *cb = a + close_stride, *cc = a + 2 * close_stride;
+        double *cb = a + close_stride, *cc = a + 2 * close_stride;
         auto right = [&] {
             for (std::size_t i = 0; i < n; ++i)
-                if (cb[i] != ca[i] * 2.0 || cc[i] != ca[i] * 2.0 + 1.0) return false;
+                if (cb[i] != a[i] * 2.0 || cc[i] != a[i] * 2.0 + 1.0) return false;
             return true;
         };
         for (int r = -1; r < runs; ++r) {
-            once(r, [&] { separate_loops(ca, cb, cc, n); }, t.separate_close);
+            once(r, [&] { separate_loops(a, cb, cc, n); }, t.separate_close);
             if (r < 0) {
                 t.same_result = t.same_result && right();
                 std::fill(cb, cb + n, 0.0);
                 std::fill(cc, cc + n, 0.0);
             }
-            once(r, [&] { fused_loop(ca, cb, cc, n); }, t.fused_close);
+            once(r, [&] { fused_loop(a, cb, cc, n); }, t.fused_close);
             if (r < 0) t.same_result = t.same_result && right();
         }
     }
