@@ -35,16 +35,15 @@ cachesim::Options one_level(int s, int E, int b) {
 
 Counts run_file(const cachesim::Options& options, const std::string& path, std::string* verbose_text = nullptr) {
     cachesim::Simulator sim(options);
-    LackeyReader reader(path);
     if (verbose_text) {
         std::FILE* out = std::tmpfile();
-        sim.run(reader, out);
+        sim.run(path, false, 1, out);
         std::rewind(out);
         char buffer[4096];
         for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) verbose_text->append(buffer, n);
         std::fclose(out);
     } else {
-        sim.run(reader);
+        sim.run(path);
     }
     return sim.hierarchy().counts(0);
 }
@@ -275,8 +274,7 @@ TEST_CASE("cachesim agrees with a plain list model on thousands of random traces
                 (std::filesystem::temp_directory_path() / fmt::format("cachebook-diff-{}.trace", ::getpid())).string();
             std::ofstream(path) << lackey_text(records);
             cachesim::Simulator from_text(options);
-            LackeyReader reader(path);
-            const cachesim::Result result = from_text.run(reader);
+            const cachesim::Result result = from_text.run(path, false, 2);
             std::remove(path.c_str());
             REQUIRE(from_text.hierarchy().counts(0) == plain.levels[0].counts);
             REQUIRE(result.lines == records.size());

@@ -1,9 +1,11 @@
 #include "cachebook/lackey.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -25,7 +27,7 @@ struct HexTable {
     }
 };
 constexpr HexTable kHex;
-constexpr std::size_t kLackeyPadding = 64;  // newlines64() reads 64 bytes at a time
+constexpr std::size_t kLackeyPadding = 64;  // the parser reads up to 32 bytes past a line's start
 
 bool is_blank(unsigned char c) {
     return c == ' ' || c == '\t';
@@ -123,6 +125,66 @@ struct Shapes {
 };
 constexpr Shapes kShapes;
 
+// What a record line's first three bytes must be, by its second byte ('L',
+// 'S', 'M', or ' ' for "I  "), and the record's operation.
+struct Heads {
+    std::uint32_t head[256];
+    char op[256];
+    constexpr Heads() : head{}, op{} {
+        for (auto& h : head) h = 0xffffffffu;  // no line's three bytes
+        head[' '] = 'I' | ' ' << 8 | ' ' << 16;
+        op[' '] = 'I';
+        for (const unsigned char c : {'L', 'S', 'M'}) {
+            head[c] = ' ' | static_cast<std::uint32_t>(c) << 8 | ' ' << 16;
+            op[c] = static_cast<char>(c);
+        }
+    }
+};
+constexpr Heads kHeads;
+
+// Two lines in a row, both in the shape lackey prints most: 8 address digits
+// and a one-digit size, " L 0804a01c,4\n" (14 bytes each). Both are checked,
+// and both addresses decoded, with the same vector instructions. Reads 32
+// bytes from p; false when either line has another shape.
+[[gnu::always_inline]] inline bool canonical_pair(const unsigned char* p, LackeyRecord& a, LackeyRecord& b) {
+#if defined(__SSE2__)
+    std::uint32_t head_a, head_b, tail_a, tail_b;
+    std::memcpy(&head_a, p, 4);
+    std::memcpy(&head_b, p + 14, 4);
+    std::memcpy(&tail_a, p + 11, 4);  // ',', the size, '\n', the next line's first byte
+    std::memcpy(&tail_b, p + 25, 4);
+    const unsigned size_a = (tail_a >> 8 & 0xff) - '0', size_b = (tail_b >> 8 & 0xff) - '0';
+    constexpr std::uint32_t kTail = ',' | '\n' << 16;
+    const bool shape = ((head_a & 0xffffff) == kHeads.head[p[1]]) & ((head_b & 0xffffff) == kHeads.head[p[15]]) &
+                       ((tail_a & 0xff00ff) == kTail) & ((tail_b & 0xff00ff) == kTail) & (size_a - 1 < 9) &
+                       (size_b - 1 < 9);
+    // The 8 digits of each line, side by side.
+    const __m128i y = _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 3)),
+                                         _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 17)));
+    const __m128i dd = _mm_sub_epi8(y, _mm_set1_epi8('0'));
+    const __m128i is_decimal = _mm_cmpeq_epi8(_mm_min_epu8(dd, _mm_set1_epi8(9)), dd);
+    const __m128i l = _mm_sub_epi8(_mm_or_si128(y, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+    const __m128i is_letter = _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(5)), l);
+    if (!shape || _mm_movemask_epi8(_mm_or_si128(is_decimal, is_letter)) != 0xffff) return false;
+    // Each byte its digit's value, two digits to a byte, the first the high one.
+    const __m128i v = _mm_add_epi8(_mm_and_si128(y, _mm_set1_epi8(0x0f)), _mm_and_si128(is_letter, _mm_set1_epi8(9)));
+    const __m128i pairs = _mm_and_si128(_mm_or_si128(_mm_slli_epi16(v, 4), _mm_srli_epi16(v, 8)), _mm_set1_epi16(0xff));
+    const auto bytes = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs)));
+    a.op = kHeads.op[p[1]];
+    a.size = size_a;
+    a.address = __builtin_bswap32(static_cast<std::uint32_t>(bytes));
+    b.op = kHeads.op[p[15]];
+    b.size = size_b;
+    b.address = __builtin_bswap32(static_cast<std::uint32_t>(bytes >> 32));
+    return true;
+#else
+    (void)p;
+    (void)a;
+    (void)b;
+    return false;
+#endif
+}
+
 // The common shape of a line (whose '\n' is at p[len]), parsed without a
 // branch per byte or per digit: " L addr,size\n" (L, S or M) or "I  addr,size\n",
 // 1 to 13 hex digits, a size of 1 to 4 digits, 1 to kLackeyMaxSize, and
@@ -189,21 +251,17 @@ constexpr Shapes kShapes;
 #endif
 }
 
-// Bit i set where q[i] is '\n', for 64 bytes from q. The reader finds where
-// lines end 64 bytes at a time, so a line's parse does not wait on the one
-// before it (each line's start comes from this mask, not from its parse).
-inline std::uint64_t newlines64(const unsigned char* q) {
+// The first '\n' at or after p, 16 bytes at a time (one step for any real line).
+inline const unsigned char* next_newline(const unsigned char* p) {
 #if defined(__SSE2__)
-    const __m128i nl = _mm_set1_epi8('\n');
-    auto bits = [&](int k) {
-        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * k));
-        return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, nl))));
-    };
-    return bits(0) | bits(1) << 16 | bits(2) << 32 | bits(3) << 48;
+    for (;; p += 16) {
+        const auto m = static_cast<unsigned>(_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), _mm_set1_epi8('\n'))));
+        if (m != 0) return p + std::countr_zero(m);
+    }
 #else
-    std::uint64_t m = 0;
-    for (unsigned i = 0; i < 64; ++i) m |= static_cast<std::uint64_t>(q[i] == '\n') << i;
-    return m;
+    while (*p != '\n') ++p;
+    return p;
 #endif
 }
 
@@ -228,7 +286,6 @@ enum Code : unsigned char {
     kSizeTooLarge,
     kSizeZero,
     kTrailingText,
-    kTooLong,
     kUnknownOp,
 };
 
@@ -257,8 +314,6 @@ std::string message(Code code, unsigned char op, unsigned char at) {
             return "size 0";
         case kTrailingText:
             return fmt::format("unexpected {} after the size", shown(at));
-        case kTooLong:
-            return fmt::format("line longer than {} bytes", kLackeyMaxLine);
         case kUnknownOp:
             return fmt::format("unknown operation {} (expected I, L, S or M)", shown(at));
         default:
@@ -269,9 +324,9 @@ std::string message(Code code, unsigned char op, unsigned char at) {
 // Parses the line that starts at `p`. The line ends at the first '\n' at or
 // after `p`, which must exist: it is the sentinel that stops every loop, so
 // the hot path needs no bounds checks. On a record or skip, `end` is that '\n';
-// on a bad line the caller finds it.
+// on a bad line the caller finds it. The caller has already rejected a line
+// longer than kLackeyMaxLine.
 [[gnu::always_inline]] inline Parsed parse_line(const unsigned char* p, const unsigned char*& end, LackeyRecord& out) {
-    const unsigned char* const start = p;
     while (is_blank(*p)) ++p;
     const unsigned char op = *p;
     if (op == 'L' || op == 'S' || op == 'M' || op == 'I') {
@@ -317,8 +372,6 @@ std::string message(Code code, unsigned char op, unsigned char at) {
                 if (!is_blank(*p) && *p != '\r') return {kTrailingText, p};
                 ++p;
             }
-        if (static_cast<std::size_t>(p - start) > kLackeyMaxLine) [[unlikely]]
-            return {kTooLong, p};
         out.op = static_cast<char>(op);
         out.size = size;
         out.address = address;
@@ -332,7 +385,6 @@ std::string message(Code code, unsigned char op, unsigned char at) {
     }
     while (is_blank(*p) || *p == '\r') ++p;
     if (*p == '\n') {
-        if (static_cast<std::size_t>(p - start) > kLackeyMaxLine) return {kTooLong, p};
         end = p;
         return {kSkip, p};
     }
@@ -355,9 +407,114 @@ LackeyLine classify(const unsigned char* p, const unsigned char*& end, LackeyRec
     return LackeyLine::Bad;
 }
 
+// A valgrind log line: "==" or "--" after blanks, within its first
+// kLackeyMaxLine + 1 bytes. Only those bytes are looked at, so every reader
+// gives the same verdict whatever part of a long line it holds.
 bool is_log_line(const char* p, const char* end) {
+    if (static_cast<std::size_t>(end - p) > kLackeyMaxLine + 1) end = p + kLackeyMaxLine + 1;
     while (p < end && is_blank(static_cast<unsigned char>(*p))) ++p;
     return end - p >= 2 && ((p[0] == '=' && p[1] == '=') || (p[0] == '-' && p[1] == '-'));
+}
+
+// A line fast_line() did not take, [p, nl): a record (written to *out), a
+// skipped line, or a bad one (*problem says why). A line longer than
+// kLackeyMaxLine is bad whatever it holds, unless it is a log line. Kept out
+// of parse_lines()'s loop, whose registers it would otherwise take.
+[[gnu::noinline]] LackeyLine slow_line(const unsigned char* p, const unsigned char* nl, LackeyRecord* out,
+                                       std::string* problem) {
+    if (static_cast<std::size_t>(nl - p) > kLackeyMaxLine) {
+        if (is_log_line(reinterpret_cast<const char*>(p), reinterpret_cast<const char*>(nl)))
+            return LackeyLine::Skip;
+        *problem = fmt::format("line longer than {} bytes", kLackeyMaxLine);
+        return LackeyLine::Bad;
+    }
+    const unsigned char* end = nullptr;
+    return classify(p, end, *out, problem);
+}
+
+// Where parse_lines() puts records: as they are, into a span.
+struct RecordSink {
+    LackeyRecord* o;
+    LackeyRecord* end;
+    [[nodiscard]] bool room() const { return o < end; }
+    [[nodiscard]] bool room2() const { return end - o >= 2; }
+    void put(const LackeyRecord& r) { *o++ = r; }
+};
+
+// Or as references (LackeyRefs).
+struct RefSink {
+    std::uint64_t* o;
+    std::uint64_t* end;
+    const std::uint64_t* ops;  // by operation: what RefOps says
+    std::uint64_t kinds[4] = {};
+    [[nodiscard]] bool room() const { return end - o >= 2; }  // a record gives at most two
+    [[nodiscard]] bool room2() const { return end - o >= 4; }
+    [[gnu::always_inline]] void put(const LackeyRecord& r) {
+        // Branch-free: the second store is overwritten unless it counts.
+        const std::uint64_t what = ops[static_cast<unsigned char>(r.op)];
+        const std::uint64_t a = r.address & ~std::uint64_t{1};
+        o[0] = a | (what & 1);
+        o += what >> 1 & 1;
+        o[0] = a | 1;
+        o += what >> 2 & 1;
+        ++kinds[what >> 3 & 3];
+    }
+};
+
+// What RefSink does with a record, by its operation: bit 0, its first
+// reference is a write; bit 1, it has a first reference; bit 2, a second (a
+// write); bits 3-4, its kind (I, L, S, M).
+struct RefOps {
+    std::uint64_t at[256];
+    constexpr explicit RefOps(bool modify_once) : at{} {
+        at['I'] = 0;
+        at['L'] = 0b010 | 1 << 3;
+        at['S'] = 0b011 | 2 << 3;
+        at['M'] = (modify_once ? 0b011 : 0b110) | 3 << 3;
+    }
+};
+constexpr RefOps kRefOps[2] = {RefOps(false), RefOps(true)};
+
+// Parses the lines from p up to limit into `sink`, until it is full.
+// limit[-1] is a '\n', and 32 bytes past limit can be read. `line` counts
+// the lines parsed. For a bad line, bad(line number, problem, its '\n') is
+// called: it throws, or returns true to go on or false to stop before the
+// line. Returns where parsing stopped: a line's start, or limit.
+template <class Sink, class Bad>
+[[gnu::always_inline]] inline const unsigned char* parse_lines(const unsigned char* p, const unsigned char* const limit,
+                                                               std::uint64_t& line, Sink& sink, Bad&& bad) {
+    // Locals, not the caller's objects: the compiler keeps them in registers
+    // (stores through the sink's pointer could otherwise alias them).
+    std::uint64_t n = line;
+    Sink out = sink;
+    while (p < limit && out.room()) {
+        LackeyRecord r, r2;
+        // Two lines of the commonest shape, whole before limit.
+        if (limit - p >= 28 && out.room2() && canonical_pair(p, r, r2)) [[likely]] {
+            n += 2;
+            out.put(r);
+            out.put(r2);
+            p += 28;
+            continue;
+        }
+        // limit - 1 is a '\n', so this stops.
+        const unsigned char* const nl = next_newline(p);
+        if (fast_line(p, static_cast<std::size_t>(nl - p), r)) [[likely]] {
+            ++n;
+            out.put(r);
+            p = nl + 1;
+            continue;
+        }
+        std::string problem;
+        const LackeyLine kind = slow_line(p, nl, &r, &problem);
+        if (kind == LackeyLine::Bad && !bad(n + 1, problem, nl)) break;
+        ++n;
+        if (kind == LackeyLine::Record) out.put(r);
+        p = nl + 1;
+    }
+    line = n;
+    sink = out;
+    return p;
 }
 
 }  // namespace
@@ -367,6 +524,15 @@ LackeyError::LackeyError(const std::string& source, std::uint64_t line, const st
                                    : fmt::format("{}:{}: {}", source, line, problem)),
       line_(line),
       problem_(problem) {}
+
+LackeyError LackeyError::no_records(const std::string& source, std::uint64_t skipped,
+                                    const std::string& first_skipped) {
+    if (skipped > 0)
+        return {source, 0,
+                fmt::format("no valid access line ({} malformed line{} skipped; first: {})", skipped,
+                            skipped == 1 ? "" : "s", first_skipped)};
+    return {source, 0, "empty trace: no I, L, S or M line"};
+}
 
 LackeyLine parse_lackey_line(std::string_view line, LackeyRecord& out, std::string* problem) {
     if (line.size() > kLackeyMaxLine) {
@@ -465,61 +631,181 @@ bool LackeyReader::refill() {
     }
 }
 
-// A line fast_line() did not take: a record (written to *out; returns true),
-// a skipped line, or a bad line (thrown, or counted with skip_bad). Kept out
-// of read()'s loop, whose registers it would otherwise take. Sets `p` past
-// the line.
-[[gnu::noinline]] bool LackeyReader::slow_line(const unsigned char*& p, std::uint64_t line, LackeyRecord* out) {
-    const unsigned char* end = nullptr;  // parse_line() finds the '\n' read() found
-    const Parsed r = parse_line(p, end, *out);
-    if (r.code != kRecord && r.code != kSkip) {
-        std::string problem;
-        classify(p, end, *out, &problem);
-        line_ = line;
-        pos_ = static_cast<std::size_t>(end + 1 - reinterpret_cast<const unsigned char*>(buffer_.data()));
-        bad_line(line, problem);
-    }
-    p = end + 1;
-    return r.code == kRecord;
-}
-
 std::size_t LackeyReader::read(std::span<LackeyRecord> out) {
-    LackeyRecord* o = out.data();
-    LackeyRecord* const o_end = out.data() + out.size();
-    while (o < o_end) {
+    RecordSink sink{out.data(), out.data() + out.size()};
+    while (sink.room()) {
         if (pos_ >= parse_end_ && !refill()) break;
         const auto* base = reinterpret_cast<const unsigned char*>(buffer_.data());
         const unsigned char* p = base + pos_;
         const unsigned char* const limit = base + parse_end_;
         std::uint64_t line = line_;
-        const unsigned char* block = p;
-        std::uint64_t newlines = newlines64(block);
-        while (p < limit && o < o_end) {
-            // limit - 1 is a '\n', so this stops.
-            while (newlines == 0) newlines = newlines64(block += 64);
-            const unsigned char* const nl = block + std::countr_zero(newlines);
-            newlines &= newlines - 1;
-            ++line;
-            if (fast_line(p, static_cast<std::size_t>(nl - p), *o)) [[likely]] {
-                ++o;
-                p = nl + 1;
-            } else {
-                o += slow_line(p, line, o);
-            }
-        }
+        p = parse_lines(p, limit, line, sink,
+                        [&](std::uint64_t bad, const std::string& problem, const unsigned char* nl) {
+                            // Past the bad line first: after a throw, read() goes on from the next one.
+                            line_ = bad;
+                            pos_ = static_cast<std::size_t>(nl + 1 - base);
+                            bad_line(bad, problem);
+                            return true;
+                        });
         line_ = line;
         pos_ = static_cast<std::size_t>(p - base);
     }
-    const auto n = static_cast<std::size_t>(o - out.data());
+    const auto n = static_cast<std::size_t>(sink.o - out.data());
     records_ += n;
-    if (n == 0 && records_ == 0 && eof_) {
-        if (skipped_ > 0)
-            throw LackeyError(source_, 0,
-                              fmt::format("no valid access line ({} malformed line{} skipped; first: {})", skipped_,
-                                          skipped_ == 1 ? "" : "s", first_skipped_));
-        throw LackeyError(source_, 0, "empty trace: no I, L, S or M line");
-    }
+    if (n == 0 && records_ == 0 && eof_) throw LackeyError::no_records(source_, skipped_, first_skipped_);
     return n;
+}
+
+LackeyChunks::LackeyChunks(int fd, std::string source, std::uint64_t size, std::size_t chunk_bytes)
+    : fd_(fd), source_(std::move(source)), size_(size), chunk_(chunk_bytes) {
+    if (chunk_ == 0) throw std::invalid_argument("LackeyChunks: chunk_bytes must be at least 1");
+    count_ = static_cast<std::size_t>((size_ + chunk_ - 1) / chunk_);
+    // The chunks are parsed where the kernel keeps the file, mapped, not
+    // copied out of it: the copy cost about as much as the parse. Where the
+    // file cannot be mapped, parse() reads it instead.
+    if (size_ > 0) {
+        void* m = ::mmap(nullptr, static_cast<std::size_t>(size_), PROT_READ, MAP_PRIVATE, fd_, 0);
+        if (m != MAP_FAILED) {
+            map_ = static_cast<const unsigned char*>(m);
+            ::madvise(m, static_cast<std::size_t>(size_), MADV_SEQUENTIAL);
+        }
+    }
+}
+
+LackeyChunks::~LackeyChunks() {
+    if (map_) ::munmap(const_cast<unsigned char*>(map_), static_cast<std::size_t>(size_));
+}
+
+void LackeyChunks::release(std::size_t index) {
+    if (!map_ || index == 0) return;
+    // Chunk index reads from one byte before its start.
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t end = (static_cast<std::uint64_t>(index) * chunk_ - 1) / page * page;
+    if (end < released_ + (std::uint64_t{4} << 20)) return;  // a few MiB at a time: each call costs the other CPU an interrupt
+    ::madvise(const_cast<unsigned char*>(map_) + released_, static_cast<std::size_t>(end - released_), MADV_DONTNEED);
+    released_ = end;
+}
+
+// The byte before the chunk (is a line starting at its first byte?), the
+// chunk, kLackeyMaxLine + 1 bytes after it (where its last line may end), a
+// '\n' for an unterminated last line, and padding for the parser's reads.
+std::size_t LackeyChunks::text_bytes() const {
+    return 1 + chunk_ + kLackeyMaxLine + 1 + 1 + kLackeyPadding;
+}
+
+// A record's line has at least six bytes ("L 0,1" and its '\n'), so at most
+// one record starts in any six bytes of the chunk.
+std::size_t LackeyChunks::max_records() const {
+    return chunk_ / 6 + 1;
+}
+
+LackeyChunks::Parsed LackeyChunks::parse(std::size_t index, std::span<char> text, std::span<LackeyRecord> out,
+                                         bool skip_bad) const {
+    if (out.size() < max_records()) throw std::logic_error("LackeyChunks::parse: `out` too small");
+    RecordSink sink{out.data(), out.data() + out.size()};
+    Parsed r = parse_into(index, text, sink, skip_bad);
+    r.written = static_cast<std::size_t>(sink.o - out.data());
+    r.records = r.written;
+    return r;
+}
+
+LackeyChunks::Parsed LackeyChunks::parse(std::size_t index, std::span<char> text, std::span<std::uint64_t> refs,
+                                         bool modify_once, bool skip_bad) const {
+    if (refs.size() < 2 * max_records()) throw std::logic_error("LackeyChunks::parse: `refs` too small");
+    RefSink sink{refs.data(), refs.data() + refs.size(), kRefOps[modify_once].at};
+    Parsed r = parse_into(index, text, sink, skip_bad);
+    r.written = static_cast<std::size_t>(sink.o - refs.data());
+    for (int k = 0; k < 4; ++k) {
+        r.kinds[static_cast<std::size_t>(k)] = sink.kinds[k];
+        r.records += sink.kinds[k];
+    }
+    return r;
+}
+
+template <class Sink>
+LackeyChunks::Parsed LackeyChunks::parse_into(std::size_t index, std::span<char> text, Sink& sink,
+                                              bool skip_bad) const {
+    if (index >= count_ || text.size() < text_bytes())
+        throw std::logic_error("LackeyChunks::parse: bad chunk index, or `text` too small");
+    const std::uint64_t begin = static_cast<std::uint64_t>(index) * chunk_;
+    const std::uint64_t end = std::min<std::uint64_t>(begin + chunk_, size_);
+    const std::uint64_t from = index == 0 ? 0 : begin - 1;
+    const std::uint64_t want = std::min<std::uint64_t>(size_, end + kLackeyMaxLine + 1) - from;
+    auto* t = reinterpret_cast<unsigned char*>(text.data());
+    std::size_t got = 0;
+    if (map_ && from + want + kLackeyPadding <= size_) {
+        // In the mapping, with the padding the parser reads past the end still in the file.
+        t = const_cast<unsigned char*>(map_ + from);
+        got = static_cast<std::size_t>(want);
+    }
+    while (got < want) {
+        const ssize_t n = ::pread(fd_, t + got, static_cast<std::size_t>(want - got),
+                                  static_cast<off_t>(from + got));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw std::runtime_error(fmt::format("cannot read {}: {}", source_, std::strerror(errno)));
+        }
+        if (n == 0) break;  // the file shrank: it ends here
+        got += static_cast<std::size_t>(n);
+    }
+    const bool at_eof = got < want || from + got >= size_;
+    Parsed r;
+    // The first line that starts in the chunk, and where lines must start (before `stop`).
+    std::size_t first = 0;
+    if (index > 0) {
+        const void* nl = std::memchr(t, '\n', got);
+        if (!nl) return r;
+        first = static_cast<std::size_t>(static_cast<const unsigned char*>(nl) - t) + 1;
+    }
+    const std::size_t stop = std::min<std::size_t>(static_cast<std::size_t>(end - from), got);
+    if (first >= stop) return r;
+    // The '\n' that ends the last line starting before `stop`; that line is too
+    // long when none is within reach, unless it ends the file.
+    std::size_t limit = 0;
+    bool long_last = false;
+    if (const void* nl = std::memchr(t + stop - 1, '\n', got - (stop - 1))) {
+        limit = static_cast<std::size_t>(static_cast<const unsigned char*>(nl) - t) + 1;
+    } else if (at_eof) {
+        t[got] = '\n';
+        limit = got + 1;
+    } else {
+        const void* before = ::memrchr(t + first, '\n', stop - 1 - first);
+        limit = before ? static_cast<std::size_t>(static_cast<const unsigned char*>(before) - t) + 1 : first;
+        long_last = true;
+    }
+    std::uint64_t line = 0;
+    bool stopped = false;
+    auto bad = [&](std::uint64_t n, const std::string& problem, const unsigned char*) {
+        if (r.bad_line == 0) {
+            r.bad_line = n;
+            r.problem = problem;
+        }
+        if (!skip_bad) {
+            stopped = true;
+            return false;
+        }
+        ++r.skipped;
+        return true;
+    };
+    const unsigned char* const p = parse_lines(t + first, t + limit, line, sink, bad);
+    if (!stopped && p != t + limit) throw std::logic_error("LackeyChunks::parse: more records than max_records()");
+    if (!stopped && long_last) {
+        ++line;
+        if (!is_log_line(reinterpret_cast<const char*>(t + limit), reinterpret_cast<const char*>(t + got)))
+            bad(line, fmt::format("line longer than {} bytes", kLackeyMaxLine), nullptr);
+    }
+    r.lines = line;
+    return r;
+}
+
+void lackey_refs(std::span<const LackeyRecord> records, bool modify_once, std::vector<std::uint64_t>& refs,
+                 std::array<std::uint64_t, 4>& kinds) {
+    const std::size_t at = refs.size();
+    refs.resize(at + 2 * records.size());
+    RefSink sink{refs.data() + at, refs.data() + refs.size(), kRefOps[modify_once].at};
+    for (const LackeyRecord& r : records) sink.put(r);
+    refs.resize(static_cast<std::size_t>(sink.o - refs.data()));
+    for (std::size_t i = 0; i < 4; ++i) kinds[i] += sink.kinds[i];
 }
 
 }  // namespace cachebook

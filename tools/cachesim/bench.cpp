@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "cachebook/cli.hpp"
+#include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
 #include "cachesim.hpp"
@@ -98,6 +99,7 @@ int main(int argc, char** argv) {
         TempTrace trace(size);
         cachesim::Options options;
         options.levels.push_back(cachesim::geometry(6, 8, 6));
+        const unsigned threads = cachebook::usable_cpus() >= 2 ? 2 : 1;  // as cachesim runs
 
         // In process: read + parse + simulate.
         std::string in_process_summary;
@@ -105,8 +107,7 @@ int main(int argc, char** argv) {
         const auto in_process = cachebook::time_runs(run_count, [&] {
             const double cpu_start = process_cpu_seconds();
             cachesim::Simulator sim(options);
-            cachebook::LackeyReader reader(trace.path);
-            sim.run(reader);
+            sim.run(trace.path, false, threads);
             in_process_summary = cachesim::summary_line(sim.hierarchy().counts(0));
             in_process_cpu.runs.push_back(process_cpu_seconds() - cpu_start);
         });

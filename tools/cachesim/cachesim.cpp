@@ -5,12 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <condition_variable>
-#include <cstdlib>
-#include <exception>
-#include <memory>
-#include <mutex>
-#include <thread>
 
 #include "cachebook/cli.hpp"
 #include "cachebook/trace.hpp"
@@ -137,60 +131,21 @@ int Simulator::stream_of(std::uint64_t address) const {
     return other_stream_;
 }
 
-namespace {
-
-// What feed_batch() does with a record, by its operation: bit 0, its first
-// reference is a write; bit 1, it has a first reference; bit 2, a second (a
-// write). Bits 16, 32 and 48 up count L, S and M records: summed over a
-// block of 2048 records, neither the bits below nor a count overflows into
-// the next field.
-struct OpTable {
-    std::uint64_t at[256];
-    constexpr explicit OpTable(bool modify_once) : at{} {
-        at['L'] = 0b010 | std::uint64_t{1} << 16;
-        at['S'] = 0b011 | std::uint64_t{1} << 32;
-        at['M'] = (modify_once ? 0b011 : 0b110) | std::uint64_t{1} << 48;
-    }
-};
-constexpr OpTable kOps[2] = {OpTable(false), OpTable(true)};
-
-}  // namespace
-
-// The common case: one LRU or FIFO level of up to 8 ways, no regions, no
-// --split, no -v. Records become one-byte references (the address with a
-// write in bit 0) in a block, and the cache runs the block in one tight loop.
-void Simulator::feed_batch(std::span<const cachebook::LackeyRecord> records) {
-    constexpr std::size_t kBlock = 2048;  // see OpTable
-    std::array<std::uint64_t, 2 * kBlock> refs;  // a record gives at most two
-    const std::uint64_t* const ops = kOps[options_.modify_once].at;
-    for (std::size_t at = 0; at < records.size(); at += kBlock) {
-        const cachebook::LackeyRecord* r = records.data() + at;
-        const cachebook::LackeyRecord* const end = records.data() + std::min(records.size(), at + kBlock);
-        std::size_t n = 0;
-        std::uint64_t counts = 0;
-        for (; r != end; ++r) {
-            // L: a read; S: a write; M: a read then a write (one write with
-            // --modify-once); anything else: nothing. Branch-free.
-            const std::uint64_t what = ops[static_cast<unsigned char>(r->op)];
-            const std::uint64_t a = r->address & ~std::uint64_t{1};
-            refs[n] = a | (what & 1);
-            n += what >> 1 & 1;
-            refs[n] = a | 1;
-            n += what >> 2 & 1;
-            counts += what;
-        }
-        hierarchy_.access_batch(refs.data(), n);
-        const std::uint64_t loads = counts >> 16 & 0xffff, stores = counts >> 32 & 0xffff, modifies = counts >> 48;
-        tally_.loads += loads;
-        tally_.stores += stores;
-        tally_.modifies += modifies;
-        tally_.instructions += static_cast<std::uint64_t>(end - (records.data() + at)) - loads - stores - modifies;
-    }
+void Simulator::count(const std::array<std::uint64_t, 4>& kinds) {
+    tally_.instructions += kinds[0];
+    tally_.loads += kinds[1];
+    tally_.stores += kinds[2];
+    tally_.modifies += kinds[3];
 }
 
 void Simulator::feed(std::span<const cachebook::LackeyRecord> records, std::string* verbose) {
     if (batch_ && !verbose) {
-        feed_batch(records);
+        // The common case (see batch_): the cache runs the records' references in one tight loop.
+        std::array<std::uint64_t, 4> kinds{};
+        refs_.clear();
+        cachebook::lackey_refs(records, options_.modify_once, refs_, kinds);
+        hierarchy_.access_batch(refs_.data(), refs_.size());
+        count(kinds);
         return;
     }
     const bool regions = !sorted_.empty();
@@ -241,100 +196,31 @@ void Simulator::feed(std::span<const cachebook::LackeyRecord> records, std::stri
     }
 }
 
-Result Simulator::run(cachebook::LackeyReader& reader, std::FILE* verbose_out) {
-    // Reading and parsing run on a second thread, a few batches ahead of the
-    // simulation, so the two overlap on a machine with two free cores. The
-    // batches live in one fixed block: memory stays bounded however long the trace.
-    // 4 x 256 KiB of records: each hand-over between the threads (a wake-up
-    // when the other one waits) comes once per 16384 records. The block is
-    // allocated, not zeroed, so a short run faults in only the pages it fills.
-    constexpr std::size_t kBatch = 16384, kSlots = 4;
-    const std::unique_ptr<void, decltype(&std::free)> block(std::malloc(kBatch * kSlots * sizeof(cachebook::LackeyRecord)),
-                                                            &std::free);
-    if (!block) throw std::bad_alloc();
-    // LackeyRecord is an aggregate: malloc's storage holds its objects, each written whole before it is read.
-    auto* const storage = static_cast<cachebook::LackeyRecord*>(block.get());
-    std::array<std::size_t, kSlots> filled{};
-    std::mutex mutex;
-    std::condition_variable changed;
-    std::size_t produced = 0, consumed = 0;  // batches
-    bool done = false, stop = false;
-    std::exception_ptr error;
-
-    std::thread producer([&] {
-        try {
-            for (;;) {
-                {
-                    std::unique_lock lock(mutex);
-                    changed.wait(lock, [&] { return produced - consumed < kSlots || stop; });
-                    if (stop) return;
-                }
-                const std::size_t slot = produced % kSlots;
-                const std::size_t n = reader.read(std::span(storage + slot * kBatch, kBatch));
-                {
-                    std::lock_guard lock(mutex);
-                    filled[slot] = n;
-                    if (n == 0)
-                        done = true;
-                    else
-                        ++produced;
-                }
-                changed.notify_all();
-                if (n == 0) return;
+Result Simulator::run(const std::string& path, bool skip_bad, unsigned threads, std::FILE* verbose_out) {
+    cachebook::LackeyTotals totals;
+    if (batch_ && !verbose_out) {
+        // The parser writes the references themselves: no records in between.
+        totals = cachebook::read_lackey_refs(path, skip_bad, threads, options_.modify_once,
+                                             [&](std::span<const std::uint64_t> refs) {
+                                                 hierarchy_.access_batch(refs.data(), refs.size());
+                                             });
+        count(totals.kinds);
+    } else {
+        std::string verbose;
+        std::string* const sink = verbose_out ? &verbose : nullptr;
+        totals = cachebook::read_lackey(path, skip_bad, threads, [&](std::span<const cachebook::LackeyRecord> records) {
+            feed(records, sink);
+            if (verbose_out && verbose.size() > (1u << 16)) {
+                std::fwrite(verbose.data(), 1, verbose.size(), verbose_out);
+                verbose.clear();
             }
-        } catch (...) {
-            std::lock_guard lock(mutex);
-            error = std::current_exception();
-            done = true;
-            changed.notify_all();
-        }
-    });
-    struct StopProducer {  // also when the simulation throws
-        std::mutex& mutex;
-        std::condition_variable& changed;
-        bool& stop;
-        std::thread& thread;
-        ~StopProducer() {
-            {
-                std::lock_guard lock(mutex);
-                stop = true;
-            }
-            changed.notify_all();
-            thread.join();
-        }
-    } stop_producer{mutex, changed, stop, producer};
-
-    std::string verbose;
-    std::string* sink = verbose_out ? &verbose : nullptr;
-    for (;;) {
-        std::size_t slot = 0, n = 0;
-        {
-            std::unique_lock lock(mutex);
-            changed.wait(lock, [&] { return consumed < produced || done; });
-            if (consumed == produced) break;  // the end, or an error
-            slot = consumed % kSlots;
-            n = filled[slot];
-        }
-        feed(std::span(storage + slot * kBatch, n), sink);
-        if (verbose_out && verbose.size() > (1u << 16)) {
-            std::fwrite(verbose.data(), 1, verbose.size(), verbose_out);
-            verbose.clear();
-        }
-        {
-            std::lock_guard lock(mutex);
-            ++consumed;
-        }
-        changed.notify_all();
-    }
-    if (verbose_out) std::fwrite(verbose.data(), 1, verbose.size(), verbose_out);
-    {
-        std::lock_guard lock(mutex);
-        if (error) std::rethrow_exception(error);
+        });
+        if (verbose_out) std::fwrite(verbose.data(), 1, verbose.size(), verbose_out);
     }
     Result r = tally_;
-    r.lines = reader.lines();
-    r.skipped = reader.skipped();
-    r.first_skipped = reader.first_skipped();
+    r.lines = totals.lines;
+    r.skipped = totals.skipped;
+    r.first_skipped = totals.first_skipped;
     return r;
 }
 

@@ -2,6 +2,7 @@
 // cachesim's logic: simulating a lackey trace on one to three cache levels.
 // main.cpp parses options and prints; the tests call these same functions.
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -61,8 +62,10 @@ public:
 
     /// Simulates `records`, in order. With `verbose`, one line per data access, as csim-ref -v prints it.
     void feed(std::span<const cachebook::LackeyRecord> records, std::string* verbose = nullptr);
-    /// Reads the whole trace and simulates it; verbose lines go to `verbose_out` when given.
-    Result run(cachebook::LackeyReader& reader, std::FILE* verbose_out = nullptr);
+    /// Reads the whole trace at `path` ("-": standard input) and simulates it;
+    /// verbose lines go to `verbose_out` when given. With `threads` 2, parsing
+    /// runs on two threads at once (cachebook::read_lackey()).
+    Result run(const std::string& path, bool skip_bad = false, unsigned threads = 1, std::FILE* verbose_out = nullptr);
 
     [[nodiscard]] const cachebook::Hierarchy& hierarchy() const { return hierarchy_; }
     [[nodiscard]] const Options& options() const { return options_; }
@@ -75,7 +78,7 @@ public:
 
 private:
     int stream_of(std::uint64_t address) const;
-    void feed_batch(std::span<const cachebook::LackeyRecord> records);
+    void count(const std::array<std::uint64_t, 4>& kinds);  // records by kind: I, L, S, M
 
     Options options_;
     cachebook::Hierarchy hierarchy_;
@@ -83,7 +86,10 @@ private:
     std::vector<int> sorted_stream_;  // their stream ids
     std::vector<int> region_streams_;
     int other_stream_ = 0;
-    bool batch_ = false;  // feed() without -v may take feed_batch()
+    // One LRU or FIFO level of up to 8 ways, no regions, no --split: without
+    // -v, accesses go to Cache::access_batch() as references (lackey.hpp).
+    bool batch_ = false;
+    std::vector<std::uint64_t> refs_;  // feed()'s references
     Result tally_;
 };
 

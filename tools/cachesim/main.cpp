@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cachebook/cli.hpp"
+#include "cachebook/machine.hpp"
 #include "cachebook/report.hpp"
 #include "cachesim.hpp"
 
@@ -76,8 +77,9 @@ int main(int argc, char** argv) {
         for (const std::string& r : regions) options.regions.push_back(cachesim::parse_region(r));
 
         cachesim::Simulator sim(options);
-        cachebook::LackeyReader reader(trace, skip_bad);
-        const cachesim::Result result = sim.run(reader, verbose ? stdout : nullptr);
+        // A second thread parses alongside this one where a second CPU can run it.
+        const unsigned threads = cachebook::usable_cpus() >= 2 ? 2 : 1;
+        const cachesim::Result result = sim.run(trace, skip_bad, threads, verbose ? stdout : nullptr);
 
         const cachebook::Hierarchy& h = sim.hierarchy();
         fmt::print("{}\n", counts_text(h.counts(0)));
