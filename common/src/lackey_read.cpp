@@ -185,12 +185,12 @@ LackeyTotals read_piped(LackeyReader& reader, Out& out) {
     return totals;
 }
 
-// A regular file: both threads parse chunks, each taking the next one not yet
-// taken; this thread also hands them over in order. When the chunk it needs
-// next is still being parsed, it parses a later one meanwhile, so neither
-// thread waits while there is work.
+// A regular file: both threads (or this one alone) parse chunks, each taking
+// the next one not yet taken; this thread also hands them over in order. When
+// the chunk it needs next is still being parsed, it parses a later one
+// meanwhile, so neither thread waits while there is work.
 template <class Out>
-LackeyTotals read_chunked(LackeyChunks& chunks, bool skip_bad, Out& out) {
+LackeyTotals read_chunked(LackeyChunks& chunks, bool skip_bad, bool two_threads, Out& out) {
     constexpr std::size_t kSlots = 4;
     struct Slot {
         std::vector<char> text;
@@ -224,6 +224,7 @@ LackeyTotals read_chunked(LackeyChunks& chunks, bool skip_bad, Out& out) {
         changed.notify_all();
     };
     std::thread helper([&] {
+        if (!two_threads) return;
         for (;;) {
             std::size_t c = 0;
             {
@@ -280,9 +281,9 @@ LackeyTotals read_any(const std::string& path, bool skip_bad, unsigned threads, 
     const Input input(path);
     struct stat st{};
     // Chunks are read at their own offsets: only a whole regular file, read from its start.
-    if (threads >= 2 && ::fstat(input.fd, &st) == 0 && S_ISREG(st.st_mode) && ::lseek(input.fd, 0, SEEK_CUR) == 0) {
+    if (::fstat(input.fd, &st) == 0 && S_ISREG(st.st_mode) && ::lseek(input.fd, 0, SEEK_CUR) == 0) {
         LackeyChunks chunks(input.fd, input.source, static_cast<std::uint64_t>(st.st_size), chunk_bytes);
-        return read_chunked(chunks, skip_bad, out);
+        return read_chunked(chunks, skip_bad, threads >= 2, out);
     }
     LackeyReader reader(input.fd, input.source, skip_bad);
     return threads >= 2 ? read_piped(reader, out) : read_alone(reader, out);

@@ -185,11 +185,12 @@ struct LackeyTotals {
 };
 
 /// Reads the trace at `path` ("-": standard input) and hands all its records,
-/// in order and in batches, to `consume`, always on the calling thread. With
-/// `threads` 2 or more, a regular file is parsed in chunks by this thread and
-/// one more at once (this one also consumes), and a pipe is read and parsed
-/// by a second thread while this one consumes; with 1, all runs on this
-/// thread. Errors are LackeyReader's, with the same line numbers.
+/// in order and in batches, to `consume`, always on the calling thread. A
+/// regular file is parsed in chunks (LackeyChunks); with `threads` 2 or more,
+/// by this thread and one more at once (this one also consumes). Other input
+/// (a pipe) goes through LackeyReader; with `threads` 2 or more, on a second
+/// thread while this one consumes. Errors are LackeyReader's, with the same
+/// line numbers.
 LackeyTotals read_lackey(const std::string& path, bool skip_bad, unsigned threads,
                          const std::function<void(std::span<const LackeyRecord>)>& consume,
                          std::size_t chunk_bytes = kLackeyChunk);
