@@ -78,6 +78,10 @@ Cache::Cache(const CacheConfig& config) : config_(config) {
     victim_shift_ = static_cast<unsigned>(8 * (config_.ways - 1));
     order_mask_ = config_.ways >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * config_.ways)) - 1;
     reset_order();
+    if (use_order_ && pow2_sets_) {
+        print_shift_ = static_cast<unsigned>(std::countr_zero(config_.sets));
+        print_.assign(config_.sets, 0);
+    }
     rng_ = config_.seed * 0x9E3779B97F4A7C15ull + 1;
     names_.emplace_back("all");
     per_stream_.emplace_back();
@@ -163,6 +167,7 @@ void Cache::reset() {
     std::fill(dirty_.begin(), dirty_.end(), 0);
     std::fill(plru_.begin(), plru_.end(), 0);
     reset_order();
+    std::fill(print_.begin(), print_.end(), 0);
     clock_ = 0;
     last_line_ = kInvalid;
     has_last_ = false;
@@ -173,7 +178,9 @@ void Cache::reset() {
 
 Counts Cache::access_batch(const std::uint64_t* refs, std::size_t n) {
     if (!batch_ready()) throw std::logic_error("Cache::access_batch: not an LRU or FIFO cache of up to 8 ways");
-    const Counts c = config_.policy == Policy::LRU ? batch<true>(refs, n) : batch<false>(refs, n);
+    const bool lru = config_.policy == Policy::LRU, eight = config_.ways == 8;
+    const Counts c = lru ? (eight ? batch<true, true>(refs, n) : batch<true, false>(refs, n))
+                         : (eight ? batch<false, true>(refs, n) : batch<false, false>(refs, n));
     total_ += c;
     per_stream_[0] += c;
     return c;
@@ -181,17 +188,21 @@ Counts Cache::access_batch(const std::uint64_t* refs, std::size_t n) {
 
 // access() for a whole batch, its state in locals the compiler keeps in
 // registers. A hit on the most recent way of its set (the order's low byte)
-// changes no order, and takes one tag compare instead of eight.
-template <bool kLru>
+// changes no order, and takes one tag compare. Otherwise the set's print
+// (a byte of each way's tag) says which ways may hold the line: usually
+// none on a miss, so a miss costs no look at the tags themselves.
+template <bool kLru, bool kEight>
 Counts Cache::batch(const std::uint64_t* refs, std::size_t n) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
     std::uint64_t* const tags = tags_.data();
     std::uint64_t* const stamps = stamp_.data();
     std::uint8_t* const dirty = dirty_.data();
     std::uint64_t* const orders = order_.data();
-    const unsigned shift = line_shift_;
+    std::uint64_t* const prints = print_.data();
+    const unsigned shift = line_shift_, print_shift = print_shift_;
     const std::uint64_t set_mask = set_mask_;
     const std::size_t ways = config_.ways;
-    const std::uint64_t way_mask = way_mask_, order_mask = order_mask_;
+    const std::uint64_t order_mask = order_mask_;
     const unsigned victim_shift = victim_shift_;
     // With lines of 2 bytes or more no line number is kInvalid: it stands for
     // "no previous line", and a tag that matches is a filled way's.
@@ -213,14 +224,26 @@ Counts Cache::batch(const std::uint64_t* refs, std::size_t n) {
         const std::uint64_t order = orders[set];
         auto way = static_cast<std::size_t>(order & 0xff);
         if (tags[base + way] != line) {
-            const std::uint64_t m = equal_mask8(tags + base, line) & way_mask;
-            if (m != 0) {
-                way = static_cast<std::size_t>(std::countr_zero(m));
+            const std::uint64_t mark = line >> print_shift & 0xff;
+            const std::uint64_t print = prints[set];
+            // A byte of x is zero where the way's mark matches. The lowest such
+            // flag is exact, the ones above it may be false: each is checked.
+            const std::uint64_t x = print ^ (kOnes * mark);
+            std::uint64_t maybe = (x - kOnes) & ~x & kHigh & order_mask;
+            for (; maybe != 0; maybe &= maybe - 1)
+                if (tags[base + static_cast<std::size_t>(std::countr_zero(maybe)) / 8] == line) break;
+            if (maybe != 0) {
+                way = static_cast<std::size_t>(std::countr_zero(maybe)) / 8;
                 if constexpr (kLru) orders[set] = to_front(order, way);
             } else {
                 // The last way in the order leaves; its refill becomes the most recent.
-                way = static_cast<std::size_t>(order >> victim_shift & 0xff);
-                orders[set] = (order << 8 | way) & order_mask;
+                if constexpr (kEight) {
+                    way = static_cast<std::size_t>(order >> 56);
+                    orders[set] = std::rotl(order, 8);
+                } else {
+                    way = static_cast<std::size_t>(order >> victim_shift & 0xff);
+                    orders[set] = (order << 8 | way) & order_mask;
+                }
                 const std::size_t i = base + way;
                 ++misses;
                 evictions += stamps[i] != 0;
@@ -228,6 +251,7 @@ Counts Cache::batch(const std::uint64_t* refs, std::size_t n) {
                 tags[i] = line;
                 stamps[i] = ++clock;
                 dirty[i] = write;
+                prints[set] = (print & ~(std::uint64_t{0xff} << (8 * way))) | mark << (8 * way);
                 last_line = line;
                 last_index = i;
                 continue;

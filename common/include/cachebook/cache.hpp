@@ -295,6 +295,10 @@ private:
             total_.dirty_evictions += r.dirty_evicted;
         }
         tags_[i] = line;
+        if (!print_.empty()) {
+            const std::uint64_t mark = line >> print_shift_ & 0xff;
+            print_[set] = (print_[set] & ~(std::uint64_t{0xff} << (8 * w))) | mark << (8 * w);
+        }
         last_line_ = line;
         has_last_ = true;
         last_index_ = i;
@@ -304,7 +308,7 @@ private:
         dirty_[i] = static_cast<std::uint8_t>(write);
         return r;
     }
-    template <bool kLru>
+    template <bool kLru, bool kEight>
     Counts batch(const std::uint64_t* refs, std::size_t n);
     std::size_t victim(std::size_t set);
     void plru_touch(std::size_t set, std::size_t way);
@@ -338,6 +342,12 @@ private:
     std::uint64_t order_mask_ = 0; // the low `ways` bytes
     std::vector<std::uint64_t> order_;
     void reset_order();
+    // LRU and FIFO with a power-of-two number of sets: per set, byte w is the
+    // mark of way w's line (its 8 bits above the set index), kept by every fill.
+    // A way whose mark differs cannot hold the line; one whose mark matches
+    // may (an emptied way keeps its old mark), and its tag says.
+    std::vector<std::uint64_t> print_;
+    unsigned print_shift_ = 0;  // bits of a line number below its mark: the set index
     Counts total_;
     std::vector<Counts> per_stream_;
     std::vector<std::string> names_;
