@@ -837,7 +837,7 @@ struct StdinFrom {
 
 }  // namespace
 
-TEST_CASE("lackey: read_lackey gives the same from a pipe as from the file", "[lackey]") {
+TEST_CASE("lackey: read_lackey gives the same from a pipe as from the file", "[lackey][threads]") {
     // A writer whose reader stopped at an error gets EPIPE, not a signal.
     struct IgnoreSigpipe {
         void (*old)(int) = ::signal(SIGPIPE, SIG_IGN);
@@ -975,7 +975,7 @@ std::uint64_t resident_file_bytes() {
 
 }  // namespace
 
-TEST_CASE("lackey: read_lackey on two threads keeps a bounded part of a long trace mapped", "[lackey]") {
+TEST_CASE("lackey: read_lackey on two threads keeps a bounded part of a long trace mapped", "[lackey][threads]") {
     // 64 MiB of trace: without release() all of it would stay mapped and
     // resident to the end; with it, what the consumer has done with goes.
     TraceGen gen(64);
