@@ -132,8 +132,8 @@ struct Heads {
     char op[256];
     constexpr Heads() : head{}, op{} {
         for (auto& h : head) h = 0xffffffffu;  // no line's three bytes
-        head[' '] = 'I' | ' ' << 8 | ' ' << 16;
-        op[' '] = 'I';
+        head[static_cast<unsigned char>(' ')] = 'I' | ' ' << 8 | ' ' << 16;
+        op[static_cast<unsigned char>(' ')] = 'I';
         for (const unsigned char c : {'L', 'S', 'M'}) {
             head[c] = ' ' | static_cast<std::uint32_t>(c) << 8 | ' ' << 16;
             op[c] = static_cast<char>(c);
@@ -201,8 +201,9 @@ constexpr Heads kHeads;
     std::uint32_t head;
     std::memcpy(&head, p, 4);
     head &= 0xffffff;
-    const bool data = (head == head_of(' ', 'L', ' ')) | (head == head_of(' ', 'S', ' ')) |
-                      (head == head_of(' ', 'M', ' '));
+    // One branch for the three compares, not three.
+    const bool data = (static_cast<int>(head == head_of(' ', 'L', ' ')) | static_cast<int>(head == head_of(' ', 'S', ' ')) |
+                       static_cast<int>(head == head_of(' ', 'M', ' '))) != 0;
     const bool instruction = head == head_of('I', ' ', ' ');
     if (!(data | instruction) || len > 18) return false;
     // The rest of the line, from its first digit: y[e] is its '\n'.
@@ -467,10 +468,10 @@ struct RefSink {
 struct RefOps {
     std::uint64_t at[256];
     constexpr explicit RefOps(bool modify_once) : at{} {
-        at['I'] = 0;
-        at['L'] = 0b010 | 1 << 3;
-        at['S'] = 0b011 | 2 << 3;
-        at['M'] = (modify_once ? 0b011 : 0b110) | 3 << 3;
+        at[static_cast<unsigned char>('I')] = 0;
+        at[static_cast<unsigned char>('L')] = 0b010 | 1 << 3;
+        at[static_cast<unsigned char>('S')] = 0b011 | 2 << 3;
+        at[static_cast<unsigned char>('M')] = (modify_once ? 0b011 : 0b110) | 3 << 3;
     }
 };
 constexpr RefOps kRefOps[2] = {RefOps(false), RefOps(true)};
