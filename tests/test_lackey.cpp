@@ -924,17 +924,27 @@ TEST_CASE("lackey: standard input not at its start is read from where it is", "[
     CHECK(w.totals.lines == 2);
 }
 
+namespace {
+
+// An odd trace of n lines (TraceGen, from seed) without its bad lines.
+std::vector<std::string> good_lines(std::uint64_t seed, std::size_t n) {
+    TraceGen gen(seed);
+    std::vector<std::string> block = gen.odd_trace(n);
+    std::erase_if(block, [](const std::string& l) {
+        LackeyRecord r;
+        return parse_lackey_line(l, r) == LackeyLine::Bad;
+    });
+    return block;
+}
+
+}  // namespace
+
 TEST_CASE("lackey: releasing parsed chunks changes no record", "[lackey]") {
     // About 12 MiB, so release() lets pages go (it does, a few MiB at a time).
     // Each chunk is released up to just before it is parsed: its first line
     // is found from the byte before it, which lies in the released range's
     // last page. Chunk sizes: a page, and not a multiple of one.
-    TraceGen gen(99);
-    std::vector<std::string> block = gen.odd_trace(4000);
-    std::erase_if(block, [](const std::string& l) {
-        LackeyRecord r;
-        return parse_lackey_line(l, r) == LackeyLine::Bad;
-    });
+    const std::vector<std::string> block = good_lines(99, 4000);
     const std::string one = joined(block, true);
     std::string text;
     while (text.size() < (std::size_t{12} << 20)) text += one;
@@ -978,12 +988,7 @@ std::uint64_t resident_file_bytes() {
 TEST_CASE("lackey: read_lackey on two threads keeps a bounded part of a long trace mapped", "[lackey][threads]") {
     // 64 MiB of trace: without release() all of it would stay mapped and
     // resident to the end; with it, what the consumer has done with goes.
-    TraceGen gen(64);
-    std::vector<std::string> block = gen.odd_trace(40000);
-    std::erase_if(block, [](const std::string& l) {
-        LackeyRecord r;
-        return parse_lackey_line(l, r) == LackeyLine::Bad;
-    });
+    const std::vector<std::string> block = good_lines(64, 40000);
     const std::string one = joined(block, true);
     const Outcome want = by_lines(block, false);
     REQUIRE_FALSE(want.failed);
