@@ -142,6 +142,28 @@ struct Heads {
 };
 constexpr Heads kHeads;
 
+#if defined(__SSE2__)
+// Which bytes of y are decimal digits and which hex letters: a byte is a
+// decimal digit when (byte - '0') is at most 9 unsigned, a hex letter when
+// (byte | 0x20) - 'a' is at most 5.
+struct DigitBytes {
+    __m128i decimal, letter;
+};
+[[gnu::always_inline]] inline DigitBytes digit_bytes(__m128i y) {
+    const __m128i dd = _mm_sub_epi8(y, _mm_set1_epi8('0'));
+    const __m128i l = _mm_sub_epi8(_mm_or_si128(y, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+    return {_mm_cmpeq_epi8(_mm_min_epu8(dd, _mm_set1_epi8(9)), dd), _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(5)), l)};
+}
+
+// The 16 hex digits of y, two to a byte, the first of each pair the high one:
+// byte k of the result is digits 2k and 2k + 1 (any byte counts as some digit).
+[[gnu::always_inline]] inline std::uint64_t digit_pairs(__m128i y, const DigitBytes& kind) {
+    const __m128i v = _mm_add_epi8(_mm_and_si128(y, _mm_set1_epi8(0x0f)), _mm_and_si128(kind.letter, _mm_set1_epi8(9)));
+    const __m128i pairs = _mm_and_si128(_mm_or_si128(_mm_slli_epi16(v, 4), _mm_srli_epi16(v, 8)), _mm_set1_epi16(0xff));
+    return static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs)));
+}
+#endif
+
 // Two lines in a row, both in the shape lackey prints most: 8 address digits
 // and a one-digit size, " L 0804a01c,4\n" (14 bytes each). Both are checked,
 // and both addresses decoded, with the same vector instructions. Reads 32
@@ -161,15 +183,9 @@ constexpr Heads kHeads;
     // The 8 digits of each line, side by side.
     const __m128i y = _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 3)),
                                          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 17)));
-    const __m128i dd = _mm_sub_epi8(y, _mm_set1_epi8('0'));
-    const __m128i is_decimal = _mm_cmpeq_epi8(_mm_min_epu8(dd, _mm_set1_epi8(9)), dd);
-    const __m128i l = _mm_sub_epi8(_mm_or_si128(y, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
-    const __m128i is_letter = _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(5)), l);
-    if (!shape || _mm_movemask_epi8(_mm_or_si128(is_decimal, is_letter)) != 0xffff) return false;
-    // Each byte its digit's value, two digits to a byte, the first the high one.
-    const __m128i v = _mm_add_epi8(_mm_and_si128(y, _mm_set1_epi8(0x0f)), _mm_and_si128(is_letter, _mm_set1_epi8(9)));
-    const __m128i pairs = _mm_and_si128(_mm_or_si128(_mm_slli_epi16(v, 4), _mm_srli_epi16(v, 8)), _mm_set1_epi16(0xff));
-    const auto bytes = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs)));
+    const DigitBytes kind = digit_bytes(y);
+    if (!shape || _mm_movemask_epi8(_mm_or_si128(kind.decimal, kind.letter)) != 0xffff) return false;
+    const std::uint64_t bytes = digit_pairs(y, kind);  // 4 bytes a line
     a.op = kHeads.op[p[1]];
     a.size = size_a;
     a.address = __builtin_bswap32(static_cast<std::uint32_t>(bytes));
@@ -193,39 +209,21 @@ constexpr Heads kHeads;
 // line taken here is one parse_line() reads the same way. Reads 24 bytes from p.
 [[gnu::always_inline]] inline bool fast_line(const unsigned char* p, std::size_t len, LackeyRecord& out) {
 #if defined(__SSE2__)
-    constexpr auto head_of = [](char a, char b, char c) {
-        return static_cast<std::uint32_t>(static_cast<unsigned char>(a)) |
-               static_cast<std::uint32_t>(static_cast<unsigned char>(b)) << 8 |
-               static_cast<std::uint32_t>(static_cast<unsigned char>(c)) << 16;
-    };
     std::uint32_t head;
     std::memcpy(&head, p, 4);
-    head &= 0xffffff;
-    // One branch for the three compares, not three.
-    const bool data = (static_cast<int>(head == head_of(' ', 'L', ' ')) | static_cast<int>(head == head_of(' ', 'S', ' ')) |
-                       static_cast<int>(head == head_of(' ', 'M', ' '))) != 0;
-    const bool instruction = head == head_of('I', ' ', ' ');
-    if (!(data | instruction) || len > 18) return false;
+    if ((head & 0xffffff) != kHeads.head[p[1]] || len > 18) return false;
     // The rest of the line, from its first digit: y[e] is its '\n'.
     const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 3));
     const auto e = static_cast<unsigned>(len - 3);
-    // A byte is a decimal digit when (byte - '0') is at most 9 unsigned; a hex
-    // letter when (byte | 0x20) - 'a' is at most 5.
-    const __m128i dd = _mm_sub_epi8(y, _mm_set1_epi8('0'));
-    const __m128i is_decimal = _mm_cmpeq_epi8(_mm_min_epu8(dd, _mm_set1_epi8(9)), dd);
-    const __m128i l = _mm_sub_epi8(_mm_or_si128(y, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
-    const __m128i is_letter = _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(5)), l);
-    const auto decimal = static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(is_decimal)));
-    const auto hex = decimal | static_cast<unsigned>(_mm_movemask_epi8(is_letter));
+    const DigitBytes kind = digit_bytes(y);
+    const auto decimal = static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(kind.decimal)));
+    const auto hex = decimal | static_cast<unsigned>(_mm_movemask_epi8(kind.letter));
     const auto comma = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(y, _mm_set1_epi8(','))));
     const auto d = static_cast<unsigned>(std::countr_zero(comma | 0x4000u));  // the first comma, or 14
     const Shape& shape = kShapes.at[d][e];
     if (((hex | decimal << 16) & shape.want) != shape.want) return false;
-    // The address: each byte's digit value (any byte gives 0 to 15), two
-    // digits to a byte, the first 16 read as one number, shifted down to its d.
-    const __m128i v = _mm_add_epi8(_mm_and_si128(y, _mm_set1_epi8(0x0f)), _mm_and_si128(is_letter, _mm_set1_epi8(9)));
-    const __m128i pairs = _mm_and_si128(_mm_or_si128(_mm_slli_epi16(v, 4), _mm_srli_epi16(v, 8)), _mm_set1_epi16(0xff));
-    const auto nibbles = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs)));
+    // The address: the first 16 bytes read as one number, shifted down to its d digits.
+    const std::uint64_t nibbles = digit_pairs(y, kind);
     // The size: one digit, or its digits moved to the top of 4 bytes, '0's
     // below, then two digits to a byte pair and two pairs to a number.
     std::uint32_t size;
@@ -240,7 +238,7 @@ constexpr Heads kHeads;
         size = static_cast<std::uint32_t>(z & 0xffff);
     }
     if (size - 1 >= kLackeyMaxSize) return false;  // 0 or too large
-    out.op = data ? static_cast<char>(p[1]) : 'I';
+    out.op = kHeads.op[p[1]];
     out.size = size;
     out.address = __builtin_bswap64(nibbles) >> shape.address_shift;
     return true;
@@ -417,18 +415,22 @@ bool is_log_line(const char* p, const char* end) {
     return end - p >= 2 && ((p[0] == '=' && p[1] == '=') || (p[0] == '-' && p[1] == '-'));
 }
 
+// The verdict on a line longer than kLackeyMaxLine, from its first bytes
+// [p, end): skipped if it is a log line, else bad whatever it holds.
+LackeyLine long_line(const char* p, const char* end, std::string* problem) {
+    if (is_log_line(p, end)) return LackeyLine::Skip;
+    if (problem) *problem = fmt::format("line longer than {} bytes", kLackeyMaxLine);
+    return LackeyLine::Bad;
+}
+
 // A line fast_line() did not take, [p, nl): a record (written to *out), a
 // skipped line, or a bad one (*problem says why). A line longer than
 // kLackeyMaxLine is bad whatever it holds, unless it is a log line. Kept out
 // of parse_lines()'s loop, whose registers it would otherwise take.
 [[gnu::noinline]] LackeyLine slow_line(const unsigned char* p, const unsigned char* nl, LackeyRecord* out,
                                        std::string* problem) {
-    if (static_cast<std::size_t>(nl - p) > kLackeyMaxLine) {
-        if (is_log_line(reinterpret_cast<const char*>(p), reinterpret_cast<const char*>(nl)))
-            return LackeyLine::Skip;
-        *problem = fmt::format("line longer than {} bytes", kLackeyMaxLine);
-        return LackeyLine::Bad;
-    }
+    if (static_cast<std::size_t>(nl - p) > kLackeyMaxLine)
+        return long_line(reinterpret_cast<const char*>(p), reinterpret_cast<const char*>(nl), problem);
     const unsigned char* end = nullptr;
     return classify(p, end, *out, problem);
 }
@@ -442,12 +444,12 @@ struct RecordSink {
     void put(const LackeyRecord& r) { *o++ = r; }
 };
 
-// Or as references (LackeyRefs).
+// Or as references (read_lackey_refs()), counting the records of each kind.
 struct RefSink {
     std::uint64_t* o;
     std::uint64_t* end;
     const std::uint64_t* ops;  // by operation: what RefOps says
-    std::uint64_t kinds[4] = {};
+    std::array<std::uint64_t, 4> kinds = {};
     [[nodiscard]] bool room() const { return end - o >= 2; }  // a record gives at most two
     [[nodiscard]] bool room2() const { return end - o >= 4; }
     [[gnu::always_inline]] void put(const LackeyRecord& r) {
@@ -536,11 +538,7 @@ LackeyError LackeyError::no_records(const std::string& source, std::uint64_t ski
 }
 
 LackeyLine parse_lackey_line(std::string_view line, LackeyRecord& out, std::string* problem) {
-    if (line.size() > kLackeyMaxLine) {
-        if (is_log_line(line.data(), line.data() + line.size())) return LackeyLine::Skip;
-        if (problem) *problem = fmt::format("line longer than {} bytes", kLackeyMaxLine);
-        return LackeyLine::Bad;
-    }
+    if (line.size() > kLackeyMaxLine) return long_line(line.data(), line.data() + line.size(), problem);
     if (line.find('\n') != std::string_view::npos) {
         if (problem) *problem = "a newline inside the line";
         return LackeyLine::Bad;
@@ -623,9 +621,9 @@ bool LackeyReader::refill() {
         }
         if (data_end_ > kLackeyMaxLine) {
             // A line this long is no trace line: report it (or skip it) without holding it all.
-            const bool log = is_log_line(buf, buf + data_end_);
+            std::string problem;
             ++line_;
-            if (!log) bad_line(line_, fmt::format("line longer than {} bytes", kLackeyMaxLine));
+            if (long_line(buf, buf + data_end_, &problem) == LackeyLine::Bad) bad_line(line_, problem);
             discarding_long_line_ = true;
             data_end_ = 0;
         }
@@ -716,10 +714,8 @@ LackeyChunks::Parsed LackeyChunks::parse(std::size_t index, std::span<char> text
     RefSink sink{refs.data(), refs.data() + refs.size(), kRefOps[modify_once].at};
     Parsed r = parse_into(index, text, sink, skip_bad);
     r.written = static_cast<std::size_t>(sink.o - refs.data());
-    for (int k = 0; k < 4; ++k) {
-        r.kinds[static_cast<std::size_t>(k)] = sink.kinds[k];
-        r.records += sink.kinds[k];
-    }
+    r.kinds = sink.kinds;
+    for (const std::uint64_t k : sink.kinds) r.records += k;
     return r;
 }
 
@@ -792,8 +788,10 @@ LackeyChunks::Parsed LackeyChunks::parse_into(std::size_t index, std::span<char>
     if (!stopped && p != t + limit) throw std::logic_error("LackeyChunks::parse: more records than max_records()");
     if (!stopped && long_last) {
         ++line;
-        if (!is_log_line(reinterpret_cast<const char*>(t + limit), reinterpret_cast<const char*>(t + got)))
-            bad(line, fmt::format("line longer than {} bytes", kLackeyMaxLine), nullptr);
+        std::string problem;
+        if (long_line(reinterpret_cast<const char*>(t + limit), reinterpret_cast<const char*>(t + got), &problem) ==
+            LackeyLine::Bad)
+            bad(line, problem, nullptr);
     }
     r.lines = line;
     return r;
