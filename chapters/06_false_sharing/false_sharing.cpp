@@ -167,16 +167,7 @@ MonitorRun run_dashboard(Dashboard layout, std::uint64_t rounds, std::uint64_t p
     // [end: monitor_stream]
     run.all = model.total();
     run.monitor = model.of_core(monitor);
-    for (int h = 0; h < kHandlers; ++h) {
-        const auto& s = model.of_core(h);
-        run.handlers.reads += s.reads;
-        run.handlers.writes += s.writes;
-        run.handlers.hits += s.hits;
-        run.handlers.upgrades += s.upgrades;
-        run.handlers.memory_fills += s.memory_fills;
-        run.handlers.transfers += s.transfers;
-        run.handlers.invalidations += s.invalidations;
-    }
+    for (int h = 0; h < kHandlers; ++h) run.handlers += model.of_core(h);
     return run;
 }
 
