@@ -5,7 +5,7 @@
 // Sets of up to 8 ways keep their ways in order of use, one byte each, so a
 // victim needs no search; a batch of references runs in one loop with its
 // state in registers; each set keeps a "print" (a byte of every way's line)
-// so a miss is found without comparing tags. SSE2 compares tags two at a
+// so most misses are known without comparing tags. SSE2 compares tags two at a
 // time where the target has it, and plain compares do the same elsewhere
 // (aarch64, or any target without __SSE2__).
 // tests/test_fast_cache.cpp holds it to the plain model on random traces.
