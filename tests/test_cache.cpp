@@ -1,9 +1,8 @@
 // The cache model, proved against the reference tables before any chapter uses it.
-#include <catch2/catch.hpp>
-
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <list>
 #include <random>
 
@@ -15,7 +14,9 @@ using namespace cachebook;
 namespace {
 
 // R3 / R4: 4096 B, 64 B lines, 8-way, 8 sets, LRU.
-CacheConfig small_cache() { return CacheConfig{8, 8, 64}; }
+CacheConfig small_cache() {
+    return CacheConfig{8, 8, 64};
+}
 
 std::uint64_t transpose_misses(std::size_t n, std::size_t tile) {
     Cache cache(small_cache());
@@ -37,8 +38,10 @@ Row matmul_row(LoopOrder order, std::size_t lines, std::size_t tile = 0) {
     Cache cache = abc_cache(CacheConfig::fully_associative(lines, 64));
     auto sink = [&](const Access& a) { cache.access(a.address, a.stream, a.write); };
     const MatmulLayout at = MatmulLayout::packed(n, 8, 64);
-    if (tile == 0) for_each_matmul_access(order, n, 8, at, sink);
-    else for_each_tiled_matmul_access(n, tile, 8, at, sink);
+    if (tile == 0)
+        for_each_matmul_access(order, n, 8, at, sink);
+    else
+        for_each_tiled_matmul_access(n, tile, 8, at, sink);
     return {per_iter(cache.stream(1).misses, n), per_iter(cache.stream(2).misses, n),
             per_iter(cache.stream(3).misses, n), per_iter(cache.total().misses, n)};
 }
@@ -86,8 +89,8 @@ TEST_CASE("counts are kept per stream and in total", "[cache]") {
     CHECK(c.stream(b) == Counts{0, 2, 1, 0});
     CHECK(c.total() == Counts{1, 3, 1, 0});
     CHECK(c.stream_name(b) == "B");
-    c.access(0, a);  // evicts line 1 (clean); line 2 is dirty and stays
-    c.access(64, a); // evicts line 2, dirty
+    c.access(0, a);   // evicts line 1 (clean); line 2 is dirty and stays
+    c.access(64, a);  // evicts line 2, dirty
     CHECK(c.total().dirty_evictions == 1);
 }
 
@@ -96,8 +99,8 @@ TEST_CASE("FIFO ignores hits, LRU does not", "[cache]") {
         Cache c(CacheConfig{1, 2, 64, p});
         c.access(0);
         c.access(64);
-        c.access(0);                      // a hit: refreshes line 0 under LRU only
-        const auto r = c.access(128);     // evicts line 1 under LRU, line 0 under FIFO
+        c.access(0);                   // a hit: refreshes line 0 under LRU only
+        const auto r = c.access(128);  // evicts line 1 under LRU, line 0 under FIFO
         CHECK(r.evicted_line == (p == Policy::LRU ? 1u : 0u));
     }
 }
@@ -105,7 +108,7 @@ TEST_CASE("FIFO ignores hits, LRU does not", "[cache]") {
 TEST_CASE("tree-PLRU on 4 ways evicts the way the tree points at", "[cache]") {
     Cache c(CacheConfig{1, 4, 64, Policy::PLRU});
     for (std::uint64_t k = 0; k < 4; ++k) c.access(k * 64);
-    c.access(0);                  // touches way 0: the tree now points right, then to way 2
+    c.access(0);  // touches way 0: the tree now points right, then to way 2
     CHECK(c.access(4 * 64).evicted_line == 2);
 }
 
@@ -194,8 +197,8 @@ TEST_CASE("R5: six loop orders, 32-line fully associative LRU, and tiled", "[cac
 }
 
 TEST_CASE("trace generators visit every cell once", "[trace]") {
-    CHECK(row_major_trace(4) == std::vector<std::uint64_t>{0,  8,  16, 24, 32, 40, 48, 56,
-                                                           64, 72, 80, 88, 96, 104, 112, 120});
+    CHECK(row_major_trace(4) ==
+          std::vector<std::uint64_t>{0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120});
     const auto col = col_major_trace(4);
     CHECK(std::vector<std::uint64_t>(col.begin(), col.begin() + 6) == std::vector<std::uint64_t>{0, 32, 64, 96, 8, 40});
     auto tiled = visit_order(7, 3);
@@ -237,7 +240,8 @@ TEST_CASE("the model agrees with a plain list per set", "[cache][differential]")
     auto pick = [&](std::uint64_t lo, std::uint64_t hi) { return lo + rng() % (hi - lo + 1); };
     for (int t = 0; t < 1000; ++t) {
         const bool fifo = pick(0, 2) == 0;
-        const CacheConfig config{pick(1, 5), pick(1, 20), std::size_t{1} << pick(0, 4), fifo ? Policy::FIFO : Policy::LRU};
+        const CacheConfig config{pick(1, 5), pick(1, 20), std::size_t{1} << pick(0, 4),
+                                 fifo ? Policy::FIFO : Policy::LRU};
         Cache cache(config);
         std::vector<std::list<Line>> sets(config.sets);
         Counts expected;

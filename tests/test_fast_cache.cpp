@@ -1,12 +1,11 @@
 // cachesim's fast cache engine (tools/cachesim/fast_cache.hpp): held to the
 // plain model of common/ (cachebook::Cache) access by access, to a list per
 // set under invalidations and write-backs, and its batches to its single accesses.
-#include <catch2/catch.hpp>
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <bit>
+#include <catch2/catch.hpp>
 #include <list>
 #include <random>
 #include <vector>
@@ -82,7 +81,8 @@ TEST_CASE("the fast engine gives every access the outcome the plain model gives"
     }
 }
 
-TEST_CASE("the fast engine agrees with a plain list per set, with invalidations and write-backs", "[cachesim][differential]") {
+TEST_CASE("the fast engine agrees with a plain list per set, with invalidations and write-backs",
+          "[cachesim][differential]") {
     // Small sets keep an order byte per way, larger ones (over 8 ways) stamps:
     // both against one list per set, most recent first, on random operations.
     struct Line {
@@ -93,7 +93,8 @@ TEST_CASE("the fast engine agrees with a plain list per set, with invalidations 
     auto pick = [&](std::uint64_t lo, std::uint64_t hi) { return lo + rng() % (hi - lo + 1); };
     for (int t = 0; t < 2000; ++t) {
         const bool fifo = pick(0, 2) == 0;
-        const CacheConfig config{pick(1, 5), pick(1, 20), std::size_t{1} << pick(0, 4), fifo ? Policy::FIFO : Policy::LRU};
+        const CacheConfig config{pick(1, 5), pick(1, 20), std::size_t{1} << pick(0, 4),
+                                 fifo ? Policy::FIFO : Policy::LRU};
         FastCache cache(config);
         std::vector<std::list<Line>> sets(config.sets);
         Counts expected;
@@ -139,9 +140,8 @@ TEST_CASE("the fast engine agrees with a plain list per set, with invalidations 
                     set.push_front({line, write});
                 }
             }
-            REQUIRE(cache.contains(address) == (std::find_if(set.begin(), set.end(), [&](const Line& l) {
-                                                    return l.line == line;
-                                                }) != set.end()));
+            REQUIRE(cache.contains(address) ==
+                    (std::find_if(set.begin(), set.end(), [&](const Line& l) { return l.line == line; }) != set.end()));
         }
         REQUIRE(cache.total() == expected);
         for (std::size_t s = 0; s < config.sets; ++s) {
@@ -200,7 +200,8 @@ TEST_CASE("access_batch() leaves the counts and state access() would, one by one
             REQUIRE(got.misses == batched.total().misses - before.misses);
             REQUIRE(got.evictions == batched.total().evictions - before.evictions);
             REQUIRE(got.dirty_evictions == batched.total().dirty_evictions - before.dirty_evictions);
-            for (std::size_t s = 0; s < config.sets; ++s) REQUIRE(batched.resident_lines(s) == single.resident_lines(s));
+            for (std::size_t s = 0; s < config.sets; ++s)
+                REQUIRE(batched.resident_lines(s) == single.resident_lines(s));
             // Between batches: a single access, an invalidation or a write-back, on both.
             const std::uint64_t address = pool[pick(0, pool.size() - 1)];
             const auto kind = pick(0, 3);

@@ -1,10 +1,10 @@
 #include "cachebook/cache.hpp"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <span>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace cachebook {
 
@@ -19,10 +19,14 @@ Policy parse_policy(std::string_view name) {
 
 std::string_view policy_name(Policy p) {
     switch (p) {
-        case Policy::LRU: return "lru";
-        case Policy::FIFO: return "fifo";
-        case Policy::Random: return "random";
-        case Policy::PLRU: return "plru";
+        case Policy::LRU:
+            return "lru";
+        case Policy::FIFO:
+            return "fifo";
+        case Policy::Random:
+            return "random";
+        case Policy::PLRU:
+            return "plru";
     }
     return "?";
 }
@@ -38,7 +42,8 @@ void CacheConfig::validate() const {
     if (sets > (std::size_t{1} << 28) || ways > (std::size_t{1} << 28) || sets * ways > (std::size_t{1} << 28))
         throw std::invalid_argument(fmt::format("cache: {} sets x {} ways exceeds 2^28 lines", sets, ways));
     if (policy == Policy::PLRU && (!std::has_single_bit(ways) || ways > 64))
-        throw std::invalid_argument(fmt::format("cache: tree-PLRU needs a power-of-two way count up to 64, got {}", ways));
+        throw std::invalid_argument(
+            fmt::format("cache: tree-PLRU needs a power-of-two way count up to 64, got {}", ways));
 }
 
 std::string CacheConfig::describe() const {
@@ -58,8 +63,9 @@ CacheConfig CacheConfig::from_capacity(std::size_t capacity_bytes, std::size_t w
     if (ways == 0 || line_bytes == 0) throw std::invalid_argument("cache: ways and line size must be at least 1");
     const std::size_t per_set = ways * line_bytes;
     if (capacity_bytes == 0 || capacity_bytes % per_set != 0)
-        throw std::invalid_argument(fmt::format("cache: capacity {} B is not a whole number of {}-way sets of {} B lines",
-                                                capacity_bytes, ways, line_bytes));
+        throw std::invalid_argument(
+            fmt::format("cache: capacity {} B is not a whole number of {}-way sets of {} B lines", capacity_bytes, ways,
+                        line_bytes));
     return CacheConfig{capacity_bytes / per_set, ways, line_bytes};
 }
 // [end: cache_config]
@@ -148,8 +154,10 @@ std::size_t Cache::victim(std::size_t set) {
                 if (ways[w].stamp < ways[oldest].stamp) oldest = w;
             return oldest;
         }
-        case Policy::Random: return random_way();
-        case Policy::PLRU: return plru_victim(set);
+        case Policy::Random:
+            return random_way();
+        case Policy::PLRU:
+            return plru_victim(set);
     }
     return 0;
 }
@@ -177,8 +185,10 @@ void Cache::plru_touch(std::size_t set, std::size_t way) {
         const bool right = way >= middle;
         tree_[set * config_.ways + node] = !right;
         node = 2 * node + (right ? 1 : 0);
-        if (right) low = middle;
-        else high = middle;
+        if (right)
+            low = middle;
+        else
+            high = middle;
     }
 }
 
@@ -188,8 +198,10 @@ std::size_t Cache::plru_victim(std::size_t set) const {
         const std::size_t middle = (low + high) / 2;
         const bool right = tree_[set * config_.ways + node];
         node = 2 * node + (right ? 1 : 0);
-        if (right) low = middle;
-        else high = middle;
+        if (right)
+            low = middle;
+        else
+            high = middle;
     }
     return low;
 }

@@ -40,14 +40,17 @@ std::vector<Workload> workloads(std::size_t n) {
 
 int main(int argc, char** argv) {
     return cachebook::guarded_main("bench_cache", [&] {
-        cachebook::Cli cli("bench_cache", "Simulated accesses per second of the plain cache model and of cachesim's engine (8-way LRU)");
+        cachebook::Cli cli(
+            "bench_cache",
+            "Simulated accesses per second of the plain cache model and of cachesim's engine (8-way LRU)");
         std::int64_t runs = 5;
         cli.add_int("--runs", runs, "Timed runs per workload (the minimum is reported)", 1, 1000);
         if (auto status = cli.parse(argc, argv)) return *status;
         const std::size_t n = cli.quick() ? 512 : 2048;
         const cachebook::CacheConfig config{64, 8, 64};
         nlohmann::json out = {{"cache", config.describe()}, {"workloads", nlohmann::json::array()}};
-        cachebook::Table table({"workload", "engine", "accesses", "miss rate", "best wall s", "best cpu s", "M accesses/s (cpu)"});
+        cachebook::Table table(
+            {"workload", "engine", "accesses", "miss rate", "best wall s", "best cpu s", "M accesses/s (cpu)"});
         auto bench = [&](const Workload& w, const char* engine, auto& cache) {
             double best_cpu = 1e300;
             const auto t = cachebook::time_runs(static_cast<int>(runs), [&] {

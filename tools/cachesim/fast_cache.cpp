@@ -1,9 +1,9 @@
 #include "fast_cache.hpp"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace cachesim {
 
@@ -251,8 +251,10 @@ void FastCache::plru_touch(std::size_t set, std::size_t way) {
     std::size_t node = 1;
     for (std::size_t half = config_.ways / 2; half >= 1; half /= 2) {
         const bool right = (way & half) != 0;
-        if (right) bits &= ~(std::uint64_t{1} << node);
-        else bits |= (std::uint64_t{1} << node);
+        if (right)
+            bits &= ~(std::uint64_t{1} << node);
+        else
+            bits |= (std::uint64_t{1} << node);
         node = 2 * node + (right ? 1 : 0);
         if (half == 1) break;
     }

@@ -53,8 +53,8 @@ public:
             ++total_.hits;
             return {true, false, false, 0, last_set_, last_way_};
         }
-        const std::size_t set = pow2_sets_ ? static_cast<std::size_t>(line & set_mask_)
-                                           : static_cast<std::size_t>(line % config_.sets);
+        const std::size_t set =
+            pow2_sets_ ? static_cast<std::size_t>(line & set_mask_) : static_cast<std::size_t>(line % config_.sets);
         const std::size_t base = set * config_.ways;
         const std::size_t way = small_ ? find8(base, line) : find(&tags_[base], &stamp_[base], config_.ways, line);
         if (way != kNone) {
@@ -162,8 +162,8 @@ private:
     // low byte) with `way` moved to the front: the bytes before it move up one.
     [[gnu::always_inline]] static std::uint64_t to_front(std::uint64_t order, std::size_t way) {
         constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-        const std::uint64_t x = order ^ (kOnes * way);          // a zero byte where `way` is
-        const std::uint64_t zero = (x - kOnes) & ~x & kHigh;    // its lowest flag is exact
+        const std::uint64_t x = order ^ (kOnes * way);                  // a zero byte where `way` is
+        const std::uint64_t zero = (x - kOnes) & ~x & kHigh;            // its lowest flag is exact
         const std::uint64_t through = ((zero & (~zero + 1)) << 1) - 1;  // bytes up to and including it
         return (order & ~through) | ((order << 8) & through) | way;
     }
@@ -213,13 +213,17 @@ private:
         last_set_ = set;
         last_way_ = way;
         if (config_.policy == Policy::LRU) {
-            if (use_order_) order_[set] = to_front(order_[set], way);
-            else stamp_[i] = ++clock_;
-        } else if (config_.policy == Policy::PLRU) plru_touch(set, way);
+            if (use_order_)
+                order_[set] = to_front(order_[set], way);
+            else
+                stamp_[i] = ++clock_;
+        } else if (config_.policy == Policy::PLRU)
+            plru_touch(set, way);
         dirty_[i] = dirty_[i] | static_cast<std::uint8_t>(write);
     }
     // Fills `w` of `set` with `line`; the caller has updated the replacement state.
-    [[gnu::always_inline]] AccessResult on_miss(std::uint64_t line, std::size_t set, std::size_t w, Counts& s, bool write) {
+    [[gnu::always_inline]] AccessResult on_miss(std::uint64_t line, std::size_t set, std::size_t w, Counts& s,
+                                                bool write) {
         const std::size_t i = set * config_.ways + w;
         AccessResult r{false, false, false, 0, set, w};
         ++s.misses;
@@ -257,10 +261,10 @@ private:
     unsigned line_shift_ = 0;
     bool pow2_sets_ = false;
     std::uint64_t set_mask_ = 0;
-    std::vector<std::uint64_t> tags_;    // sets x ways line numbers, kInvalid when empty
-    std::vector<std::uint64_t> stamp_;   // LRU: last use; FIFO: fill time
+    std::vector<std::uint64_t> tags_;   // sets x ways line numbers, kInvalid when empty
+    std::vector<std::uint64_t> stamp_;  // LRU: last use; FIFO: fill time
     std::vector<std::uint8_t> dirty_;
-    std::vector<std::uint64_t> plru_;    // one tree of ways-1 bits per set
+    std::vector<std::uint64_t> plru_;  // one tree of ways-1 bits per set
     std::uint64_t clock_ = 0;
     std::uint64_t rng_ = 0;
     // A way is empty when its stamp is 0 (every fill stamps it), so no line
@@ -276,9 +280,9 @@ private:
     // Stamps still mark filled ways (not 0) but are not LRU times then.
     bool small_ = false;
     bool use_order_ = false;
-    std::uint64_t way_mask_ = 0;   // the low `ways` bits
-    unsigned victim_shift_ = 0;    // 8 x (ways - 1): the last byte of an order
-    std::uint64_t order_mask_ = 0; // the low `ways` bytes
+    std::uint64_t way_mask_ = 0;    // the low `ways` bits
+    unsigned victim_shift_ = 0;     // 8 x (ways - 1): the last byte of an order
+    std::uint64_t order_mask_ = 0;  // the low `ways` bytes
     std::vector<std::uint64_t> order_;
     void reset_order();
     // LRU and FIFO with a power-of-two number of sets: per set, byte w is the

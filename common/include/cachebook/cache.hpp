@@ -24,10 +24,10 @@ namespace cachebook {
 // [snippet: cache_types]
 /// Which line a full set gives up.
 enum class Policy {
-    LRU,    ///< least recently used (the book's default, and the cachelab reference's)
-    FIFO,   ///< first in, first out: the oldest fill leaves, hits do not refresh
-    Random, ///< a pseudo-random way, from a seeded generator (reproducible)
-    PLRU,   ///< tree pseudo-LRU, as many real L1s do it; ways must be a power of two
+    LRU,     ///< least recently used (the book's default, and the cachelab reference's)
+    FIFO,    ///< first in, first out: the oldest fill leaves, hits do not refresh
+    Random,  ///< a pseudo-random way, from a seeded generator (reproducible)
+    PLRU,    ///< tree pseudo-LRU, as many real L1s do it; ways must be a power of two
 };
 
 /// Parses "lru", "fifo", "random" or "plru"; throws std::invalid_argument otherwise.
@@ -57,8 +57,7 @@ struct CacheConfig {
     /// One way per set, `lines` sets.
     static CacheConfig direct_mapped(std::size_t lines, std::size_t line_bytes);
     /// The sets follow from capacity / (ways x line_bytes), which must divide exactly.
-    static CacheConfig from_capacity(std::size_t capacity_bytes, std::size_t ways,
-                                     std::size_t line_bytes);
+    static CacheConfig from_capacity(std::size_t capacity_bytes, std::size_t ways, std::size_t line_bytes);
 };
 
 /// Counts of one stream, or of all streams together.
@@ -85,11 +84,11 @@ struct Counts {
 /// What one access did.
 struct AccessResult {
     bool hit = false;
-    bool evicted = false;                ///< a valid line was replaced
-    bool dirty_evicted = false;          ///< ... and it had been written
-    std::uint64_t evicted_line = 0;      ///< line number (address / line_bytes) of the evicted line
-    std::size_t set = 0;                 ///< the set the address maps to
-    std::size_t way = 0;                 ///< the way it now occupies
+    bool evicted = false;            ///< a valid line was replaced
+    bool dirty_evicted = false;      ///< ... and it had been written
+    std::uint64_t evicted_line = 0;  ///< line number (address / line_bytes) of the evicted line
+    std::size_t set = 0;             ///< the set the address maps to
+    std::size_t way = 0;             ///< the way it now occupies
 };
 
 // [end: cache_types]
@@ -138,8 +137,8 @@ private:
     std::size_t plru_victim(std::size_t set) const;
 
     CacheConfig config_;
-    std::vector<Way> ways_;   // sets x ways, the ways of set 0 first
-    std::vector<bool> tree_;  // tree-PLRU: ways nodes per set, node 1 the root (node 0 unused)
+    std::vector<Way> ways_;           // sets x ways, the ways of set 0 first
+    std::vector<bool> tree_;          // tree-PLRU: ways nodes per set, node 1 the root (node 0 unused)
     std::uint64_t clock_ = 0;         // counts fills and uses, for the stamps
     std::uint64_t random_state_ = 0;  // the Random policy's generator
     Counts total_;
