@@ -104,6 +104,7 @@ std::span<const Cache::Way> Cache::ways_of(std::size_t set) const {
 
 // [snippet: cache_access]
 AccessResult Cache::access(std::uint64_t address, int stream, bool write) {
+    Counts& stream_counts = per_stream_.at(static_cast<std::size_t>(stream));  // throws before any change
     const std::uint64_t line = address / config_.line_bytes;
     AccessResult r;
     r.set = static_cast<std::size_t>(line % config_.sets);
@@ -134,7 +135,7 @@ AccessResult Cache::access(std::uint64_t address, int stream, bool write) {
     one.evictions = r.evicted ? 1 : 0;
     one.dirty_evictions = r.dirty_evicted ? 1 : 0;
     total_ += one;
-    per_stream_.at(static_cast<std::size_t>(stream)) += one;
+    stream_counts += one;
     return r;
 }
 // [end: cache_access]
