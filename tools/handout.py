@@ -67,6 +67,8 @@ def parts_cmake(meta, include_dirs):
     """parts.cmake: the book's sources as the chapter builds them, each part with its flags."""
     lines = ["# Written by tools/handout.py from exercises/exercises.json: the book's code the grader needs."]
     for k, part in enumerate(meta["parts"]):
+        if part.get("processor"):  # a part for some processors only, e.g. "x86_64|AMD64" for AVX2 kernels
+            lines.append(f'if(CMAKE_SYSTEM_PROCESSOR MATCHES "{part["processor"]}")')
         srcs = cmake_list("${CMAKE_CURRENT_SOURCE_DIR}/book/" + s for s in part["sources"])
         lines.append(f"add_library(book_part{k} OBJECT {srcs})")
         lines.append(f"target_link_libraries(book_part{k} PUBLIC fmt::fmt nlohmann_json::nlohmann_json)")
@@ -77,9 +79,18 @@ def parts_cmake(meta, include_dirs):
         if part.get("defines"):
             lines.append(f"target_compile_definitions(book_part{k} PRIVATE {cmake_list(part['defines'])})")
         lines.append(f"target_sources(book PRIVATE $<TARGET_OBJECTS:book_part{k}>)")
+        if part.get("processor"):
+            lines.append("endif()")
     lines.append("target_include_directories(book PUBLIC "
                  + cmake_list("${CMAKE_CURRENT_SOURCE_DIR}/book/" + d for d in include_dirs) + ")")
-    lines.append(f"set(STARTER_OPTIONS {cmake_list(meta.get('starter_options', []))})")
+    # starter_options: a list, or {processor regex: list} when the exercise differs by processor.
+    options = meta.get("starter_options", [])
+    if isinstance(options, dict):
+        lines.append("set(STARTER_OPTIONS)")
+        for regex, flags in options.items():
+            lines.append(f'if(CMAKE_SYSTEM_PROCESSOR MATCHES "{regex}")\n  set(STARTER_OPTIONS {cmake_list(flags)})\nendif()')
+    else:
+        lines.append(f"set(STARTER_OPTIONS {cmake_list(options)})")
     return "\n".join(lines) + "\n"
 
 
@@ -164,6 +175,8 @@ def write_handout(ch, dest, instructor):
     for name in ("CMakeLists.txt", "Makefile", "run_autograder", "setup.sh"):
         shutil.copy2(TEMPLATE / name, out / name)
     shutil.copy2(ROOT / "tools" / "grader" / "grader_main.cpp", out / "grader_main.cpp")
+    # Only the directories that hold a header the handout carries (not common/src).
+    include_dirs = [d for d in include_dirs if any((out / "book" / d).glob("*.hpp")) or d == "common/include"]
     (out / "parts.cmake").write_text(parts_cmake(meta["handout"], include_dirs))
     public = cases_of(ex / "grader.cpp")
     held = cases_of(ex / "held_back.cpp") if (ex / "held_back.cpp").exists() else []
