@@ -66,7 +66,8 @@ def grade_one(kit_build, target, out, limit):
     results.unlink(missing_ok=True)
     built = run(["cmake", "--build", str(kit_build), "--target", target], 600)
     if built is None or built.returncode != 0:
-        return None, "does not compile: " + (first_error(built.stdout + built.stderr) if built else "compiling took over 600 s")
+        why = first_error(built.stdout + built.stderr).replace(f"{out}/", "") if built else "compiling took over 600 s"
+        return None, "does not compile: " + why
     ran = run([str(kit_build / target), "--results", str(results)], limit, cwd=out)
     if ran is None:
         return None, f"ran longer than {limit} s (an endless loop?)"
@@ -127,7 +128,8 @@ def main():
     configure = ["cmake", "-S", str(kit), "-B", str(kit_build), f"-DSUBMISSIONS={kit / 'submissions.txt'}"]
     if args.grader_main:
         configure.append(f"-DGRADER_MAIN_LIBRARY={Path(args.grader_main).resolve()}")
-    for step in (configure, ["cmake", "--build", str(kit_build), "--target", "cases", "book", "grader_main"]):
+    shared = ["cases", "book"] + ([] if args.grader_main else ["grader_main"])  # built once for every submission
+    for step in (configure, ["cmake", "--build", str(kit_build), "--target"] + shared):
         done = subprocess.run(step, capture_output=True, text=True)
         if done.returncode != 0:
             print(done.stdout + done.stderr, file=sys.stderr)
