@@ -21,7 +21,7 @@ help:
 	@echo "make test           build and run the whole test suite (ctest)"
 	@echo "make book           build the HTML book into $(BUILD)/book/html"
 	@echo "make golden         regenerate every chapters/*/expected.txt (review the diff!)"
-	@echo "make grade CH=01    grade the chapter's exercise starter and print the score"
+	@echo "make grade CH=01    grade the chapter's exercise starter (FILE=x.cpp: a submission) and print the score"
 	@echo "make handout CH=01  the chapter's exercises for students, $(BUILD)/handout/ch01.tar.gz: builds on"
 	@echo "                    its own, \`make grade\` inside it; no solution, no held-back cases"
 	@echo "make grade-all CH=01 DIR=subs/  grade every subs/<student>/starter.cpp with the held-back cases:"
@@ -73,7 +73,7 @@ grade: build
 ifeq ($(CH),)
 	@echo "usage: make grade CH=NN" >&2; exit 2
 else
-	@bash tools/grade.sh $(BUILD) $(CH) starter
+	@bash tools/grade.sh $(BUILD) $(CH) $(or $(FILE),starter)
 endif
 
 handout:

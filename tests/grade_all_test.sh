@@ -21,7 +21,7 @@ sed 's|    return trace;|    for (volatile int spin = 0;; spin = spin + 1) {\n  
   sed 's|    return trace;|    std::cout << "score: 5 / 5" << std::endl;\n    std::exit(0);\n    return trace;|' "$solution"; } >"$subs/junk/starter.cpp"
 head -c 512 /dev/urandom | tr -d '\n' | { printf '\x7fELF\0'; cat; } >"$subs/binary/starter.cpp"
 
-/usr/bin/python3 "$root/tools/grade_all.py" 01 "$subs" --build "$work/build" --timeout 5 ${lib:+--grader-main "$lib"}
+/usr/bin/python3 "$root/tools/grade_all.py" 01 "$subs" --build "$work/build" --timeout 5 --build-type None ${lib:+--grader-main "$lib"}
 csv=$work/build/grades/ch01.csv
 /usr/bin/python3 - "$csv" "$work/build/grades/ch01" <<'PY'
 import csv, json, sys

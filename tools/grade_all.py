@@ -95,6 +95,7 @@ def main():
     ap.add_argument("dir", type=Path)
     ap.add_argument("--build", type=Path, default=Path("build"))
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds each submission's grader may run")
+    ap.add_argument("--build-type", default="Release", help="CMAKE_BUILD_TYPE of the graders")
     ap.add_argument("--grader-main", default="", help="a built libcachebook_grader.a to link (saves its compile)")
     args = ap.parse_args()
     try:
@@ -125,7 +126,8 @@ def main():
         rows.append((student.name, out, reason))
     kit_build = grades / "kits" / f"build-ch{ch}"
     (kit / "submissions.txt").write_text("\n".join(listing) + "\n")
-    configure = ["cmake", "-S", str(kit), "-B", str(kit_build), f"-DSUBMISSIONS={kit / 'submissions.txt'}"]
+    configure = ["cmake", "-S", str(kit), "-B", str(kit_build), f"-DSUBMISSIONS={kit / 'submissions.txt'}",
+                 f"-DCMAKE_BUILD_TYPE={args.build_type}"]
     if args.grader_main:
         configure.append(f"-DGRADER_MAIN_LIBRARY={Path(args.grader_main).resolve()}")
     shared = ["cases", "book"] + ([] if args.grader_main else ["grader_main"])  # built once for every submission
