@@ -38,8 +38,9 @@ for student, (points, reason) in want.items():
     if r is None or r["points"] != points or r["max"] != "5" or not r["reason"].startswith(reason) or (reason == "") != (r["reason"] == ""):
         bad.append(f"{student}: {r and (r['points'], r['max'], r['reason'])}, want {points} / 5, reason '{reason}...'")
     res = json.load(open(Path(sys.argv[2]) / student / "results.json"))
-    if str(res["score"]) != points or res["max_score"] != 5 or len(res["tests"]) != 4:
-        bad.append(f"{student}: results.json has {res['score']} / {res['max_score']} over {len(res['tests'])} tests")
+    most = sum(t["max_score"] for t in res["tests"])
+    if str(res["score"]) != points or most != 5 or len(res["tests"]) != 4:
+        bad.append(f"{student}: results.json has {res['score']} / {most} over {len(res['tests'])} tests")
 cases = [c for c in rows["wrong"] if c.startswith("exercise")]
 held = [c for c in cases if "held back" in c]
 if len(cases) != 4 or len(held) != 2:

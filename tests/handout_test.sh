@@ -38,7 +38,7 @@ mkdir -p submission && cp "$root/chapters/${ch}_"*/exercises/solution.cpp submis
 /usr/bin/python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["score"] == r["max_score"] == int(sys.argv[2]), r
+assert r["score"] == sum(t["max_score"] for t in r["tests"]) == int(sys.argv[2]), r
 assert all(t["status"] == "passed" or t["max_score"] == 0 for t in r["tests"]), r' results/results.json "$max" \
   || die "run_autograder did not give the solution full marks"
 echo "ch$ch: starter '$starter', solution '$solution', run_autograder full marks"

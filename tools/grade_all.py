@@ -83,7 +83,7 @@ def grade_one(kit_build, target, out, limit):
 
 
 def zero(results_path, reason, cases):
-    doc = {"score": 0, "max_score": sum(p for _, p, _ in cases), "output": reason,
+    doc = {"score": 0, "output": reason,
            "tests": [{"name": n, "score": 0, "max_score": p, "status": "failed", "output": reason} for _, p, n in cases]}
     results_path.write_text(json.dumps(doc, indent=2) + "\n")
     return doc
@@ -147,8 +147,9 @@ def main():
             doc = zero(out / "results.json", reason, cases)
         status = {t["name"]: ("skip" if t["max_score"] == 0 else "pass" if t["status"] == "passed" else "fail")
                   for t in doc["tests"]}
-        table.append([name, doc["score"], doc["max_score"], reason] + [status.get(n, "") for _, _, n in cases])
-        print(f"{name}: {doc['score']} / {doc['max_score']}" + (f" ({reason})" if reason else ""))
+        most = sum(t["max_score"] for t in doc["tests"])
+        table.append([name, doc["score"], most, reason] + [status.get(n, "") for _, _, n in cases])
+        print(f"{name}: {doc['score']} / {most}" + (f" ({reason})" if reason else ""))
     with open(grades / f"ch{ch}.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["student", "points", "max", "reason"] + [n for _, _, n in cases])
