@@ -12,6 +12,7 @@ import re
 import shutil
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -186,12 +187,25 @@ def write_handout(ch, dest, instructor):
     return out
 
 
+def write_zip(out):
+    """DEST/chNN.zip: the handout's files at the root of the archive, run_autograder executable."""
+    with zipfile.ZipFile(out.parent / f"{out.name}.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(p for p in out.rglob("*") if p.is_file() and "build" not in p.relative_to(out).parts):
+            info = zipfile.ZipInfo(str(f.relative_to(out)))
+            info.external_attr = (0o100000 | (f.stat().st_mode & 0o777)) << 16  # a regular file, its mode
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, f.read_bytes())
+    print(f"wrote {out.parent / f'{out.name}.zip'}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("chapter")
     ap.add_argument("dest")
     ap.add_argument("--instructor", action="store_true", help="include the held-back cases")
     ap.add_argument("--tar", action="store_true", help="also write DEST/chNN.tar.gz")
+    ap.add_argument("--zip", action="store_true",
+                    help="also write DEST/chNN.zip with the files at its root, as Gradescope takes an autograder")
     args = ap.parse_args()
     try:
         out = write_handout(args.chapter, Path(args.dest), args.instructor)
@@ -203,7 +217,9 @@ def main():
         with tarfile.open(tar, "w:gz") as t:
             t.add(out, arcname=out.name)
         print(f"wrote {tar}")
-    else:
+    if args.zip:
+        write_zip(out)
+    if not (args.tar or args.zip):
         print(f"wrote {out}")
     return 0
 
