@@ -6,7 +6,7 @@
 # (the same grader_main.cpp in every handout) so that only one chapter's test compiles Catch2's
 # runner; without it the handout compiles its own.
 set -euo pipefail
-ch=$1 work=$2 lib=${3:-}
+ch=$1 work=$2 lib=${3:+$(realpath "$3")}
 root=$(cd "$(dirname "$0")/.." && pwd)
 die() { echo "handout_test ch$ch: $*" >&2; exit 1; }
 
