@@ -1,5 +1,6 @@
 #include "measurement.hpp"
 
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -18,10 +20,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include <fmt/format.h>
-
 #include "cachebook/chase.hpp"
 #include "cachebook/cpu_time.hpp"
+#include "cachebook/machine.hpp"
 #include "cachebook/trace.hpp"
 #include "sum_kernel.hpp"
 
@@ -37,8 +38,8 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // A dependent chain of multiply-adds: CPU work that touches no memory.
-double spin(std::uint64_t iterations, double seed) {
-    double x = seed;
+double spin(std::uint64_t iterations, double start) {
+    double x = start;
     for (std::uint64_t i = 0; i < iterations; ++i) x = x * 0.999999 + 1e-7;
     return x;
 }
@@ -52,8 +53,8 @@ ClockRule clock_rule(int threads, std::uint64_t work, int runs) {
         ClockPair best{kInf, kInf};
         for (int run = 0; run < runs; ++run) {
             std::vector<double> results(static_cast<std::size_t>(count));
-            const std::clock_t cpu_start = std::clock();               // CPU time of the process
-            const auto wall_start = cachebook::Clock::now();            // time on the wall
+            const std::clock_t cpu_start = std::clock();      // CPU time of the process
+            const auto wall_start = cachebook::Clock::now();  // time on the wall
             std::vector<std::thread> pool;
             for (int t = 0; t < count; ++t)
                 pool.emplace_back([&, t] { results[static_cast<std::size_t>(t)] = spin(work / count, 1.0 + t); });
@@ -80,6 +81,10 @@ RunsRule runs_rule(std::size_t n, int runs) {
     r.batch_a = cachebook::time_runs(runs, once, 0);  // no warm-up: the first run is whatever it is
     r.batch_b = cachebook::time_runs(runs, once, 0);
     return r;
+}
+
+double RunsRule::min_gap() const {
+    return std::abs(batch_a.min() / batch_b.min() - 1.0);
 }
 
 namespace {
@@ -175,6 +180,12 @@ OptRule opt_rule(std::size_t n, int runs) {
     return r;
 }
 
+std::size_t l1_resident_order(std::size_t l1_bytes) {
+    std::size_t n = 16;
+    while (2 * n * 2 * n * sizeof(int) <= l1_bytes / 2) n *= 2;
+    return n;
+}
+
 std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_t elements, int runs) {
     std::vector<SizeRow> rows;
     for (std::size_t n : sizes) {
@@ -235,10 +246,14 @@ LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs) {
 
 std::string_view perf_state_name(PerfState s) {
     switch (s) {
-        case PerfState::NotInstalled: return "perf is not installed";
-        case PerfState::NoPermission: return "perf may not open counters here (permission)";
-        case PerfState::NotSupported: return "perf reports the event as <not supported>";
-        case PerfState::Works: return "perf counts the event";
+        case PerfState::NotInstalled:
+            return "perf is not installed";
+        case PerfState::NoPermission:
+            return "perf may not open counters here (permission)";
+        case PerfState::NotSupported:
+            return "perf reports the event as <not supported>";
+        case PerfState::Works:
+            return "perf counts the event";
     }
     return "unknown";
 }
@@ -360,19 +375,38 @@ ToolCounts cachegrind_walks(const cachebook::CacheConfig& l1, std::size_t n) {
     // cachegrind never has to guess them from the CPU.
     const std::string d1 = cachegrind_d1_flag(l1);
     const std::string prefix = fmt::format(
-        "valgrind --tool=cachegrind --cache-sim=yes {} --I1={},{},{} --LL=1048576,16,{} --cachegrind-out-file=/dev/null",
+        "valgrind --tool=cachegrind --cache-sim=yes {} --I1={},{},{} --LL=1048576,16,{} "
+        "--cachegrind-out-file=/dev/null",
         d1, l1.capacity_bytes(), l1.ways, l1.line_bytes, l1.line_bytes);
     return run_walks("cachegrind", prefix, parse_cachegrind_d1_misses, n);
 }
 // [end: cachegrind]
 
 ToolCounts perf_walks(const std::string& event, std::size_t n) {
-    return run_walks("perf", fmt::format("perf stat -x, -e {} --", event),
-                     [&](const std::string& out) { return parse_perf_count(out, event); }, n);
+    return run_walks(
+        "perf", fmt::format("perf stat -x, -e {} --", event),
+        [&](const std::string& out) { return parse_perf_count(out, event); }, n);
+}
+
+ToolCounts count_walks(const PerfProbe& probe, const cachebook::CacheConfig& l1, std::size_t n) {
+    ToolCounts counts;
+    if (probe.state == PerfState::Works) counts = perf_walks("L1-dcache-load-misses", n);
+    if (!counts.tool.empty()) return counts;
+    // perf could not count: cachegrind instead, unless it is missing too and perf said why.
+    const auto simulated = cachegrind_walks(l1, n);
+    return !simulated.tool.empty() || counts.why_not.empty() ? simulated : counts;
+}
+
+cachebook::CacheConfig l1_geometry() {
+    const auto l1 = cachebook::data_cache(1);
+    if (l1 && l1->sets > 0 && l1->ways > 0 && l1->line_bytes > 0) return {l1->sets, l1->ways, l1->line_bytes};
+    return cachebook::CacheConfig::from_capacity(32768, 8, 64);
 }
 
 // [snippet: amdahl]
-double amdahl(double fraction, double speedup) { return 1.0 / ((1.0 - fraction) + fraction / speedup); }
+double amdahl(double fraction, double speedup) {
+    return 1.0 / ((1.0 - fraction) + fraction / speedup);
+}
 // [end: amdahl]
 
 }  // namespace ch07
