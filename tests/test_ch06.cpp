@@ -1,4 +1,4 @@
-// Chapter 6's claims: the layouts of R8, the MESI model's counts (derived by
+// Chapter 6's claims: the layouts the course notes discuss, the MESI model's counts (derived by
 // hand in the comments, then checked), and the measured ratios.
 #include <catch2/catch.hpp>
 #include <cstddef>
@@ -24,9 +24,9 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
 }
 }  // namespace
 
-// ---------------------------------------------------------------- layouts (R8)
+// ---------------------------------------------------------------- layouts
 
-TEST_CASE("R8: two longs sit 8 bytes apart, padding or alignas(64) puts them 64 apart", "[ch06]") {
+TEST_CASE("two longs sit 8 bytes apart, and padding or alignas(64) puts them 64 apart", "[ch06]") {
     const auto f = ch06::layout_facts();
     CHECK(f.counters.size == 16);
     CHECK(f.counters.offsets ==
@@ -42,7 +42,7 @@ TEST_CASE("R8: two longs sit 8 bytes apart, padding or alignas(64) puts them 64 
     CHECK(f.destructive >= 64);
 }
 
-TEST_CASE("R8: worker_state is 24 bytes, 2.67 to a line, alignas(64) makes it 64", "[ch06]") {
+TEST_CASE("a WorkerState is 24 bytes, 2.67 to a line, and alignas(64) makes it 64", "[ch06]") {
     const auto f = ch06::layout_facts();
     CHECK(f.worker_state.size == 24);
     CHECK(f.worker_state.align == 8);
@@ -63,7 +63,7 @@ TEST_CASE("R8: worker_state is 24 bytes, 2.67 to a line, alignas(64) makes it 64
 
 // ---------------------------------------------------------------- the MESI model itself
 
-TEST_CASE("MESI: a read miss with no other copy fills E, a write to E is silent", "[ch06][coherence]") {
+TEST_CASE("in MESI a read miss with no other copy fills E, and a write to E is silent", "[ch06][coherence]") {
     CoherenceModel m(2);
     CHECK(m.access(0, 0, AccessKind::Read).outcome == Outcome::MemoryFill);
     CHECK(m.state(0, 0) == Mesi::Exclusive);
@@ -72,7 +72,7 @@ TEST_CASE("MESI: a read miss with no other copy fills E, a write to E is silent"
     CHECK(m.total().bus_transactions() == 1);
 }
 
-TEST_CASE("MESI: reading another core's M line moves it and leaves both Shared", "[ch06][coherence]") {
+TEST_CASE("in MESI reading another core's M line moves it and leaves both Shared", "[ch06][coherence]") {
     CoherenceModel m(3);
     m.access(0, 0, AccessKind::Write);
     const auto ev = m.access(1, 0, AccessKind::Read);
@@ -99,7 +99,7 @@ TEST_CASE("MESI: reading another core's M line moves it and leaves both Shared",
     CHECK(m.of_core(2).transfers == 1);
 }
 
-TEST_CASE("MESI: bad cores and line sizes are refused", "[ch06][coherence]") {
+TEST_CASE("the MESI model refuses bad cores and line sizes", "[ch06][coherence]") {
     CHECK_THROWS_AS(CoherenceModel(0), std::invalid_argument);
     CHECK_THROWS_AS(CoherenceModel(2, 48), std::invalid_argument);
     CoherenceModel m(2);
@@ -107,7 +107,7 @@ TEST_CASE("MESI: bad cores and line sizes are refused", "[ch06][coherence]") {
     CHECK_THROWS_AS(cachebook::interleave({{}}, 0), std::invalid_argument);
 }
 
-TEST_CASE("interleave: bursts of k, round the cores, until every stream is used up", "[ch06][coherence]") {
+TEST_CASE("interleave takes bursts of k round the cores until every stream is used up", "[ch06][coherence]") {
     std::vector<std::vector<cachebook::CoreAccess>> s(2);
     s[0].assign(5, {0, AccessKind::Write});
     s[1].assign(3, {64, AccessKind::Write});
@@ -119,7 +119,7 @@ TEST_CASE("interleave: bursts of k, round the cores, until every stream is used 
 
 // ---------------------------------------------------------------- the model on the chapter's streams
 
-TEST_CASE("model: the ping-pong trace of two counters in one line", "[ch06]") {
+TEST_CASE("two counters in one line ping-pong between the cores", "[ch06]") {
     const auto t = ch06::trace_two_counters(8, 4);
     REQUIRE(t.size() == 4);
     CHECK(t[0].event.outcome == Outcome::MemoryFill);
@@ -133,7 +133,7 @@ TEST_CASE("model: the ping-pong trace of two counters in one line", "[ch06]") {
     CHECK(t[3].states == "I M");
 }
 
-TEST_CASE("model: two counters, packed vs padded, strict alternation and bursts", "[ch06]") {
+TEST_CASE("packed counters move a line once per burst, padded ones never", "[ch06]") {
     const std::uint64_t w = 1000;
     // Padded: each core fills its own line once from memory; every later write hits.
     for (std::size_t burst : {1u, 4u, 16u, 64u}) {
@@ -160,7 +160,7 @@ TEST_CASE("model: two counters, packed vs padded, strict alternation and bursts"
     CHECK(ch06::model_two_counters(8, w, 64).transfers == 31);
 }
 
-TEST_CASE("model: eight workers on WorkerState[8] vs WorkerStateAligned[8]", "[ch06]") {
+TEST_CASE("eight workers share three lines of WorkerState[8] and none of WorkerStateAligned[8]", "[ch06]") {
     const auto f = ch06::layout_facts();
     const std::uint64_t w = 100;
     const std::size_t items = f.worker_state.offsets.at(1).second;
@@ -185,7 +185,7 @@ TEST_CASE("model: eight workers on WorkerState[8] vs WorkerStateAligned[8]", "[c
     CHECK(aligned.invalidations == 0);
 }
 
-TEST_CASE("model: per-thread stats with a monitor, three layouts", "[ch06]") {
+TEST_CASE("a monitor reading per-thread stats costs what each of the three layouts predicts", "[ch06]") {
     // 100 rounds, a pass after every 10th: 10 passes, the last one at the end,
     // so 9 rounds (11, 21, ..., 91) follow a pass and 90 of rounds 2..100 do not.
     const std::uint64_t rounds = 100, every = 10;
@@ -238,10 +238,42 @@ TEST_CASE("model: per-thread stats with a monitor, three layouts", "[ch06]") {
     CHECK(packed.monitor.invalidations == 10);
 }
 
-TEST_CASE("sweep counts: powers of two up to the limit, and the limit", "[ch06]") {
+TEST_CASE("the sweep runs powers of two up to the limit, and the limit", "[ch06]") {
     CHECK(ch06::sweep_counts(8) == std::vector<int>{2, 4, 8});
     CHECK(ch06::sweep_counts(6) == std::vector<int>{2, 4, 6});
     CHECK(ch06::sweep_counts(2) == std::vector<int>{2});
+}
+
+TEST_CASE("each cpu does the same increments per chunk at every thread count", "[ch06]") {
+    using ch06::Op;
+    const auto [op, threads, cores, per_thread] = GENERATE(table<Op, int, int, std::uint64_t>({
+        {Op::VolatileIncrement, 2, 2, 400000},
+        {Op::VolatileIncrement, 8, 2, 100000},
+        {Op::AtomicFetchAdd, 2, 2, 100000},
+        {Op::AtomicFetchAdd, 4, 2, 50000},
+        {Op::AtomicFetchAdd, 256, 1, 1000},  // never fewer than 1000
+    }));
+    INFO(ch06::op_name(op) << ", " << threads << " threads on " << cores << " cpus");
+    CHECK(ch06::sweep_ops_per_chunk(op, threads, cores) == per_thread);
+}
+
+TEST_CASE("a stopwatch run does 20 million volatile or 5 million atomic increments, a quarter with --quick", "[ch06]") {
+    using ch06::Op;
+    const auto [op, quick, iterations] = GENERATE(table<Op, bool, std::uint64_t>({
+        {Op::VolatileIncrement, false, 20'000'000},
+        {Op::VolatileIncrement, true, 5'000'000},
+        {Op::AtomicFetchAdd, false, 5'000'000},
+        {Op::AtomicFetchAdd, true, 1'250'000},
+    }));
+    CHECK(ch06::stopwatch_iterations(op, quick) == iterations);
+}
+
+TEST_CASE("a hand-off over the extra cost per increment says how often the line moved", "[ch06]") {
+    CHECK(ch06::increments_per_move(60.0, 2.0) == Approx(30.0));
+    CHECK_FALSE(ch06::increments_per_move(60.0, 0.0).has_value());
+    CHECK_FALSE(ch06::increments_per_move(60.0, -1.5).has_value());
+    CHECK(ch06::op_key(ch06::Op::VolatileIncrement) == "volatile");
+    CHECK(ch06::op_key(ch06::Op::AtomicFetchAdd) == "atomic");
 }
 
 // ---------------------------------------------------------------- measured
@@ -279,7 +311,7 @@ TEST_CASE("one core: packed and padded run at about the same speed", "[timing][c
     if (kSanitized) CACHEBOOK_SKIP("built with a sanitizer: its instrumentation, not the cache, would set the times");
     const int c0 = cachebook::nth_usable_cpu(0);
     for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
-        const auto c = ch06::compare_layouts(op, {c0, c0}, op == ch06::Op::VolatileIncrement ? 400000 : 100000, 20, 3);
+        const auto c = ch06::compare_layouts(op, {c0, c0}, ch06::ops_per_chunk(op), 20, 3);
         INFO(ch06::op_name(op) << ": packed " << c.packed.min_ns << " ns, padded " << c.padded.min_ns << " ns");
         REQUIRE(c.valid());
         CHECK(c.ratio() >= 0.7);

@@ -474,6 +474,28 @@ std::vector<int> sweep_counts(int max_threads) {
     return out;
 }
 
+std::uint64_t ops_per_chunk(Op op) {
+    return op == Op::VolatileIncrement ? 400'000 : 100'000;
+}
+
+std::uint64_t sweep_ops_per_chunk(Op op, int threads, int cores) {
+    const std::uint64_t per_cpu = ops_per_chunk(op) * static_cast<std::uint64_t>(cores);
+    return std::max<std::uint64_t>(1000, per_cpu / static_cast<std::uint64_t>(threads));
+}
+
+std::uint64_t stopwatch_iterations(Op op, bool quick) {
+    return (op == Op::VolatileIncrement ? 20'000'000u : 5'000'000u) / (quick ? 4u : 1u);
+}
+
+std::optional<double> increments_per_move(double handoff_ns, double extra_ns) {
+    if (extra_ns <= 0) return std::nullopt;
+    return handoff_ns / extra_ns;
+}
+
+std::string op_key(Op op) {
+    return op == Op::VolatileIncrement ? "volatile" : "atomic";
+}
+
 nlohmann::json to_json(const cachebook::CoherenceStats& s) {
     return {{"reads", s.reads},
             {"writes", s.writes},
