@@ -52,6 +52,18 @@ TEST_CASE("a value this machine cannot give keeps its key, as null", "[report]")
     CHECK(report.json()["handoff_ns_text"] == "needs 2 cpus");
 }
 
+TEST_CASE("a quoted value takes the prose's rounding whatever its type", "[report]") {
+    const auto [value, format, text] = GENERATE(table<nlohmann::json, std::string, std::string>({
+        {nlohmann::json(2.26), "{:.1f}", "2.3"},
+        {nlohmann::json(-3), "{:+d}", "-3"},
+        {nlohmann::json(4096u), "{:#x}", "0x1000"},
+        {nlohmann::json("ikj"), "order {}", "order ikj"},
+    }));
+    auto quoted = Value::exact_as("key", value, "shown").quoted(format);
+    CHECK(quoted.quoted_text() == text);
+    CHECK(Value::unknown("key", "-").quoted("{:.1f}").quoted_text() == "-");
+}
+
 TEST_CASE("a key written twice is refused, so no value is recorded twice", "[report]") {
     std::ostringstream out;
     Report report("T", false, out);

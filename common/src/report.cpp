@@ -102,9 +102,16 @@ Value& Value::quoted() {
 
 Value& Value::quoted(std::string_view format) {
     quoted_ = true;
-    quoted_text_ = json_.is_number_integer() ? fmt::format(fmt::runtime(format), json_.get<std::int64_t>())
-                   : json_.is_number()       ? fmt::format(fmt::runtime(format), json_.get<double>())
-                                             : fmt::format(fmt::runtime(format), json_.dump());
+    if (json_.is_number_unsigned())
+        quoted_text_ = fmt::format(fmt::runtime(format), json_.get<std::uint64_t>());
+    else if (json_.is_number_integer())
+        quoted_text_ = fmt::format(fmt::runtime(format), json_.get<std::int64_t>());
+    else if (json_.is_number())
+        quoted_text_ = fmt::format(fmt::runtime(format), json_.get<double>());
+    else if (json_.is_string())
+        quoted_text_ = fmt::format(fmt::runtime(format), json_.get<std::string>());
+    else  // null, a list, a flag: the text as printed
+        quoted_text_ = text_;
     return *this;
 }
 
