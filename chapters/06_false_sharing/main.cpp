@@ -236,6 +236,7 @@ double race_row(Report& report, cachebook::ResultTable& table, const Run& run, O
         table.row({label, Value::unknown(key + "packed_ns", "-").quoted(),
                    Value::unknown(key + "padded_ns", "-").quoted(),
                    Value::unknown(key + "ratio", "needs 2 cpus").quoted(), Value::unknown("", "-")});
+        for (const char* field : {"packed_counted", "padded_counted", "chunks"}) report.record(key + field, nullptr);
         return 0.0;
     }
     const auto comparison = ch06::compare_layouts(op, cpus, ch06::ops_per_chunk(op), run.chunks(), run.rounds());
