@@ -297,7 +297,7 @@ TEST_CASE("the races count every increment", "[ch06][threads]") {
 // Thresholds stated in chapter.md: packed atomics at least 1.5x slower than
 // padded on two cores (observed 3-5x here); on one core within 0.7-1.4x (1.4 stays
 // below the 1.5 that two cores must exceed).
-TEST_CASE("atomic fetch_add: packed counters at least 1.5x slower than padded on two cores", "[timing][ch06]") {
+TEST_CASE("packed atomic counters are at least 1.5x slower than padded ones on two cores", "[timing][ch06]") {
     if (kSanitized) CACHEBOOK_SKIP("built with a sanitizer: its instrumentation, not the cache, would set the times");
     if (cachebook::usable_cpus() < 2) CACHEBOOK_SKIP("needs two usable cpus; this process may use one");
     const std::vector<int> cpus{cachebook::nth_usable_cpu(0), cachebook::nth_usable_cpu(1)};
@@ -307,7 +307,7 @@ TEST_CASE("atomic fetch_add: packed counters at least 1.5x slower than padded on
     CHECK(c.ratio() >= 1.5);
 }
 
-TEST_CASE("one core: packed and padded run at about the same speed", "[timing][ch06]") {
+TEST_CASE("on one core packed and padded counters run at about the same speed", "[timing][ch06]") {
     if (kSanitized) CACHEBOOK_SKIP("built with a sanitizer: its instrumentation, not the cache, would set the times");
     const int c0 = cachebook::nth_usable_cpu(0);
     for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
