@@ -111,23 +111,23 @@ TEST_CASE("the simulator takes any geometry: a set-associative cache of the same
     CHECK(sets.a + sets.b + sets.c >= full.a + full.b + full.c);
     // Every order pays at least the compulsory misses: 3 matrices of 64 x 64 doubles, 512 lines each.
     for (LoopOrder o : cachebook::kAllOrders) {
-        const auto s = ch03::simulate_order(o, 64, cachebook::CacheConfig{8, 4, 64});
-        CHECK(s.a >= 512);
-        CHECK(s.b >= 512);
-        CHECK(s.c >= 512);
+        const auto simulated = ch03::simulate_order(o, 64, cachebook::CacheConfig{8, 4, 64});
+        CHECK(simulated.a >= 512);
+        CHECK(simulated.b >= 512);
+        CHECK(simulated.c >= 512);
     }
 }
 
 TEST_CASE("the six orders compute the same C, bit for bit", "[ch03]") {
     const std::size_t n = 48;
-    const auto m = cachebook::integer_valued_matrices(n);
+    const auto matrices = cachebook::integer_valued_matrices(n);
     std::vector<double> ref(n * n), c(n * n);
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < n; ++j)
-            for (std::size_t k = 0; k < n; ++k) ref[i * n + j] += m.a[i * n + k] * m.b[k * n + j];
-    for (LoopOrder o : cachebook::kAllOrders) {
-        INFO(cachebook::order_name(o));
-        cachebook::matmul_in_order(o, n, m.a.data(), m.b.data(), c.data());
+            for (std::size_t k = 0; k < n; ++k) ref[i * n + j] += matrices.a[i * n + k] * matrices.b[k * n + j];
+    for (LoopOrder order : cachebook::kAllOrders) {
+        INFO(cachebook::order_name(order));
+        cachebook::matmul_in_order(order, n, matrices.a.data(), matrices.b.data(), c.data());
         CHECK(std::memcmp(ref.data(), c.data(), n * n * sizeof(double)) == 0);
     }
     const auto timed = ch03::time_orders(64, 1);
