@@ -83,7 +83,7 @@ double MeasuredOrders::fastest() const {
 }
 
 MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook::LoopOrder>& orders) {
-    const auto m = cachebook::integer_valued_matrices(n);
+    const auto matrices = cachebook::integer_valued_matrices(n);
     MeasuredOrders out;
     out.n = n;
     std::vector<double> first(n * n), c(n * n);
@@ -97,7 +97,7 @@ MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook:
     for (int r = 0; r < runs; ++r) {
         for (auto& o : out.orders) {
             const auto start = cachebook::Clock::now();
-            cachebook::matmul_in_order(o.order, n, m.a.data(), m.b.data(), c.data());
+            cachebook::matmul_in_order(o.order, n, matrices.a.data(), matrices.b.data(), c.data());
             o.timing.runs.push_back(cachebook::seconds_since(start));
             cachebook::do_not_optimize(c.data());
             cachebook::clobber_memory();
