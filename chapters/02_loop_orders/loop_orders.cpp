@@ -27,6 +27,15 @@ ColumnFootprint column_footprint(const cachebook::CacheConfig& cache, std::size_
 }
 // [end: footprint]
 
+std::optional<cachebook::CacheConfig> cache_geometry(const std::optional<cachebook::CacheInfo>& c) {
+    if (!c || c->ways == 0 || c->line_bytes < 8) return std::nullopt;
+    try {
+        return cachebook::CacheConfig::from_capacity(c->size_bytes, c->ways, c->line_bytes);
+    } catch (const std::invalid_argument&) {
+        return std::nullopt;  // a size that is no whole number of sets of power-of-two count
+    }
+}
+
 cachebook::CacheConfig r3_cache() { return cachebook::CacheConfig{8, 8, 64}; }
 
 R3Row r3_row(const cachebook::CacheConfig& cache, std::size_t n) {
