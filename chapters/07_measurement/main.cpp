@@ -157,8 +157,9 @@ int main(int argc, char** argv) {
         while (2 * small * 2 * small * sizeof(int) <= l1_bytes / 2) small *= 2;
         const std::vector<std::size_t> sizes{small, size};
         const auto sr = ch07::size_rule(sizes, size * size, n_runs);
-        fmt::print("6. Data large enough to leave the caches (L1d here: {} KiB)\n",
-                   measured("{}", l1_bytes / 1024));
+        fmt::print("6. Data large enough to leave the caches (L1d here: {})\n",
+                   measured("{}", l1 ? fmt::format("{} KiB, from {}", l1_bytes / 1024, cachebook::source_name(l1->source))
+                                     : std::string("unknown, 32 KiB assumed")));
         cachebook::Table t6({"array", "KiB", "rows ns/el", "columns ns/el", "columns / rows"});
         nlohmann::json sr_json = nlohmann::json::array();
         for (const auto& row : sr) {
