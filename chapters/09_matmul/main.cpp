@@ -76,6 +76,7 @@ struct StepResult {
     int threads = 1;
     ch09::Check check;
     double intensity = 0;         // FLOPs per byte, by the model; 0: no model
+    bool sampled = false;         // rows_timed chosen by sample_rows: it depends on the tile, so on the L1
 };
 
 /// Times `run(rows)` on rows [0, rows_timed) of C, minimum of `runs`; returns seconds for all of C.
@@ -397,6 +398,7 @@ int main(int argc, char** argv) {
             const std::size_t rows = sample_rows(s, flops, multiple);
             StepResult r{std::move(key), std::move(label), time_rows(p, rows, runs, warmup, run), rows, 1, {}, intensity};
             r.check = ref.check(p, rows == s.m);
+            r.sampled = true;
             steps.push_back(r);
         };
         auto whole = [&](std::string key, std::string label, int t, const std::function<void()>& run, double intensity) {
@@ -461,7 +463,8 @@ int main(int argc, char** argv) {
             const double gflops = s.flops() / r.seconds / 1e9;
             const double peak = r.threads == 1 ? peak_core : peak_all;
             const bool have_err = r.check.elements > 0;
-            table.row({r.label, r.rows_timed == s.m ? "all" : measured("{}", r.rows_timed),
+            const std::string rows = r.rows_timed == s.m ? "all" : fmt::format("{}", r.rows_timed);
+            table.row({r.label, r.sampled ? measured("{}", rows) : rows,
                        measured("{:.3g}", r.seconds), measured("{:.2f}", gflops), measured("{:.1f}", 100 * gflops / peak),
                        measured("{:.0f}", gflops / naive_gflops), have_err ? measured("{:.3f}", r.check.worst_ratio) : "-",
                        r.check.matches ? "yes" : "NO"});
