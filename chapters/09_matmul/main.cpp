@@ -483,17 +483,18 @@ int main(int argc, char** argv) {
         }
         // Step 7 always has its two rows, so the output has one shape with or without OpenBLAS.
         const BlasSide* by_default = cores.empty() ? nullptr : &cores.front().second;
-        for (int t : {1, threads}) {
-            const double sec = by_default ? (t == 1 ? by_default->blas1 : by_default->blasT) : 0;
+        for (const bool one : {true, false}) {  // by row, not by thread count: with one CPU both are 1
+            const int t = one ? 1 : threads;
+            const double sec = by_default ? (one ? by_default->blas1 : by_default->blasT) : 0;
             const double gflops = sec > 0 ? s.flops() / sec / 1e9 : 0;
-            const double peak = t == 1 ? peak_core : peak_all;
+            const double peak = one ? peak_core : peak_all;
             auto cell = [&](const std::string& text) { return measured("{}", sec > 0 ? text : std::string("-")); };
-            table.row({t == 1 ? "7 OpenBLAS, 1 thread" : "7 OpenBLAS, threads: " + measured("{}", threads), "all",
+            table.row({one ? "7 OpenBLAS, 1 thread" : "7 OpenBLAS, threads: " + measured("{}", threads), "all",
                        cell(fmt::format("{:.3g}", sec)), cell(fmt::format("{:.2f}", gflops)),
                        cell(fmt::format("{:.1f}", 100 * gflops / peak)), cell(fmt::format("{:.0f}", gflops / naive_gflops)),
                        "-", cell(by_default && by_default->matches ? "yes" : "NO")});
             if (sec > 0)
-                jsteps[t == 1 ? "blas1" : "blasT"] = {{"label", "7 OpenBLAS " + by_default->core},
+                jsteps[one ? "blas1" : "blasT"] = {{"label", "7 OpenBLAS " + by_default->core},
                                                       {"seconds", round_to(sec, 3)},
                                                       {"threads", t},
                                                       {"gflops", round_to(gflops, 2)},
