@@ -48,12 +48,6 @@ TileChoice tile_from_cache(std::size_t cache_bytes, std::size_t n, std::size_t e
 }
 // [end: tile-formula]
 
-std::optional<TileChoice> machine_tile(const cachebook::Machine& machine, std::size_t n) {
-    const auto l1 = machine.data_cache(1);
-    if (!l1) return std::nullopt;
-    return tile_from_cache(l1->size_bytes, n);
-}
-
 BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs) {
     const auto m = cachebook::integer_valued_matrices(n);
     std::vector<double> c1(n * n), c2(n * n);
