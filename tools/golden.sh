@@ -3,6 +3,7 @@
 #   check:   run each chapter in golden mode (CACHEBOOK_GOLDEN=1) and diff its stdout with expected.txt
 #   update:  write that stdout to expected.txt (a change to the book: review the diff)
 #   summary: check every chapter and print a table: chapter, match / differs, seconds
+# CACHEBOOK_EMULATOR, when set, is the command the programs run under (a cross build's qemu).
 set -u
 mode=$1 bin=$2
 shift 2
@@ -14,7 +15,8 @@ for ch in "$@"; do
   expected="$root/chapters/$ch/expected.txt"
   out=$(mktemp)
   start=$(date +%s%N)
-  CACHEBOOK_GOLDEN=1 "$prog" >"$out" </dev/null
+  # shellcheck disable=SC2086
+  CACHEBOOK_GOLDEN=1 ${CACHEBOOK_EMULATOR:-} "$prog" >"$out" </dev/null
   rc=$?
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
   secs=$(printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)))
