@@ -10,7 +10,7 @@ PY      := /usr/bin/python3
 # Attempts that make test and portable-check give a timing test that fails.
 TIMING_ATTEMPTS := 3
 
-.PHONY: all deps configure build run test golden book grade handout bench flake-check sanitize fuzz clean help \
+.PHONY: all deps configure build run test golden book grade handout grade-all bench flake-check sanitize fuzz clean help \
         sanitize-ci fuzz-ci portable-check one-core-check aarch64-check
 
 all: build
@@ -21,8 +21,11 @@ help:
 	@echo "make test           build and run the whole test suite (ctest)"
 	@echo "make book           build the HTML book into $(BUILD)/book/html"
 	@echo "make golden         regenerate every chapters/*/expected.txt (review the diff!)"
-	@echo "make grade CH=01    grade the chapter's exercise starter and print the score"
-	@echo "make handout CH=01  copy the chapter's exercises without the solution to $(BUILD)/handout"
+	@echo "make grade CH=01    grade the chapter's exercise starter (FILE=x.cpp: a submission) and print the score"
+	@echo "make handout CH=01  the chapter's exercises for students, $(BUILD)/handout/ch01.tar.gz: builds on"
+	@echo "                    its own, \`make grade\` inside it; no solution, no held-back cases"
+	@echo "make grade-all CH=01 DIR=subs/  grade every subs/<student>/starter.cpp with the held-back cases:"
+	@echo "                    $(BUILD)/grades/ch01.csv and $(BUILD)/grades/ch01/<student>/results.json"
 	@echo "make bench          run the benchmarks (simulator throughput, ...) with --json output"
 	@echo "make flake-check    run the timing tests 20 times (RUNS=n) and report passes per test;"
 	@echo "                    ATTEMPTS=3 gives each test the attempts make test gives it"
@@ -72,7 +75,7 @@ grade: build
 ifeq ($(CH),)
 	@echo "usage: make grade CH=NN" >&2; exit 2
 else
-	@bash tools/grade.sh $(BUILD) $(CH) starter
+	@bash tools/grade.sh $(BUILD) $(CH) $(or $(FILE),starter)
 endif
 
 handout:
@@ -81,6 +84,11 @@ ifeq ($(CH),)
 else
 	@bash tools/handout.sh $(CH) $(BUILD)/handout
 endif
+
+# TIMEOUT: seconds each submission's grader may run (60).
+grade-all:
+	@if [ -z "$(CH)" ] || [ -z "$(DIR)" ]; then echo "usage: make grade-all CH=NN DIR=submissions/" >&2; exit 2; fi
+	@$(PY) tools/grade_all.py $(CH) $(DIR) --build $(BUILD) --timeout $(or $(TIMEOUT),60)
 
 bench: build
 	@mkdir -p $(BUILD)/bench
