@@ -9,6 +9,20 @@ fuzz=(clang libclang-rt-14-dev)
 want=("${core[@]}")
 [[ ${1:-} == --book ]] && want=("${book[@]}")
 [[ ${1:-} == --fuzz ]] && want=("${fuzz[@]}")
+
+# --aarch64 (`make aarch64-check`): the cross compiler, qemu's user-mode emulator, and the
+# libraries for arm64 beside the host's (Debian multiarch); CLI11, nlohmann-json and Catch2
+# are header-only, so the host's serve both.
+aarch64=(g++-aarch64-linux-gnu qemu-user pkg-config cmake ninja-build make
+         catch2 libcli11-dev nlohmann-json3-dev libfmt-dev:arm64 libhwloc-dev:arm64 libopenblas-dev:arm64)
+if [[ ${1:-} == --aarch64 ]]; then
+  want=("${aarch64[@]}")
+  if ! dpkg --print-foreign-architectures 2>/dev/null | grep -qx arm64; then
+    command -v dpkg >/dev/null || { echo "deps: --aarch64 needs Debian's multiarch (dpkg)" >&2; exit 1; }
+    echo "deps: adding the arm64 architecture (dpkg --add-architecture arm64)"
+    if [[ $(id -u) -eq 0 ]]; then dpkg --add-architecture arm64; else sudo dpkg --add-architecture arm64; fi
+  fi
+fi
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

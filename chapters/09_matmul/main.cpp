@@ -185,18 +185,18 @@ std::optional<BlasSide> blas_child(const std::string& core, std::size_t n, int t
 
 Isa parse_isa(const std::string& name) {
     if (name.empty()) return ch09::best_isa();
-    for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
+    for (Isa isa : ch09::kAllIsas)
         if (ch09::isa_name(isa) == name) {
             if (!ch09::isa_supported(isa))
                 throw cachebook::UsageError(fmt::format("--isa {}: {}", name, ch09::isa_unavailable_reason(isa)));
             return isa;
         }
-    throw cachebook::UsageError(fmt::format("--isa: expected scalar, avx2 or avx512, got '{}'", name));
+    throw cachebook::UsageError(fmt::format("--isa: expected scalar, avx2, avx512 or neon, got '{}'", name));
 }
 
 ch09::MicroKernel parse_kernel(const std::string& name, Isa isa) {
     if (name.empty()) return ch09::default_micro_kernel(isa);
-    for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
+    for (Isa i : ch09::kAllIsas)
         for (const auto& k : ch09::micro_kernels(i))
             if (k.name == name) {
                 if (!ch09::isa_supported(i))
@@ -204,7 +204,7 @@ ch09::MicroKernel parse_kernel(const std::string& name, Isa isa) {
                 return k;
             }
     std::string known;
-    for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
+    for (Isa i : ch09::kAllIsas)
         for (const auto& k : ch09::micro_kernels(i))
             if (ch09::isa_supported(i)) known += (known.empty() ? "" : ", ") + k.name;
     throw cachebook::UsageError(fmt::format("--kernel: expected one of {}; got '{}'", known, name));
@@ -240,6 +240,29 @@ std::string blocking_caches(const cachebook::Machine& machine) {
     return s;
 }
 
+// The vector instructions the kernels choose between, as this architecture names them.
+std::string instruction_sets(const cachebook::CpuFeatures& f) {
+    auto yes = [](bool b) { return b ? "yes" : "no"; };
+#if defined(__aarch64__)
+    return fmt::format("NEON {} (with FMA)", yes(f.neon));
+#else
+    return fmt::format("AVX2 {}, FMA {}, AVX-512 {}", yes(f.avx2), yes(f.fma), yes(f.avx512f));
+#endif
+}
+
+// What steps 4 and 5 run: the vector kernel, or the scalar fallback and why.
+std::string steps45_kernel(Isa isa) {
+    if (isa == Isa::Avx2 || isa == Isa::Avx512) return "avx2 + fma";
+    if (isa == Isa::Neon) return "neon fma";
+#if defined(__aarch64__)
+    constexpr Isa vector = Isa::Neon;
+#else
+    constexpr Isa vector = Isa::Avx2;
+#endif
+    return ch09::isa_supported(vector) ? "scalar, as --isa asks"
+                                       : "scalar fallback, " + ch09::isa_unavailable_reason(vector);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -253,7 +276,7 @@ int main(int argc, char** argv) {
         cli.add_int("--threads", threads_opt, "Threads for steps 5 to 7 (default: every usable CPU)", 1, 256);
         auto* tile_flag = cli.add_int("--tile", tile_opt, "Tile of steps 3 to 5 (default: from the L1 size)", 1, 4096);
         auto* runs_flag = cli.add_int("--runs", runs_opt, "Timed runs per measurement; the minimum is reported (--quick: 2)", 1, 100);
-        cli.add_string("--isa", isa_opt, "Kernels to use: scalar, avx2 or avx512 (default: the widest this CPU has)");
+        cli.add_string("--isa", isa_opt, "Kernels to use: scalar, avx2, avx512 or neon (default: the widest this CPU has)");
         cli.add_string("--kernel", kernel_opt, "Micro-kernel of step 6, e.g. 'avx2 6x16' (default: the isa's first)");
         cli.app().add_flag("--sweep-tiles", sweep_tiles, "Also time steps 3 and 4 for tiles 8 to 256");
         cli.app().add_flag("--sweep-threads", sweep_threads, "Also time steps 5 and 6 for 1 to --threads threads");
@@ -302,13 +325,9 @@ int main(int argc, char** argv) {
                    measured("{}", size_or_unknown(l2)), measured("{}", size_or_unknown(l3)),
                    measured("{}", reported_line ? fmt::format("{} bytes", *reported_line) : "unknown"));
         fmt::print("  where they come from: {}\n", measured("{}", cache_sources(machine)));
-        fmt::print("  instruction sets: AVX2 {}, FMA {}, AVX-512 {}\n", measured("{}", features.avx2 ? "yes" : "no"),
-                   measured("{}", features.fma ? "yes" : "no"), measured("{}", features.avx512f ? "yes" : "no"));
+        fmt::print("  instruction sets: {}\n", measured("{}", instruction_sets(features)));
         // The scalar fallback says why: the CPU lacks the instructions, or the build left the kernels out.
-        const std::string steps45 = isa != Isa::Scalar ? "avx2 + fma"
-                                    : ch09::isa_supported(Isa::Avx2)
-                                        ? "scalar, as --isa asks"
-                                        : "scalar fallback, " + ch09::isa_unavailable_reason(Isa::Avx2);
+        const std::string steps45 = steps45_kernel(isa);
         fmt::print("  kernels that run here: {} (step 4 and 5: {}; step 6: {})\n", measured("{}", ch09::isa_name(isa)),
                    measured("{}", steps45), measured("{}", kernel.name));
         progress.step("clock");
@@ -333,6 +352,7 @@ int main(int argc, char** argv) {
                           {"avx2", features.avx2},
                           {"fma", features.fma},
                           {"avx512", features.avx512f},
+                          {"neon", features.neon},
                           {"isa", ch09::isa_name(isa)},
                           {"ghz_measured", round_to(ghz, 2)},
                           {"ghz_nominal", ghz_nominal > 0 ? nlohmann::json(round_to(ghz_nominal, 2)) : nlohmann::json()}};
@@ -340,7 +360,9 @@ int main(int argc, char** argv) {
         // 2. The peak and the roofline's two ceilings.
         progress.step("peak");
         const int width = ch09::simd_width(isa);
-        constexpr int kFmaPorts = 2;  // two FMA units per core: Intel since Haswell, AMD since Zen 2
+        // Two FMA units per core: Intel since Haswell, AMD since Zen 2, ARM's Cortex-A76 and Neoverse N1
+        // (128-bit each); some ARM cores have four (Neoverse V2): the measured line below shows it.
+        constexpr int kFmaPorts = 2;
         const double formula_core = ch09::formula_peak_gflops(1, ghz, width, kFmaPorts);
         const double formula_all = ch09::formula_peak_gflops(cpus, ghz, width, kFmaPorts);
         const double fma_seconds = quick ? 0.15 : 0.4;
@@ -424,7 +446,7 @@ int main(int argc, char** argv) {
                 ch09::intensity_ikj());
         sampled("tiled", "3 tiled, T = " + measured("{}", tile), 0.2e9 * scale, tile, 0,
                 [&](RowRange r) { ch09::matmul_tiled(a, b, c, s, r, tile); }, ch09::intensity_tiled(tile));
-        sampled("simd", "4 tiled + " + measured("{}", isa == Isa::Scalar ? "scalar fallback" : "AVX2 FMA"),
+        sampled("simd", "4 tiled + " + measured("{}", isa == Isa::Scalar ? "scalar fallback" : isa == Isa::Neon ? "NEON FMA" : "AVX2 FMA"),
                 1e9 * scale, tile, 1, [&](RowRange r) { ch09::matmul_tiled_simd(a, b, c, s, r, tile, isa); },
                 ch09::intensity_tiled(tile));
         whole("threaded", "5 step 4, threads: " + measured("{}", threads), threads,
@@ -636,7 +658,7 @@ int main(int argc, char** argv) {
             fmt::print("Micro-kernel sweep (step 6 on 1 thread; blocks derived for each kernel)\n");
             cachebook::Table t({"kernel", "MC", "KC", "NC", "GFLOPS", "% peak"});
             nlohmann::json js = nlohmann::json::array();
-            for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+            for (Isa i : ch09::kAllIsas) {
                 if (!ch09::isa_supported(i)) continue;
                 for (const auto& k : ch09::micro_kernels(i)) {
                     progress.step(k.name);

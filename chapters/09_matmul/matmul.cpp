@@ -23,6 +23,7 @@ std::string isa_name(Isa isa) {
         case Isa::Scalar: return "scalar";
         case Isa::Avx2: return "avx2";
         case Isa::Avx512: return "avx512";
+        case Isa::Neon: return "neon";
     }
     return "?";
 }
@@ -33,6 +34,7 @@ bool isa_supported(Isa isa) {
         case Isa::Scalar: return true;
         case Isa::Avx2: return f.avx2 && f.fma && detail::avx2_built();
         case Isa::Avx512: return f.avx512f && f.avx2 && f.fma && detail::avx512_built();
+        case Isa::Neon: return f.neon && detail::neon_built();
     }
     return false;
 }
@@ -42,16 +44,35 @@ std::string isa_unavailable_reason(Isa isa) {
     const auto f = cachebook::cpu_features();
     if (isa == Isa::Avx2 && !(f.avx2 && f.fma)) return "this CPU has no AVX2 + FMA";
     if (isa == Isa::Avx512 && !(f.avx512f && f.avx2 && f.fma)) return "this CPU has no AVX-512";
+    if (isa == Isa::Neon && !f.neon) return "this CPU has no NEON (Advanced SIMD)";
+#if defined(__x86_64__)
     return "this build has no " + isa_name(isa) + " kernels (built with -DCACHEBOOK_PORTABLE=ON for plain x86-64)";
+#else
+    return "this build has no " + isa_name(isa) + " kernels (built for another architecture)";
+#endif
 }
 
 Isa best_isa() {
-    if (isa_supported(Isa::Avx512)) return Isa::Avx512;
-    if (isa_supported(Isa::Avx2)) return Isa::Avx2;
+    for (Isa isa : {Isa::Avx512, Isa::Avx2, Isa::Neon})
+        if (isa_supported(isa)) return isa;
     return Isa::Scalar;
 }
 
-int simd_width(Isa isa) { return isa == Isa::Avx512 ? 16 : isa == Isa::Avx2 ? 8 : 1; }
+Isa step4_isa() {
+    if (isa_supported(Isa::Avx2)) return Isa::Avx2;
+    if (isa_supported(Isa::Neon)) return Isa::Neon;
+    return Isa::Scalar;
+}
+
+int simd_width(Isa isa) {
+    switch (isa) {
+        case Isa::Avx512: return 16;
+        case Isa::Avx2: return 8;
+        case Isa::Neon: return 4;  // 128-bit registers
+        case Isa::Scalar: break;
+    }
+    return 1;
+}
 
 namespace {
 
@@ -79,6 +100,10 @@ std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to *
 void matmul_tiled_simd(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile, Isa isa) {
     if (tile == 0) throw std::invalid_argument("tile must be at least 1");
     if (isa == Isa::Scalar) return matmul_tiled(a, b, c, s, rows, tile);  // the fallback
+    if (isa == Isa::Neon) {
+        require_isa(Isa::Neon);
+        return detail::tiled_neon(a, b, c, s, rows, tile);
+    }
     require_isa(Isa::Avx2);
     detail::tiled_avx2(a, b, c, s, rows, tile);
 }
@@ -106,6 +131,7 @@ std::vector<MicroKernel> micro_kernels(Isa isa) {
         case Isa::Scalar: return detail::scalar_micro_kernels();
         case Isa::Avx2: return detail::avx2_micro_kernels();
         case Isa::Avx512: return detail::avx512_micro_kernels();
+        case Isa::Neon: return detail::neon_micro_kernels();
     }
     return {};
 }
@@ -290,6 +316,7 @@ double measure_fma_gflops(Isa isa, int threads, double seconds) {
         switch (isa) {
             case Isa::Avx512: return detail::fma_loop_avx512(iterations);
             case Isa::Avx2: return detail::fma_loop_avx2(iterations);
+            case Isa::Neon: return detail::fma_loop_neon(iterations);
             case Isa::Scalar: break;
         }
         return detail::fma_loop_scalar(iterations);
@@ -315,25 +342,41 @@ double measure_fma_gflops(Isa isa, int threads, double seconds) {
 }
 
 // [snippet: clock]
+namespace {
+// Ten dependent adds per round: each waits for the one before, one cycle apiece.
+std::uint64_t dependent_adds(std::uint64_t rounds) {
+    std::uint64_t x = 0;
+#if defined(__x86_64__)
+    asm volatile(
+        "1:\n\t"
+        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+        "dec %1\n\tjnz 1b"
+        : "+r"(x), "+r"(rounds)
+        :
+        : "cc");
+#elif defined(__aarch64__)
+    asm volatile(
+        "1:\n\t"
+        "add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\t"
+        "add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\t"
+        "subs %1, %1, #1\n\tb.ne 1b"
+        : "+r"(x), "+r"(rounds)
+        :
+        : "cc");
+#else
+#error "measure_clock_ghz: no dependent-add loop written for this architecture"
+#endif
+    return x;
+}
+}  // namespace
+
 double measure_clock_ghz(double seconds) {
-    // Ten dependent adds per round: each waits for the one before, one cycle apiece.
-    auto rounds_of = [](std::uint64_t rounds) {
-        std::uint64_t x = 0;
-        asm volatile(
-            "1:\n\t"
-            "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-            "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-            "dec %1\n\tjnz 1b"
-            : "+r"(x), "+r"(rounds)
-            :
-            : "cc");
-        return x;
-    };
     // Many short attempts, keeping the fastest: on a shared machine some attempt runs undisturbed.
     std::uint64_t rounds = 1 << 12;
     while (true) {  // calibrate one attempt to about 2 ms
         const auto start = cachebook::Clock::now();
-        cachebook::do_not_optimize(rounds_of(rounds));
+        cachebook::do_not_optimize(dependent_adds(rounds));
         if (cachebook::seconds_since(start) > 0.002 || rounds > (std::uint64_t{1} << 36)) break;
         rounds *= 2;
     }
@@ -341,7 +384,7 @@ double measure_clock_ghz(double seconds) {
     const auto begin = cachebook::Clock::now();
     for (int attempt = 0; attempt < 10 || cachebook::seconds_since(begin) < seconds; ++attempt) {
         const auto start = cachebook::Clock::now();
-        cachebook::do_not_optimize(rounds_of(rounds));
+        cachebook::do_not_optimize(dependent_adds(rounds));
         best = std::max(best, 10.0 * double(rounds) / cachebook::seconds_since(start) / 1e9);
     }
     return best;

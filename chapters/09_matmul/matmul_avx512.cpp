@@ -1,10 +1,12 @@
 // The AVX-512 micro-kernels of step 6, compiled with -mavx512f; they run only after
 // isa_supported(Isa::Avx512) said yes. They share micro_kernel.hpp with the AVX2 ones.
-#include <immintrin.h>
-
 #include "cachebook/measure.hpp"
 #include "kernels.hpp"
 #include "micro_kernel.hpp"
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 namespace ch09::detail {
 
