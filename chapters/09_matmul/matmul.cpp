@@ -176,14 +176,13 @@ void pack_a(const float* a, std::size_t lda, std::size_t mc, std::size_t kc, std
 }
 
 void pack_b(const float* b, std::size_t ldb, std::size_t kc, std::size_t nc, std::size_t nr, float* out) {
-    for (std::size_t s = 0; s < nc; s += nr) {  // one sliver of nr columns: for each p, nr values in a row
-        const std::size_t w = std::min(nr, nc - s);
-        for (std::size_t p = 0; p < kc; ++p) {
-            std::memcpy(out + p * nr, b + p * ldb + s, w * sizeof(float));
-            std::fill(out + p * nr + w, out + (p + 1) * nr, 0.0f);
+    for (std::size_t p = 0; p < kc; ++p)            // along each row of B: one stream, easy to prefetch
+        for (std::size_t s = 0; s < nc; s += nr) {  // nr values into each sliver (sliver s / nr starts at s * kc)
+            const std::size_t w = std::min(nr, nc - s);
+            float* dst = out + s * kc + p * nr;
+            std::memcpy(dst, b + p * ldb + s, w * sizeof(float));
+            std::fill(dst + w, dst + nr, 0.0f);  // pad the last sliver
         }
-        out += nr * kc;
-    }
 }
 // [end: packing]
 
@@ -248,9 +247,11 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
             for (std::size_t pc = 0; pc < k; pc += kc, ++slice) {   // loop 4: kc-deep slices
                 const std::size_t kcur = std::min(kc, k - pc);
                 float* b_packed = panels[slice % 2].get();
-                // Each thread packs every parts-th sliver of the panel.
-                for (std::size_t sl = static_cast<std::size_t>(t); sl * nr < ncur; sl += static_cast<std::size_t>(parts))
-                    pack_b(b + pc * n + jc + sl * nr, n, kcur, std::min(nr, ncur - sl * nr), nr, b_packed + sl * nr * kcur);
+                // Each thread packs its own run of slivers of the panel.
+                const std::size_t slivers = ceil_div(ncur, nr), per = ceil_div(slivers, static_cast<std::size_t>(parts));
+                const std::size_t first = std::min(slivers, per * static_cast<std::size_t>(t)) * nr;
+                const std::size_t last = std::min(ncur, first + per * nr);
+                if (first < last) pack_b(b + pc * n + jc + first, n, kcur, last - first, nr, b_packed + first * kcur);
                 // This panel's counter was last used two slices ago, which every thread has left.
                 if (t == 0) next_block[slice % 2].store(0, std::memory_order_relaxed);
                 panel_ready.arrive_and_wait();

@@ -34,6 +34,9 @@ std::vector<MicroKernel> avx512_micro_kernels() {
         {"avx512 6x32", Isa::Avx512, 6, 32, &micro_kernel<Avx512, 6, 2>},
         {"avx512 8x48", Isa::Avx512, 8, 48, &micro_kernel<Avx512, 8, 3>},
         {"avx512 12x32 no C prefetch", Isa::Avx512, 12, 32, &micro_kernel<Avx512, 12, 2, false>},
+        {"avx512 12x32 ahead 8", Isa::Avx512, 12, 32, &micro_kernel<Avx512, 12, 2, true, 8>},
+        {"avx512 12x32 ahead 16", Isa::Avx512, 12, 32, &micro_kernel<Avx512, 12, 2, true, 16>},
+        {"avx512 12x32 ahead 32", Isa::Avx512, 12, 32, &micro_kernel<Avx512, 12, 2, true, 32>},
     };
 }
 
