@@ -176,13 +176,14 @@ void pack_a(const float* a, std::size_t lda, std::size_t mc, std::size_t kc, std
 }
 
 void pack_b(const float* b, std::size_t ldb, std::size_t kc, std::size_t nc, std::size_t nr, float* out) {
-    for (std::size_t p = 0; p < kc; ++p)            // along each row of B: one stream, easy to prefetch
-        for (std::size_t s = 0; s < nc; s += nr) {  // nr values into each sliver (sliver s / nr starts at s * kc)
-            const std::size_t w = std::min(nr, nc - s);
-            float* dst = out + s * kc + p * nr;
-            std::memcpy(dst, b + p * ldb + s, w * sizeof(float));
-            std::fill(dst + w, dst + nr, 0.0f);  // pad the last sliver
+    for (std::size_t s = 0; s < nc; s += nr) {  // one sliver of nr columns: for each p, nr values in a row
+        const std::size_t w = std::min(nr, nc - s);
+        for (std::size_t p = 0; p < kc; ++p) {
+            std::memcpy(out + p * nr, b + p * ldb + s, w * sizeof(float));
+            std::fill(out + p * nr + w, out + (p + 1) * nr, 0.0f);
         }
+        out += nr * kc;
+    }
 }
 // [end: packing]
 
