@@ -722,7 +722,7 @@ int main(int argc, char** argv) {
         // 6. Step 6 beside the libraries, and the goals.
         print_goals(cores, best_core, default_core, threads, s.flops(), peak_core, n, out);
 
-        // Options: the seed's challenges.
+        // Options: the challenges at the end of the course notes.
         if (sweep_tiles) {
             fmt::print("Tile sweep (steps 3 and 4, GFLOPS)\n");
             cachebook::Table t({"T", "3 tiled", "4 tiled + SIMD"});

@@ -476,14 +476,14 @@ std::uint32_t next(std::uint32_t& state) {
 }
 }  // namespace
 
-void fill_random(float* p, std::size_t count, std::uint32_t seed) {
-    std::uint32_t state = seed ? seed : 1;
+void fill_random(float* p, std::size_t count, std::uint32_t start) {
+    std::uint32_t state = start ? start : 1;
     for (std::size_t i = 0; i < count; ++i)
         p[i] = float(next(state) >> 8) * (1.0f / 8388608.0f) - 1.0f;  // 24 bits -> [-1, 1)
 }
 
-void fill_small_integers(float* p, std::size_t count, std::uint32_t seed) {
-    std::uint32_t state = seed ? seed : 1;
+void fill_small_integers(float* p, std::size_t count, std::uint32_t start) {
+    std::uint32_t state = start ? start : 1;
     for (std::size_t i = 0; i < count; ++i) p[i] = float(int(next(state) % 5) - 2);
 }
 

@@ -175,13 +175,13 @@ struct AlignedFree {
 };
 using Buffer = std::unique_ptr<float[], AlignedFree>;
 Buffer make_buffer(std::size_t floats);
-/// Fills with uniform values in [-1, 1) from a fixed seed.
-void fill_random(float* p, std::size_t count, std::uint32_t seed);
+/// Fills with uniform values in [-1, 1) from a fixed starting state.
+void fill_random(float* p, std::size_t count, std::uint32_t start);
 /// Fills with small integers in [-2, 2]: every product and partial sum is exact in float
 /// while k * 4 < 2^24, so every correct step gives exactly the reference.
-void fill_small_integers(float* p, std::size_t count, std::uint32_t seed);
+void fill_small_integers(float* p, std::size_t count, std::uint32_t start);
 
-/// The largest power of two t with three t x t float tiles in `l1_bytes` (seed: 3 t^2 x 4 <= L1), at least 8.
+/// The largest power of two t with three t x t float tiles in `l1_bytes` (the course notes' rule: 3 t^2 x 4 <= L1), at least 8.
 std::size_t tile_from_l1(std::size_t l1_bytes);
 
 }  // namespace ch09
