@@ -197,20 +197,35 @@ def exercises_of(chapter) -> list[tuple[str, str]]:
             while k < len(lines) and lines[k].strip().startswith("///"):
                 doc.append(lines[k].strip()[3:].strip())
                 k += 1
-            decl = []
-            while k < len(lines) and lines[k].strip():
+            decl = []  # every declaration up to the blank line (an exercise may ask for two functions)
+            while k < len(lines) and lines[k].strip() and not lines[k].strip().startswith("///"):
                 decl.append(lines[k])
                 k += 1
-                if decl[-1].rstrip().endswith(";"):
-                    break
             found.append((" ".join(doc), "\n".join(decl)))
         else:
             k += 1
     return found
 
 
+def exercise_points(chapter) -> dict[int, tuple[int, int]]:
+    """Exercise number: (points of the handout's cases, points of the held-back cases), from
+    the graders' TEST_CASE tags ("[N points]", 1 without one; tools/grader/grader_main.cpp)."""
+    points: dict[int, list[int]] = {}
+    for k, name in enumerate(("grader.cpp", "held_back.cpp")):
+        path = chapter.dir / "exercises" / name
+        if not path.exists():
+            continue
+        for case, tags in re.findall(r'TEST_CASE\(\s*"([^"]+)"(?:\s*,\s*"([^"]*)")?', path.read_text()):
+            number = re.match(r"exercise (\d+)", case)
+            worth = re.search(r"\[(\d+) points?\]", tags or "")
+            if number:
+                points.setdefault(int(number.group(1)), [0, 0])[k] += int(worth.group(1)) if worth else 1
+    return {n: (p[0], p[1]) for n, p in points.items()}
+
+
 class ExerciseList(SphinxDirective):
-    """Every chapter's exercises, read from chapters/NN_slug/exercises/exercise.hpp."""
+    """Every chapter's exercises: the doc comment and declarations from exercises/exercise.hpp,
+    goal, time, difficulty and rubric from exercises/exercises.json, points from the graders."""
 
     has_content = False
 
@@ -220,15 +235,27 @@ class ExerciseList(SphinxDirective):
             found = exercises_of(ch)
             if not found:
                 continue
-            header = ch.dir / "exercises" / "exercise.hpp"
-            self.env.note_dependency(str(header))
+            ex = ch.dir / "exercises"
+            for f in ("exercise.hpp", "exercises.json", "grader.cpp", "held_back.cpp"):
+                self.env.note_dependency(str(ex / f))
+            meta = {e["number"]: e for e in json.loads((ex / "exercises.json").read_text())["exercises"]} \
+                if (ex / "exercises.json").exists() else {}
+            points = exercise_points(ch)
             title = _title(ch.page) if ch.page.exists() else ch.name
             number = int(ch.name[:2])
+            nn = ch.name[:2]
             link = f"{{doc}}`{title} </{ch.docname}>`" if ch.page.exists() else title
-            lines += [f"**Chapter {number}**: {link}. Grade with `make grade CH={ch.name[:2]}`; hand out with "
-                      f"`make handout CH={ch.name[:2]}`.", ""]
-            for doc, decl in found:
+            lines += [f"### Chapter {number}", "", f"{link}. Hand out with `make handout CH={nn}`; grade a class "
+                      f"with `make grade-all CH={nn} DIR=submissions/`.", ""]
+            for k, (doc, decl) in enumerate(found, start=1):
                 lines += [f"- {doc}", "", "  ```cpp"] + ["  " + d for d in decl.splitlines()] + ["  ```", ""]
+                m = meta.get(k)
+                if m:
+                    shown, held = points.get(k, (0, 0))
+                    lines += [f"  **Goal**: {m['goal']}", "",
+                              f"  **Time**: about {m['minutes']} minutes. **Difficulty**: {m['difficulty']}. "
+                              f"**Points**: {shown + held} ({shown} from the handout's cases, {held} held back).", "",
+                              f"  **Rubric** (what the grader cannot judge): {m['rubric']}", ""]
         if not lines:
             lines = ["No chapter has exercises yet."]
         node = nodes.container(classes=["exercise-list"])

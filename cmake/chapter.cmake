@@ -14,17 +14,24 @@ function(add_chapter dir slug)
   set(CACHEBOOK_CHAPTERS ${CACHEBOOK_CHAPTERS} ${dir} PARENT_SCOPE)
   if(EXISTS ${src}/exercises/grader.cpp)
     add_exercise(${dir})
+    set(CACHEBOOK_EXERCISES ${CACHEBOOK_EXERCISES} PARENT_SCOPE)
   endif()
 endfunction()
 
-# add_exercise(NN_slug): two graders from exercises/grader.cpp, one linked with
-# the student's starter.cpp (what `make grade` scores), one with solution.cpp
-# (which the test suite requires to score full marks).
+# add_exercise(NN_slug): two graders from exercises/grader.cpp (the cases the handout shows)
+# and exercises/held_back.cpp (the cases only this copy runs), one linked with the student's
+# starter.cpp (what `make grade` scores), one with solution.cpp (which the test suite
+# requires to score full marks). The handout (tools/handout.py) builds its grader from
+# grader.cpp alone, with the files that exercises/exercises.json lists.
 function(add_exercise dir)
   set(ex ${CMAKE_SOURCE_DIR}/chapters/${dir}/exercises)
+  set(cases ${ex}/grader.cpp)
+  if(EXISTS ${ex}/held_back.cpp)
+    list(APPEND cases ${ex}/held_back.cpp)
+  endif()
   foreach(which starter solution)
     set(t grade_ch${dir}_${which})
-    add_executable(${t} ${ex}/grader.cpp ${ex}/${which}.cpp)
+    add_executable(${t} ${cases} ${ex}/${which}.cpp)
     target_include_directories(${t} PRIVATE ${ex})
     target_link_libraries(${t} PRIVATE ch${dir}_logic cachebook_grader)
   endforeach()
@@ -34,4 +41,5 @@ function(add_exercise dir)
   # The starter, as handed out, must compile and must not already pass.
   add_test(NAME exercise.${dir}.starter_is_not_solved COMMAND grade_ch${dir}_starter --require-full)
   set_tests_properties(exercise.${dir}.starter_is_not_solved PROPERTIES LABELS exercise WILL_FAIL TRUE)
+  set(CACHEBOOK_EXERCISES ${CACHEBOOK_EXERCISES} ${dir} PARENT_SCOPE)
 endfunction()

@@ -9,24 +9,24 @@
 #include "support.hpp"
 
 TEST_CASE("the kernel built at -O0 and at -O2 gives the same sums", "[ch07]") {
-    const auto g = ch07::make_grid(100);
+    const auto grid = ch07::make_grid(100);
     std::int64_t expected = 0;
-    for (int v : g) expected += v;
-    CHECK(ch07::o0::sum_rows(g.data(), 100) == expected);
-    CHECK(ch07::o0::sum_columns(g.data(), 100) == expected);
-    CHECK(ch07::o2::sum_rows(g.data(), 100) == expected);
-    CHECK(ch07::o2::sum_columns(g.data(), 100) == expected);
+    for (int v : grid) expected += v;
+    CHECK(ch07::o0::sum_rows(grid.data(), 100) == expected);
+    CHECK(ch07::o0::sum_columns(grid.data(), 100) == expected);
+    CHECK(ch07::o2::sum_rows(grid.data(), 100) == expected);
+    CHECK(ch07::o2::sum_columns(grid.data(), 100) == expected);
     CHECK(ch07::opt_rule(64, 1).same_sums);
 }
 
 TEST_CASE("the model's misses for the chapter 2 walks, 32 KiB 8-way L1", "[ch07]") {
     const auto l1 = cachebook::CacheConfig::from_capacity(32768, 8, 64);
-    const auto s = ch07::simulate_walks(l1, 512);
-    CHECK(s.accesses == 262144);
-    CHECK(s.row_misses == 16384);      // one per line
-    CHECK(s.column_misses == 262144);  // a 2 KiB row stride uses 2 of 64 sets: every access misses
+    const auto walks = ch07::simulate_walks(l1, 512);
+    CHECK(walks.accesses == 262144);
+    CHECK(walks.row_misses == 16384);      // one per line
+    CHECK(walks.column_misses == 262144);  // a 2 KiB row stride uses 2 of 64 sets: every access misses
     const auto small = ch07::simulate_walks(l1, 64);
-    CHECK(small.row_misses == 256);  // 16 KiB = 256 lines
+    CHECK(small.row_misses == 256);     // 16 KiB = 256 lines
     CHECK(small.column_misses == 256);  // it fits: the column walk misses once per line too
     CHECK(ch07::cachegrind_d1_flag(l1) == "--D1=32768,8,64");
 }
@@ -65,72 +65,107 @@ TEST_CASE("cachegrind counts what the model counts", "[ch07][valgrind]") {
     CHECK(std::abs(tool.column_walk() - static_cast<std::int64_t>(model.column_misses)) <= 64);
 }
 
-TEST_CASE("Amdahl: a 2 % part made 10x faster speeds the whole up by under 2 %", "[ch07]") {
-    CHECK(ch07::amdahl(0.02, 10.0) == Approx(1.0 / 0.982));
+TEST_CASE("by Amdahl's law a 2 % part made 10x faster speeds the whole up by under 2 %", "[ch07]") {
+    const auto [fraction, speedup, whole] = GENERATE(table<double, double, double>({
+        {0.02, 10.0, 1.0 / 0.982},
+        {0.5, 2.0, 4.0 / 3.0},
+        {1.0, 8.0, 8.0},
+        {0.0, 8.0, 1.0},
+    }));
+    CHECK(ch07::amdahl(fraction, speedup) == Approx(whole));
     CHECK(ch07::amdahl(0.02, 10.0) < 1.02);
-    CHECK(ch07::amdahl(0.5, 2.0) == Approx(4.0 / 3.0));
-    CHECK(ch07::amdahl(1.0, 8.0) == Approx(8.0));
-    CHECK(ch07::amdahl(0.0, 8.0) == 1.0);
+}
+
+TEST_CASE("the small array of the size rule fills at most half of L1", "[ch07]") {
+    const auto [l1_bytes, order] = GENERATE(table<std::size_t, std::size_t>({
+        {32768, 64},    // 64 x 64 ints = 16 KiB
+        {49152, 64},    // 128 x 128 would be 64 KiB
+        {131072, 128},  // 64 KiB of 128 KiB
+        {1024, 16},     // never below 16
+    }));
+    CHECK(ch07::l1_resident_order(l1_bytes) == order);
+}
+
+TEST_CASE("a batch's spread is its slowest run over its fastest, the gap compares two minima", "[ch07]") {
+    ch07::RunsRule rule;
+    rule.batch_a.runs = {0.012, 0.010, 0.015};
+    rule.batch_b.runs = {0.011, 0.0125};
+    CHECK(rule.spread() == Approx(0.5));
+    CHECK(rule.min_gap() == Approx(1.0 / 11.0));
+    CHECK(rule.first() == 0.012);
+}
+
+TEST_CASE("the L1 the counters are compared on is this machine's, or 32 KiB 8-way when unknown", "[ch07]") {
+    const auto geometry = ch07::l1_geometry();
+    const auto l1 = cachebook::data_cache(1);
+    if (l1 && l1->sets > 0 && l1->ways > 0 && l1->line_bytes > 0) {
+        CHECK(geometry.sets == l1->sets);
+        CHECK(geometry.ways == l1->ways);
+        CHECK(geometry.line_bytes == l1->line_bytes);
+    } else {
+        CHECK(geometry.capacity_bytes() == 32768);
+        CHECK(geometry.ways == 8);
+    }
 }
 
 // --- Measured ------------------------------------------------------------------------------
 
-TEST_CASE("measured: a result nobody uses is computed in no time", "[ch07][timing]") {
-    const auto d = ch07::dead_code_rule(1024, 5);
-    INFO("unused " << d.unused_s << " s, used " << d.used_s << " s");
-    CHECK(d.used_s / std::max(d.unused_s, 1e-9) > 10.0);
+TEST_CASE("a result nobody uses is computed in no time", "[ch07][timing]") {
+    const auto sums = ch07::dead_code_rule(1024, 5);
+    INFO("unused " << sums.unused_s << " s, used " << sums.used_s << " s");
+    CHECK(sums.used_s / std::max(sums.unused_s, 1e-9) > 10.0);
 }
 
-TEST_CASE("measured: the first touch of fresh pages costs more than the second", "[ch07][timing]") {
-    const auto t = ch07::touch_rule(64 << 20, 3);
-    INFO("first " << t.first_fill_s << " s, second " << t.second_fill_s << " s, faults " << t.faults_first);
-    CHECK(t.faults_first > t.faults_second);
-    CHECK(t.first_fill_s / t.second_fill_s > 1.5);
+TEST_CASE("the first touch of fresh pages costs more than the second", "[ch07][timing]") {
+    const auto touch = ch07::touch_rule(64 << 20, 3);
+    INFO("first " << touch.first_fill_s << " s, second " << touch.second_fill_s << " s, faults " << touch.faults_first);
+    CHECK(touch.faults_first > touch.faults_second);
+    CHECK(touch.first_fill_s / touch.second_fill_s > 1.5);
 }
 
-TEST_CASE("measured: -O0 slows the kernel and shrinks the cache effect", "[ch07][timing]") {
-    const auto o = ch07::opt_rule(2048, 10);
-    const double ratio_o0 = o.columns_o0 / o.rows_o0, ratio_o2 = o.columns_o2 / o.rows_o2;
-    INFO("rows -O0/-O2 = " << o.rows_o0 / o.rows_o2 << "; columns/rows at -O0 " << ratio_o0 << ", at -O2 " << ratio_o2);
-    CHECK(o.rows_o0 / o.rows_o2 > 1.5);
+TEST_CASE("building at -O0 slows the kernel and shrinks the cache effect", "[ch07][timing]") {
+    const auto builds = ch07::opt_rule(2048, 10);
+    const double ratio_o0 = builds.columns_o0 / builds.rows_o0, ratio_o2 = builds.columns_o2 / builds.rows_o2;
+    INFO("rows -O0/-O2 = " << builds.rows_o0 / builds.rows_o2 << "; columns/rows at -O0 " << ratio_o0 << ", at -O2 "
+                           << ratio_o2);
+    CHECK(builds.rows_o0 / builds.rows_o2 > 1.5);
     CHECK(ratio_o2 > 1.5 * ratio_o0);
 }
 
-TEST_CASE("measured: the loop order matters only once the data leaves L1", "[ch07][timing]") {
+TEST_CASE("the loop order matters only once the data leaves L1", "[ch07][timing]") {
     const auto rows = ch07::size_rule({64, 2048}, 2048 * 2048, 7);
     const double small = rows[0].columns_ns / rows[0].rows_ns, large = rows[1].columns_ns / rows[1].rows_ns;
     INFO("columns / rows: 64 x 64 " << small << ", 2048 x 2048 " << large);
     CHECK(large > 3.0 * small);
 }
 
-TEST_CASE("measured: a strided sum understates the latency a pointer chase shows", "[ch07][timing]") {
-    const auto r = ch07::latency_row(64 << 20, 1 << 17, 3);
-    INFO("strided " << r.strided_ns << " ns, gather " << r.gather_ns << " ns, chase " << r.chase_ns << " ns");
-    CHECK(r.chase_ns / r.strided_ns > 5.0);
-    CHECK(r.chase_ns / r.gather_ns > 2.0);
+TEST_CASE("a strided sum understates the latency a pointer chase shows", "[ch07][timing]") {
+    const auto row = ch07::latency_row(64 << 20, 1 << 17, 3);
+    INFO("strided " << row.strided_ns << " ns, gather " << row.gather_ns << " ns, chase " << row.chase_ns << " ns");
+    CHECK(row.chase_ns / row.strided_ns > 5.0);
+    CHECK(row.chase_ns / row.gather_ns > 2.0);
 }
 
-TEST_CASE("measured: std::clock adds up threads, the wall clock shows the speed-up", "[ch07][timing]") {
+TEST_CASE("std::clock adds up the threads' time while the wall clock shows the speed-up", "[ch07][timing]") {
     if (cachebook::usable_cpus() < 2) CACHEBOOK_SKIP("one CPU: two threads cannot run at once");
-    const auto c = ch07::clock_rule(2, 40'000'000, 3);
-    INFO("1 thread: cpu " << c.one.cpu_s << " wall " << c.one.wall_s << "; 2 threads: cpu " << c.many.cpu_s
-                          << " wall " << c.many.wall_s);
-    CHECK(c.one.cpu_s / c.many.cpu_s < 1.25);  // CPU time does not shrink with threads
-    if (c.many.cpu_s / c.many.wall_s < 1.5)
-        CACHEBOOK_SKIP("the machine is busy: two threads got " << c.many.cpu_s / c.many.wall_s
+    const auto clocks = ch07::clock_rule(2, 40'000'000, 3);
+    INFO("1 thread: cpu " << clocks.one.cpu_s << " wall " << clocks.one.wall_s << "; 2 threads: cpu "
+                          << clocks.many.cpu_s << " wall " << clocks.many.wall_s);
+    CHECK(clocks.one.cpu_s / clocks.many.cpu_s < 1.25);  // CPU time does not shrink with threads
+    if (clocks.many.cpu_s / clocks.many.wall_s < 1.5)
+        CACHEBOOK_SKIP("the machine is busy: two threads got " << clocks.many.cpu_s / clocks.many.wall_s
                                                                << " CPUs between them, not two");
-    CHECK(c.one.wall_s / c.many.wall_s > 1.3);
+    CHECK(clocks.one.wall_s / clocks.many.wall_s > 1.3);
 }
 
-TEST_CASE("measured: the minima of two batches agree", "[ch07][timing]") {
+TEST_CASE("the minima of two batches agree", "[ch07][timing]") {
     const double share = cachebook::cpu_share();
     if (share < 0.7) CACHEBOOK_SKIP("the machine is busy: this thread got " << share << " of a CPU");
     // 256 x 256 ints (256 KiB) stay in L2. A grid the size of the L3 share this machine
     // gets depends on what other tenants leave in the shared L3, which changes from one
     // batch to the next (chapter.md).
-    const auto r = ch07::runs_rule(256, 60);
-    const double gap = std::abs(r.batch_a.min() / r.batch_b.min() - 1.0);
-    INFO("minima " << r.batch_a.min() << " and " << r.batch_b.min() << ", spread of A "
-                   << r.batch_a.max() / r.batch_a.min());
-    CHECK(gap < 0.3);
+    const auto batches = ch07::runs_rule(256, 60);
+    INFO("minima " << batches.batch_a.min() << " and " << batches.batch_b.min() << ", spread of A "
+                   << batches.spread());
+    CHECK(batches.min_gap() < 0.3);
 }

@@ -2,7 +2,7 @@
 # Installs the Debian packages cachebook needs, only those missing.
 # --book: the packages the HTML book needs (chromium: its browser test).
 set -euo pipefail
-core=(g++ cmake ninja-build make python3 libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind)
+core=(g++ cmake ninja-build make pkg-config python3 libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind)
 book=(doxygen python3-sphinx python3-breathe python3-myst-parser furo python3-matplotlib chromium)
 core+=(python-matplotlib-data)  # chapter 4's study reads its Stocks.csv
 # Chapter 9's step 7: BLIS beside OpenBLAS. The program loads it at run time (dlopen) and

@@ -1,11 +1,6 @@
 #!/usr/bin/env bash
-# handout.sh NN DEST: the chapter's exercises as a student gets them (no solution.cpp).
+# handout.sh NN DEST: the chapter's exercises as a student gets them, DEST/chNN.tar.gz
+# (tools/handout.py: a directory that builds on its own, without the answer key).
 set -euo pipefail
-ch=$1 dest=$2
-root=$(cd "$(dirname "$0")/.." && pwd)
-dir=$(cd "$root/chapters" && ls -d "${ch}"_* 2>/dev/null | head -1 || true)
-[[ -n $dir && -d $root/chapters/$dir/exercises ]] || { echo "handout: chapter $ch has no exercises" >&2; exit 2; }
-out="$dest/$dir"
-rm -rf "$out" && mkdir -p "$out"
-find "$root/chapters/$dir/exercises" -maxdepth 1 -type f ! -name 'solution.cpp' -exec cp {} "$out/" \;
-echo "wrote $out: $(cd "$out" && ls | tr '\n' ' ')"
+[[ $# -eq 2 ]] || { echo "usage: handout.sh NN DEST" >&2; exit 2; }
+exec /usr/bin/python3 "$(dirname "$0")/handout.py" "$1" "$2" --tar

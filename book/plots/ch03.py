@@ -1,5 +1,5 @@
 """Chapter 3's plots: misses per inner iteration of the six loop orders, predicted and
-simulated (R5), and the measured time of each order."""
+simulated in the course notes' two small caches, and the measured time of each order."""
 
 from plots import figure
 
@@ -8,11 +8,11 @@ ORDERS = ["ijk", "jik", "jki", "kji", "kij", "ikj"]
 
 def plots(data):
     out = {}
-    r5, analytic = data.get("r5"), data.get("analytic")
-    if r5 and analytic:
+    simulated, analytic = data.get("simulated"), data.get("analytic")
+    if simulated and analytic:
         series = [("analytic (large N)", [float(analytic[o]["total"]) for o in ORDERS])]
-        for key in sorted((k for k in r5 if k.startswith("lines")), key=lambda k: int(k[5:])):
-            series.append((f"simulated, {key[5:]}-line cache", [float(r5[key][o]["total"]) for o in ORDERS]))
+        for key in sorted((k for k in simulated if k.startswith("lines")), key=lambda k: int(k[5:])):
+            series.append((f"simulated, {key[5:]}-line cache", [float(simulated[key][o]["total"]) for o in ORDERS]))
         fig, ax = figure()
         width = 0.8 / len(series)
         for s, (label, values) in enumerate(series):

@@ -1,6 +1,6 @@
 """Chapter 8's plot: ns per access against working-set size (log x), for the pointer chase
 with 4 KiB and with huge pages and for the strided sum; the detected levels (solid) and the
-sizes sysfs reports (dotted) marked."""
+sizes the machine reports (dotted) marked."""
 
 from plots import figure
 
@@ -31,7 +31,7 @@ def plots(data):
         if level.get("reported_bytes") and level["reported_bytes"] / 1024 <= kib[-1]:
             x = level["reported_bytes"] / 1024
             ax.axvline(x, color="#999999", linestyle=":", linewidth=1)
-            ax.text(x, low, f" {name} sysfs", rotation=90, va="bottom", fontsize=8, color="#777777")
+            ax.text(x, low, f" {name} reported", rotation=90, va="bottom", fontsize=8, color="#777777")
     ticks = [4 ** k for k in range(1, 12) if kib[0] <= 4 ** k <= kib[-1]]
     ax.set_xticks(ticks, [f"{t} KiB" if t < 1024 else f"{t // 1024} MiB" for t in ticks])
     ax.legend(frameon=False, loc="upper left", fontsize=8)

@@ -1,13 +1,12 @@
 #pragma once
 // Chapter 3: the six loop orders of C = A x B. The textbook's per-iteration
-// miss analysis, the simulated counts (R5) beside it, and the six orders run for real.
+// miss analysis, the simulated counts beside it, and the six orders run for real.
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cachebook/cache.hpp"
 #include "cachebook/measure.hpp"
@@ -58,14 +57,21 @@ struct OrderTiming {
 };
 struct MeasuredOrders {
     std::size_t n = 0;
-    std::vector<OrderTiming> orders;  ///< in the book's order
-    bool identical = false;           ///< every C equal, byte for byte, to the first
-    double checksum = 0;              ///< sum of C's entries
+    std::vector<OrderTiming> orders;                ///< in the book's order
+    bool identical = false;                         ///< every C equal, byte for byte, to the first
+    double checksum = 0;                            ///< sum of C's entries
     [[nodiscard]] double min_of(char inner) const;  ///< fastest order with this inner variable
+    [[nodiscard]] double fastest() const;           ///< fastest of all the orders
 };
 /// Times the given orders (all six by default) `runs` times each, round-robin; C is compared byte for byte.
 MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook::LoopOrder>& orders = {});
 
-nlohmann::json to_json(const PerIteration& p);
+/// The cache of the reader's choice: `lines` lines of `line_bytes` bytes in sets of
+/// `ways` (0: fully associative). Throws cachebook::UsageError naming the option that
+/// does not fit.
+cachebook::CacheConfig chosen_cache(std::int64_t lines, std::int64_t ways, std::int64_t line_bytes);
+/// Throws cachebook::UsageError when a tile exceeds n, or when simulating n x n matrices
+/// in a cache of `ways` ways would take more than seconds (the model scans every way).
+void check_simulation(std::int64_t n, std::int64_t ways, std::int64_t tile);
 
 }  // namespace ch03

@@ -42,35 +42,36 @@ StructFacts facts(std::string name, std::vector<std::pair<std::string, std::size
 }  // namespace
 
 LayoutFacts layout_facts() {
-    LayoutFacts f;
-    f.counters = facts<Counters>("Counters", {FIELD(Counters, thread0_count), FIELD(Counters, thread1_count)});
-    f.counters_char_pad = facts<CountersCharPad>(
+    LayoutFacts layout;
+    layout.counters = facts<Counters>("Counters", {FIELD(Counters, thread0_count), FIELD(Counters, thread1_count)});
+    layout.counters_char_pad = facts<CountersCharPad>(
         "CountersCharPad", {FIELD(CountersCharPad, thread0_count), FIELD(CountersCharPad, thread1_count)});
-    f.counters_aligned = facts<CountersAligned>(
+    layout.counters_aligned = facts<CountersAligned>(
         "CountersAligned", {FIELD(CountersAligned, thread0_count), FIELD(CountersAligned, thread1_count)});
-    f.counters_portable = facts<CountersPortable>(
+    layout.counters_portable = facts<CountersPortable>(
         "CountersPortable", {FIELD(CountersPortable, thread0_count), FIELD(CountersPortable, thread1_count)});
-    f.worker_state = facts<WorkerState>(
+    layout.worker_state = facts<WorkerState>(
         "WorkerState",
         {FIELD(WorkerState, worker_id), FIELD(WorkerState, items_processed), FIELD(WorkerState, errors)});
-    f.worker_state_aligned = facts<WorkerStateAligned>(
+    layout.worker_state_aligned = facts<WorkerStateAligned>(
         "WorkerStateAligned", {FIELD(WorkerStateAligned, worker_id), FIELD(WorkerStateAligned, items_processed),
                                FIELD(WorkerStateAligned, errors)});
-    f.stats = facts<Stats>("Stats", {FIELD(Stats, requests), FIELD(Stats, bytes_sent), FIELD(Stats, errors)});
-    f.stats_aligned = facts<StatsAligned>(
+    layout.stats = facts<Stats>("Stats", {FIELD(Stats, requests), FIELD(Stats, bytes_sent), FIELD(Stats, errors)});
+    layout.stats_aligned = facts<StatsAligned>(
         "StatsAligned", {FIELD(StatsAligned, requests), FIELD(StatsAligned, bytes_sent), FIELD(StatsAligned, errors)});
-    f.worker_states_per_line = static_cast<double>(f.line_bytes) / static_cast<double>(sizeof(WorkerState));
-    f.destructive = kDestructive;
-    f.constructive = kConstructive;
-    for (int i = 0; i < f.workers; ++i) {
+    layout.worker_states_per_line = static_cast<double>(layout.line_bytes) / static_cast<double>(sizeof(WorkerState));
+    layout.destructive = kDestructive;
+    layout.constructive = kConstructive;
+    for (int i = 0; i < layout.workers; ++i) {
         const auto u = static_cast<std::uint64_t>(i);
-        f.worker_line.push_back((u * sizeof(WorkerState) + offsetof(WorkerState, items_processed)) / f.line_bytes);
-        f.worker_line_aligned.push_back(
-            (u * sizeof(WorkerStateAligned) + offsetof(WorkerStateAligned, items_processed)) / f.line_bytes);
+        layout.worker_line.push_back((u * sizeof(WorkerState) + offsetof(WorkerState, items_processed)) /
+                                     layout.line_bytes);
+        layout.worker_line_aligned.push_back(
+            (u * sizeof(WorkerStateAligned) + offsetof(WorkerStateAligned, items_processed)) / layout.line_bytes);
     }
-    f.workers_per_line.assign(f.worker_line.back() + 1, 0);
-    for (auto line : f.worker_line) ++f.workers_per_line[line];
-    return f;
+    layout.workers_per_line.assign(layout.worker_line.back() + 1, 0);
+    for (auto line : layout.worker_line) ++layout.workers_per_line[line];
+    return layout;
 }
 
 #undef FIELD
@@ -96,10 +97,10 @@ std::vector<TraceStep> trace_two_counters(std::size_t offset_b, std::size_t step
     for (std::size_t s = 0; s < steps; ++s) {
         const int core = static_cast<int>(s % 2);
         const std::uint64_t address = core == 0 ? 0 : offset_b;
-        TraceStep t{core, address, model.access(core, address, cachebook::AccessKind::Write), {}};
-        t.states = fmt::format("{} {}", cachebook::mesi_letter(model.state(0, 0)),
-                               cachebook::mesi_letter(model.state(1, offset_b)));
-        out.push_back(t);
+        TraceStep step{core, address, model.access(core, address, cachebook::AccessKind::Write), {}};
+        step.states = fmt::format("{} {}", cachebook::mesi_letter(model.state(0, 0)),
+                                  cachebook::mesi_letter(model.state(1, offset_b)));
+        out.push_back(step);
     }
     return out;
 }
@@ -167,16 +168,7 @@ MonitorRun run_dashboard(Dashboard layout, std::uint64_t rounds, std::uint64_t p
     // [end: monitor_stream]
     run.all = model.total();
     run.monitor = model.of_core(monitor);
-    for (int h = 0; h < kHandlers; ++h) {
-        const auto& s = model.of_core(h);
-        run.handlers.reads += s.reads;
-        run.handlers.writes += s.writes;
-        run.handlers.hits += s.hits;
-        run.handlers.upgrades += s.upgrades;
-        run.handlers.memory_fills += s.memory_fills;
-        run.handlers.transfers += s.transfers;
-        run.handlers.invalidations += s.invalidations;
-    }
+    for (int h = 0; h < kHandlers; ++h) run.handlers += model.of_core(h);
     return run;
 }
 
@@ -285,13 +277,13 @@ double race_once(Op op, Spacing spacing, int threads, const std::vector<int>& cp
 }
 
 PairTiming time_pair(Op op, int threads, const std::vector<int>& cpus, std::uint64_t iterations, int runs) {
-    PairTiming p{op, threads, cpus, iterations, {}, {}};
+    PairTiming pair{op, threads, cpus, iterations, {}, {}};
     race_once(op, Spacing::Padded, threads, cpus, iterations / 10 + 1);  // warm-up: pages, code, clocks
     for (int r = 0; r < runs; ++r) {  // alternate, so slow drift of the machine hits both alike
-        p.packed.runs.push_back(race_once(op, Spacing::Packed, threads, cpus, iterations));
-        p.padded.runs.push_back(race_once(op, Spacing::Padded, threads, cpus, iterations));
+        pair.packed.runs.push_back(race_once(op, Spacing::Packed, threads, cpus, iterations));
+        pair.padded.runs.push_back(race_once(op, Spacing::Padded, threads, cpus, iterations));
     }
-    return p;
+    return pair;
 }
 
 namespace {
@@ -357,9 +349,9 @@ LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops,
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     const double ops_per_cpu =
         static_cast<double>(ops) * static_cast<double>(cpus.size()) / static_cast<double>(distinct.size());
-    LayoutComparison cmp;
-    cmp.packed = ChunkRace{op, Spacing::Packed, cpus, ops, chunks, 0, 0.0};
-    cmp.padded = ChunkRace{op, Spacing::Padded, cpus, ops, chunks, 0, 0.0};
+    LayoutComparison comparison;
+    comparison.packed = ChunkRace{op, Spacing::Packed, cpus, ops, chunks, 0, 0.0};
+    comparison.padded = ChunkRace{op, Spacing::Padded, cpus, ops, chunks, 0, 0.0};
     for (std::size_t c = 0; c < n_chunks; ++c) {
         // Each cpu's busy interval, then how long all of them were busy at
         // once; the chunk's time is the busiest cpu's time spent in the race.
@@ -391,11 +383,11 @@ LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops,
         const double span = std::chrono::duration<double>(last - first).count();
         if (together < 0.9 * span) continue;
         const double ns = busiest * 1e9 / ops_per_cpu;
-        ChunkRace& r = packed_chunk(c) ? cmp.packed : cmp.padded;
-        r.min_ns = r.counted == 0 ? ns : std::min(r.min_ns, ns);
-        ++r.counted;
+        ChunkRace& race = packed_chunk(c) ? comparison.packed : comparison.padded;
+        race.min_ns = race.counted == 0 ? ns : std::min(race.min_ns, ns);
+        ++race.counted;
     }
-    return cmp;
+    return comparison;
 }
 
 void merge(ChunkRace& into, const ChunkRace& more) {
@@ -412,9 +404,9 @@ LayoutComparison compare_layouts(Op op, const std::vector<int>& cpus, std::uint6
         throw std::invalid_argument(fmt::format("compare_layouts: 1..{} threads, got {}", kMaxThreads, cpus.size()));
     if (chunks < 1 || rounds < 1 || ops_per_chunk < 1)
         throw std::invalid_argument("compare_layouts: chunks, rounds and ops must be positive");
-    LayoutComparison cmp;
-    cmp.packed = ChunkRace{op, Spacing::Packed, cpus, ops_per_chunk, 0, 0, 0.0};
-    cmp.padded = ChunkRace{op, Spacing::Padded, cpus, ops_per_chunk, 0, 0, 0.0};
+    LayoutComparison comparison;
+    comparison.packed = ChunkRace{op, Spacing::Packed, cpus, ops_per_chunk, 0, 0, 0.0};
+    comparison.padded = ChunkRace{op, Spacing::Padded, cpus, ops_per_chunk, 0, 0, 0.0};
     for (int r = 0; r < rounds; ++r) {
         LayoutComparison one;
         if (op == Op::VolatileIncrement) {
@@ -426,10 +418,10 @@ LayoutComparison compare_layouts(Op op, const std::vector<int>& cpus, std::uint6
             for (auto& s : block->slot) s.store(0, std::memory_order_relaxed);
             one = chunked(op, cpus, ops_per_chunk, chunks, block->slot);
         }
-        merge(cmp.packed, one.packed);
-        merge(cmp.padded, one.padded);
+        merge(comparison.packed, one.packed);
+        merge(comparison.padded, one.padded);
     }
-    return cmp;
+    return comparison;
 }
 
 double handoff_once(int cpu_a, int cpu_b, std::uint64_t round_trips) {
@@ -455,8 +447,8 @@ double handoff_ns(int cpu_a, int cpu_b, std::uint64_t round_trips, int runs) {
     handoff_once(cpu_a, cpu_b, round_trips / 10 + 1);
     double best = 0;
     for (int r = 0; r < runs; ++r) {
-        const double s = handoff_once(cpu_a, cpu_b, round_trips);
-        best = r == 0 ? s : std::min(best, s);
+        const double seconds = handoff_once(cpu_a, cpu_b, round_trips);
+        best = r == 0 ? seconds : std::min(best, seconds);
     }
     return best * 1e9 / (2.0 * static_cast<double>(round_trips));
 }
@@ -474,20 +466,42 @@ std::vector<int> sweep_counts(int max_threads) {
     return out;
 }
 
-nlohmann::json to_json(const cachebook::CoherenceStats& s) {
-    return {{"reads", s.reads},
-            {"writes", s.writes},
-            {"hits", s.hits},
-            {"upgrades", s.upgrades},
-            {"memory_fills", s.memory_fills},
-            {"transfers", s.transfers},
-            {"invalidations", s.invalidations}};
+std::uint64_t ops_per_chunk(Op op) {
+    return op == Op::VolatileIncrement ? 400'000 : 100'000;
 }
 
-nlohmann::json to_json(const StructFacts& s) {
+std::uint64_t sweep_ops_per_chunk(Op op, int threads, int cores) {
+    const std::uint64_t per_cpu = ops_per_chunk(op) * static_cast<std::uint64_t>(cores);
+    return std::max<std::uint64_t>(1000, per_cpu / static_cast<std::uint64_t>(threads));
+}
+
+std::uint64_t stopwatch_iterations(Op op, bool quick) {
+    return (op == Op::VolatileIncrement ? 20'000'000u : 5'000'000u) / (quick ? 4u : 1u);
+}
+
+std::optional<double> increments_per_move(double handoff_ns, double extra_ns) {
+    if (extra_ns <= 0) return std::nullopt;
+    return handoff_ns / extra_ns;
+}
+
+std::string op_key(Op op) {
+    return op == Op::VolatileIncrement ? "volatile" : "atomic";
+}
+
+nlohmann::json to_json(const cachebook::CoherenceStats& stats) {
+    return {{"reads", stats.reads},
+            {"writes", stats.writes},
+            {"hits", stats.hits},
+            {"upgrades", stats.upgrades},
+            {"memory_fills", stats.memory_fills},
+            {"transfers", stats.transfers},
+            {"invalidations", stats.invalidations}};
+}
+
+nlohmann::json to_json(const StructFacts& facts) {
     nlohmann::json offsets = nlohmann::json::object();
-    for (const auto& [name, off] : s.offsets) offsets[name] = off;
-    return {{"name", s.name}, {"size", s.size}, {"align", s.align}, {"offsets", offsets}};
+    for (const auto& [name, off] : facts.offsets) offsets[name] = off;
+    return {{"name", facts.name}, {"size", facts.size}, {"align", facts.align}, {"offsets", offsets}};
 }
 
 }  // namespace ch06

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -224,6 +225,21 @@ double handoff_ns(int cpu_a, int cpu_b, std::uint64_t round_trips, int runs);
 /// The thread counts of the sweep: 2, 4, 8, ... up to `max_threads`, and
 /// `max_threads` itself.
 std::vector<int> sweep_counts(int max_threads);
+
+/// Increments per thread in one chunk of compare_layouts: fewer for the slower
+/// atomic add, so that chunks of both operations last about as long.
+std::uint64_t ops_per_chunk(Op op);
+/// The sweep's chunk for `threads` threads on `cores` cpus: the same increments per
+/// cpu per chunk at every thread count (at least 1000 per thread).
+std::uint64_t sweep_ops_per_chunk(Op op, int threads, int cores);
+/// Increments per thread of one whole run of the stopwatch (time_pair); a quarter with `quick`.
+std::uint64_t stopwatch_iterations(Op op, bool quick);
+/// If each move of the line stalls a core for one hand-off of `handoff_ns`, and
+/// packed costs `extra_ns` more per increment than padded, the line moved about
+/// once every handoff_ns / extra_ns increments; nothing when there is no extra cost.
+std::optional<double> increments_per_move(double handoff_ns, double extra_ns);
+/// "volatile" or "atomic": the operation's key in the JSON.
+std::string op_key(Op op);
 
 nlohmann::json to_json(const cachebook::CoherenceStats& s);
 nlohmann::json to_json(const StructFacts& s);

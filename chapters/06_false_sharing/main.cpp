@@ -1,4 +1,5 @@
-// ch06_false_sharing: prints what chapter 6 shows. Logic lives in false_sharing.cpp.
+// ch06_false_sharing: prints what chapter 6 shows, one function per numbered section.
+// Logic lives in false_sharing.cpp; each result is written once, through cachebook::Report.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -14,28 +15,329 @@
 
 namespace {
 
-using cachebook::measured;
+using cachebook::Report;
 using cachebook::Table;
+using cachebook::Value;
+using ch06::Op;
 
-std::string offsets_text(const ch06::StructFacts& s) {
+constexpr Op kOps[] = {Op::VolatileIncrement, Op::AtomicFetchAdd};
+
+// The run's settings and the cpus it races on.
+struct Run {
+    std::int64_t max_threads = 8;  // fixed, so the golden file holds everywhere
+    std::int64_t runs = 5;
+    bool quick = false;
+    int usable = 0, first_cpu = 0, second_cpu = -1;  // second_cpu: -1 on a machine with one usable cpu
+    [[nodiscard]] bool two_cpus() const { return second_cpu >= 0; }
+    [[nodiscard]] int chunks() const { return quick ? 10 : 40; }
+    [[nodiscard]] int rounds() const { return static_cast<int>(runs); }
+};
+
+std::optional<int> parse(cachebook::Cli& cli, Run& run, int argc, char** argv) {
+    cli.add_int("--threads", run.max_threads,
+                "Largest thread count of the sweep (2, 4, 8, ... up to it; raise it to your core count)", 2, 256);
+    cli.add_int("--runs", run.runs, "Alternations of packed and padded per measurement (minimum taken)", 1, 50);
+    if (auto status = cli.parse(argc, argv)) return status;
+    run.quick = cli.quick();
+    if (run.quick && run.runs > 2) run.runs = 2;
+    run.usable = cachebook::usable_cpus();
+    run.first_cpu = cachebook::nth_usable_cpu(0);
+    if (run.usable >= 2) run.second_cpu = cachebook::nth_usable_cpu(1);
+    return std::nullopt;
+}
+
+std::string offsets_text(const ch06::StructFacts& facts) {
     std::string out;
-    for (const auto& [name, off] : s.offsets) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, off);
+    for (const auto& [name, offset] : facts.offsets)
+        out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, offset);
     return out;
 }
 
-std::string per_write(std::uint64_t n, std::uint64_t writes) {
-    return fmt::format("{:.3f}", static_cast<double>(n) / static_cast<double>(writes));
+// One struct's row: its size, alignment and field offsets, masked when they depend on the compiler.
+std::vector<Value> layout_cells(const ch06::StructFacts& facts, bool from_compiler) {
+    const std::string key = "layout." + facts.name;
+    nlohmann::json offsets = nlohmann::json::object();
+    for (const auto& [name, offset] : facts.offsets) offsets[name] = offset;
+    auto cell = [&](const std::string& field, const nlohmann::json& value, const std::string& text) {
+        return from_compiler ? Value::measured_as(key + field, value, text) : Value::exact_as(key + field, value, text);
+    };
+    return {Value::exact(key + ".name", facts.name), cell(".size", facts.size, fmt::format("{}", facts.size)),
+            cell(".align", facts.align, fmt::format("{}", facts.align)),
+            cell(".offsets", offsets, offsets_text(facts))};
 }
 
-void stats_row(Table& t, const std::string& label, const cachebook::CoherenceStats& s) {
-    t.row({label, fmt::format("{}", s.accesses()), fmt::format("{}", s.hits), fmt::format("{}", s.memory_fills),
-           fmt::format("{}", s.transfers), fmt::format("{}", s.upgrades), fmt::format("{}", s.invalidations),
-           per_write(s.transfers, s.writes)});
+void layouts_section(Report& report, const ch06::LayoutFacts& layout) {
+    report.section("Layouts, as the compiler lays them out (sizeof, alignof, offsetof)");
+    auto table = report.table({"struct", "sizeof", "alignof", "field offsets"},
+                              {Table::Align::Left, Table::Align::Right, Table::Align::Right, Table::Align::Left});
+    for (const auto* facts : {&layout.counters, &layout.counters_char_pad, &layout.counters_aligned,
+                              &layout.worker_state, &layout.worker_state_aligned, &layout.stats, &layout.stats_aligned})
+        table.row(layout_cells(*facts, false));
+    table.row(layout_cells(layout.counters_portable, true));  // its alignment is the compiler's choice
+    table.print();
+    report.line("  std::hardware_destructive_interference_size = {}, constructive = {} (this compiler)",
+                Value::measured("layout.destructive", layout.destructive),
+                Value::measured("layout.constructive", layout.constructive));
+    report.line("  {}-byte lines hold {} WorkerStates; workers[i].items_processed lies in line:",
+                Value::exact("layout.line_bytes", layout.line_bytes),
+                Value::exact("layout.worker_states_per_line", layout.worker_states_per_line, "{:.2f}").quoted());
+    report.line("    WorkerState        {}", Value::exact_as("layout.worker_line", layout.worker_line,
+                                                             fmt::format("{}", fmt::join(layout.worker_line, " "))));
+    report.line("    WorkerStateAligned {}",
+                Value::exact_as("layout.worker_line_aligned", layout.worker_line_aligned,
+                                fmt::format("{}", fmt::join(layout.worker_line_aligned, " "))));
+    report.line("  so {} workers share lines {} ways", layout.workers,
+                Value::exact_as("layout.workers_per_line", layout.workers_per_line,
+                                fmt::format("{}", fmt::join(layout.workers_per_line, "-"))));
 }
 
-Table stats_table(const std::string& first) {
-    return Table(
-        {first, "accesses", "hits", "from memory", "transfers", "upgrades", "invalidations", "transfers/write"});
+// Records the counts a table row does not show, so the JSON holds every count of a model run.
+void record_unshown(Report& report, const std::string& key, const cachebook::CoherenceStats& stats,
+                    std::initializer_list<std::string_view> shown) {
+    const nlohmann::json counts = ch06::to_json(stats);
+    for (const auto& field : counts.items())
+        if (std::find(shown.begin(), shown.end(), field.key()) == shown.end())
+            report.record(key + "." + field.key(), field.value());
+}
+
+cachebook::ResultTable counts_table(Report& report) {
+    return report.table({"layout, interleaving", "accesses", "hits", "from memory", "transfers", "upgrades",
+                         "invalidations", "transfers/write"});
+}
+
+// One model run's row of counts_table, recorded under `key`.
+void counts_row(Report& report, cachebook::ResultTable& table, const std::string& label, const std::string& key,
+                const cachebook::CoherenceStats& stats) {
+    const double per_write = static_cast<double>(stats.transfers) / static_cast<double>(stats.writes);
+    table.row({label, fmt::format("{}", stats.accesses()), Value::exact(key + ".hits", stats.hits),
+               Value::exact(key + ".memory_fills", stats.memory_fills),
+               Value::exact(key + ".transfers", stats.transfers), Value::exact(key + ".upgrades", stats.upgrades),
+               Value::exact(key + ".invalidations", stats.invalidations), fmt::format("{:.3f}", per_write)});
+    record_unshown(report, key, stats, {"hits", "memory_fills", "transfers", "upgrades", "invalidations"});
+}
+
+void ping_pong_trace(Report& report, std::size_t offset) {
+    report.line("  the first writes, strict alternation, counters {} bytes apart (one line):", offset);
+    auto table = report.table_of_rows(
+        "model.trace", {"step", "core", "writes", "served by", "invalidated", "state core 0", "state core 1"});
+    const auto steps = ch06::trace_two_counters(offset, 6);
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const auto& step = steps[i];
+        const std::string outcome(cachebook::outcome_name(step.event.outcome));
+        const std::string served_by = step.event.outcome == cachebook::Outcome::Transfer
+                                          ? fmt::format("core {}'s cache", step.event.supplier)
+                                          : outcome;
+        table.row({fmt::format("{}", i + 1), Value::exact("core", step.core),
+                   step.core == 0 ? "thread0_count" : "thread1_count", Value::exact_as("outcome", outcome, served_by),
+                   Value::exact("invalidated", step.event.invalidated), std::string(1, step.states[0]),
+                   std::string(1, step.states[2])},
+                  {{"states", step.states}});
+    }
+    table.print();
+}
+
+void two_counters_section(Report& report, const ch06::LayoutFacts& layout) {
+    const std::size_t packed = layout.counters.offsets.at(1).second;
+    const std::size_t padded = layout.counters_aligned.offsets.at(1).second;
+    report.section("The MESI model: two cores, each incrementing its own counter");
+    ping_pong_trace(report, packed);
+    report.blank_line();
+    const std::uint64_t writes = 1000;
+    const std::vector<std::size_t> bursts{1, 4, 16, 64};
+    report.line("  {} increments per core; a burst of k = k writes by one core before the other's turn",
+                Value::exact("model.pair_writes_per_core", writes));
+    report.record("model.bursts", bursts);
+    auto table = counts_table(report);
+    for (auto [name, offset] : {std::pair{"packed", packed}, std::pair{"padded", padded}})
+        for (std::size_t burst : bursts)
+            counts_row(report, table, fmt::format("{} ({} B apart), burst {}", name, offset, burst),
+                       fmt::format("model.pair.{}.burst_{}", name, burst),
+                       ch06::model_two_counters(offset, writes, burst));
+    table.print();
+}
+
+void workers_section(Report& report, const ch06::LayoutFacts& layout) {
+    const std::uint64_t writes = 100;
+    report.section("The model: {} workers, each incrementing workers[i].items_processed {} times", layout.workers,
+                   Value::exact("model.workers_writes_each", writes));
+    auto table = counts_table(report);
+    for (const auto* facts : {&layout.worker_state, &layout.worker_state_aligned}) {
+        const std::size_t items_offset = facts->offsets.at(1).second;
+        for (std::size_t burst : {1u, 10u})
+            counts_row(report, table, fmt::format("{} ({} B), burst {}", facts->name, facts->size, burst),
+                       fmt::format("model.workers.{}.burst_{}", facts->name, burst),
+                       ch06::model_workers(facts->size, items_offset, layout.workers, writes, burst));
+    }
+    table.print();
+}
+
+void monitor_row(Report& report, cachebook::ResultTable& table, ch06::Dashboard layout, const std::string& key,
+                 std::uint64_t rounds, std::uint64_t pass_every) {
+    const auto run = ch06::model_stats_monitor(layout, rounds, pass_every);
+    const std::string at = "model.monitor." + key;
+    table.row({ch06::dashboard_name(layout),
+               Value::exact_as(at + ".total_offset", run.total_offset, fmt::format("byte {}", run.total_offset)),
+               Value::exact(at + ".handlers.transfers", run.handlers.transfers),
+               Value::exact(at + ".handlers.upgrades", run.handlers.upgrades),
+               Value::exact(at + ".monitor.transfers", run.monitor.transfers),
+               Value::exact(at + ".monitor.upgrades", run.monitor.upgrades),
+               Value::exact(at + ".all.invalidations", run.all.invalidations)});
+    report.record(at + ".passes", run.passes);
+    record_unshown(report, at + ".handlers", run.handlers, {"transfers", "upgrades"});
+    record_unshown(report, at + ".monitor", run.monitor, {"transfers", "upgrades"});
+    record_unshown(report, at + ".all", run.all, {"invalidations"});
+}
+
+void monitor_section(Report& report) {
+    const std::uint64_t rounds = 100, pass_every = 10;
+    report.section("The model: {} request handlers (cores 0-{}) and a monitor (core {})",
+                   Value::exact("model.monitor_handlers", ch06::kHandlers), ch06::kHandlers - 1, ch06::kHandlers);
+    report.line("  {} rounds of one request per handler (2 writes); every {} rounds the monitor reads",
+                Value::exact("model.monitor_rounds", rounds), Value::exact("model.monitor_pass_every", pass_every));
+    report.line("  all 3 fields of each handler and adds them into its total (1 write per handler)");
+    auto table = report.table({"layout", "total at", "handler transfers", "handler upgrades", "monitor transfers",
+                               "monitor upgrades", "invalidations"});
+    monitor_row(report, table, ch06::Dashboard::Packed, "packed", rounds, pass_every);
+    monitor_row(report, table, ch06::Dashboard::TotalApart, "total_apart", rounds, pass_every);
+    monitor_row(report, table, ch06::Dashboard::Padded, "padded", rounds, pass_every);
+    table.print();
+}
+
+// A measured ratio of packed over padded, or null when no chunk counted.
+Value ratio_of(const std::string& key, const ch06::LayoutComparison& comparison) {
+    if (!comparison.valid()) return Value::unknown(key, "no chunk counted").quoted();
+    return Value::measured(key, comparison.ratio(), "{:.2f}x").quoted("{:.1f}");
+}
+
+// A comparison's cells from "packed ns" on, recorded under `key` (a field name in a table of rows).
+std::vector<Value> comparison_cells(const std::string& key, const ch06::LayoutComparison& comparison) {
+    const auto& packed = comparison.packed;
+    const auto& padded = comparison.padded;
+    return {Value::measured(key + "packed_ns", packed.min_ns, "{:.2f}").quoted("{:.1f}"),
+            Value::measured(key + "padded_ns", padded.min_ns, "{:.2f}").quoted("{:.1f}"),
+            ratio_of(key + "ratio", comparison),
+            Value::measured("", fmt::format("{}+{}/{}", packed.counted, padded.counted, 2 * packed.chunks))};
+}
+
+nlohmann::json chunk_counts(const ch06::LayoutComparison& comparison) {
+    return {{"packed_counted", comparison.packed.counted},
+            {"padded_counted", comparison.padded.counted},
+            {"chunks", comparison.packed.chunks}};
+}
+
+// A row of section 5's table: the race on `cpus` (recorded under measured.`group`), or unknown
+// cells when it cannot run here (no cpus). Returns how many ns packed costs more than padded.
+double race_row(Report& report, cachebook::ResultTable& table, const Run& run, Op op, const std::vector<int>& cpus,
+                const std::string& group) {
+    const std::string key = fmt::format("measured.{}.{}.", group, op_key(op));
+    const std::string label =
+        fmt::format("{}, 2 threads on {}", ch06::op_name(op), group == "distinct" ? "2 cores" : "1 core");
+    if (cpus.empty()) {
+        table.row({label, Value::unknown(key + "packed_ns", "-").quoted(),
+                   Value::unknown(key + "padded_ns", "-").quoted(),
+                   Value::unknown(key + "ratio", "needs 2 cpus").quoted(), Value::unknown("", "-")});
+        for (const char* field : {"packed_counted", "padded_counted", "chunks"}) report.record(key + field, nullptr);
+        return 0.0;
+    }
+    const auto comparison = ch06::compare_layouts(op, cpus, ch06::ops_per_chunk(op), run.chunks(), run.rounds());
+    auto cells = comparison_cells(key, comparison);
+    cells.insert(cells.begin(), label);
+    table.row(std::move(cells));
+    const nlohmann::json counts = chunk_counts(comparison);
+    for (const auto& field : counts.items()) report.record(key + field.key(), field.value());
+    return comparison.packed.min_ns - comparison.padded.min_ns;
+}
+
+// Section 5; returns how many ns per increment packed costs more than padded on two cores, per operation.
+std::vector<double> races_section(Report& report, const Run& run, cachebook::Progress& progress) {
+    report.section("Measured on this machine: {} usable cpus ({})", Value::measured("measured.usable_cpus", run.usable),
+                   Value::measured("measured.cpu", cachebook::cpu_model()));
+    report.line("  each thread adds 1 to its own counter; counters 8 bytes apart (packed) or 64 (padded)");
+    report.line("  timed in chunks ({} or {} increments per thread) while every cpu ran the race;",
+                Value::exact("measured.ops_per_chunk.volatile", ch06::ops_per_chunk(Op::VolatileIncrement)),
+                Value::exact("measured.ops_per_chunk.atomic", ch06::ops_per_chunk(Op::AtomicFetchAdd)));
+    report.line("  ns per increment, the minimum over {} chunks per layout",
+                Value::exact("measured.chunks", run.chunks() * run.rounds()));
+    auto table = report.table({"operation, cpus", "packed ns", "padded ns", "packed/padded", "chunks counted"});
+    std::vector<double> extra_ns;
+    const std::vector<int> two_cores =
+        run.two_cpus() ? std::vector<int>{run.first_cpu, run.second_cpu} : std::vector<int>{};
+    for (Op op : kOps) {
+        extra_ns.push_back(race_row(report, table, run, op, two_cores, "distinct"));
+        if (run.two_cpus()) progress.step(op_name(op));
+    }
+    for (Op op : kOps) {
+        race_row(report, table, run, op, {run.first_cpu, run.first_cpu}, "same_core");
+        progress.step("one core");
+    }
+    table.print();
+    return extra_ns;
+}
+
+void handoff_section(Report& report, const Run& run, const std::vector<double>& extra_ns,
+                     cachebook::Progress& progress) {
+    report.section("What one move of the line costs: a flag bounced between two cores");
+    const int handoff_runs = run.quick ? 20 : 50;
+    const double handoff = run.two_cpus() ? ch06::handoff_ns(run.first_cpu, run.second_cpu, 2000, handoff_runs) : 0.0;
+    progress.step("hand-off");
+    report.line("  one-way hand-off: {} ns (minimum of {} runs of 2000 round trips)",
+                run.two_cpus() ? Value::measured("measured.handoff_ns", handoff, "{:.0f}").quoted()
+                               : Value::unknown("measured.handoff_ns", "needs 2 cpus").quoted(),
+                handoff_runs);
+    for (std::size_t i = 0; i < std::size(kOps); ++i) {
+        const auto every = run.two_cpus() ? ch06::increments_per_move(handoff, extra_ns[i]) : std::nullopt;
+        const std::string key = "measured.implied_burst." + ch06::op_key(kOps[i]);
+        report.line(
+            "  {}: packed costs {} ns more per increment: if each move stalls a core for\n"
+            "    one hand-off, the line moved about once every {} increments",
+            ch06::op_name(kOps[i]), Value::measured("", extra_ns[i], "{:.2f}"),
+            every ? Value::measured(key, *every, "{:.0f}").quoted() : Value::unknown(key, "-").quoted());
+    }
+}
+
+void stopwatch_section(Report& report, const Run& run, cachebook::Progress& progress) {
+    report.section("A stopwatch around whole runs instead (threads started, joined; minimum of {} runs)", run.runs);
+    auto table = report.table({"operation", "increments each", "packed ms", "padded ms", "packed/padded"});
+    for (Op op : kOps) {
+        const std::string key = "measured.stopwatch." + ch06::op_key(op);
+        const std::uint64_t iterations = ch06::stopwatch_iterations(op, run.quick);
+        const Value label = ch06::op_name(op), count = Value::exact(key + ".iterations", iterations);
+        if (!run.two_cpus()) {
+            table.row({label, count, Value::unknown(key + ".packed_ms", "-"), Value::unknown(key + ".padded_ms", "-"),
+                       Value::unknown(key + ".ratio", "needs 2 cpus").quoted()});
+            continue;
+        }
+        const auto pair = ch06::time_pair(op, 2, {run.first_cpu, run.second_cpu}, iterations, run.rounds());
+        progress.step("stopwatch");
+        table.row({label, count, Value::measured(key + ".packed_ms", pair.packed.min() * 1e3, "{:.1f}"),
+                   Value::measured(key + ".padded_ms", pair.padded.min() * 1e3, "{:.1f}"),
+                   Value::measured(key + ".ratio", pair.ratio(), "{:.2f}x").quoted("{:.1f}")});
+    }
+    table.print();
+}
+
+void sweep_section(Report& report, const Run& run, const std::vector<int>& thread_counts,
+                   cachebook::Progress& progress) {
+    report.section("N threads, N counters: packed (one line per 8 counters) vs padded, chunked as in 5");
+    auto table = report.table_of_rows(
+        "measured.sweep", {"threads", "cpus", "operation", "packed ns", "padded ns", "packed/padded", "note"});
+    for (int threads : thread_counts) {
+        const int cores = std::min(threads, run.usable);
+        const bool over = threads > run.usable;
+        for (Op op : kOps) {
+            const auto comparison =
+                ch06::compare_layouts(op, ch06::spread(threads, cores), ch06::sweep_ops_per_chunk(op, threads, cores),
+                                      run.chunks(), run.rounds());
+            progress.step(fmt::format("{} threads", threads));
+            auto cells = comparison_cells("", comparison);
+            cells.back() = Value::measured_as("oversubscribed", over, over ? "oversubscribed" : "");
+            cells.insert(cells.begin(), {Value::exact("threads", threads), Value::measured("cpus", cores),
+                                         Value::exact_as("op", op_key(op), ch06::op_name(op))});
+            table.row(std::move(cells), chunk_counts(comparison));
+        }
+    }
+    table.print();
+    report.line("  ns per increment per cpu; threads beyond the cpus share them (oversubscribed)");
 }
 
 }  // namespace
@@ -44,288 +346,21 @@ int main(int argc, char** argv) {
     return cachebook::guarded_main("ch06_false_sharing", [&] {
         cachebook::Cli cli("ch06_false_sharing",
                            "Chapter 6: false sharing, modelled with MESI and measured with pinned threads");
-        const int usable = cachebook::usable_cpus();
-        std::int64_t max_threads = 8;  // fixed, so the golden file holds everywhere
-        std::int64_t runs = 5;
-        cli.add_int("--threads", max_threads,
-                    "Largest thread count of the sweep (2, 4, 8, ... up to it; raise it to your core count)", 2, 256);
-        cli.add_int("--runs", runs, "Alternations of packed and padded per measurement (minimum taken)", 1, 50);
-        if (auto status = cli.parse(argc, argv)) return *status;
-        const bool quick = cli.quick();
-        if (quick && runs > 2) runs = 2;
-        nlohmann::json out;
-
-        fmt::print("Chapter 6 · False sharing\n\n");
-
-        // 1. Layouts (R8).
-        const ch06::LayoutFacts lf = ch06::layout_facts();
-        fmt::print("1. Layouts, as the compiler lays them out (sizeof, alignof, offsetof)\n");
-        Table layouts({"struct", "sizeof", "alignof", "field offsets"},
-                      {Table::Align::Left, Table::Align::Right, Table::Align::Right, Table::Align::Left});
-        for (const auto* s : {&lf.counters, &lf.counters_char_pad, &lf.counters_aligned, &lf.worker_state,
-                              &lf.worker_state_aligned, &lf.stats, &lf.stats_aligned})
-            layouts.row({s->name, fmt::format("{}", s->size), fmt::format("{}", s->align), offsets_text(*s)});
-        layouts.row({lf.counters_portable.name, measured("{}", lf.counters_portable.size),
-                     measured("{}", lf.counters_portable.align), measured("{}", offsets_text(lf.counters_portable))});
-        fmt::print("{}", layouts.render());
-        fmt::print("  std::hardware_destructive_interference_size = {}, constructive = {} (this compiler)\n",
-                   measured("{}", lf.destructive), measured("{}", lf.constructive));
-        fmt::print("  {}-byte lines hold {:.2f} WorkerStates; workers[i].items_processed lies in line:\n",
-                   lf.line_bytes, lf.worker_states_per_line);
-        fmt::print("    WorkerState        {}\n", fmt::join(lf.worker_line, " "));
-        fmt::print("    WorkerStateAligned {}\n", fmt::join(lf.worker_line_aligned, " "));
-        fmt::print("  so {} workers share lines {}-{}-{} ways\n\n", lf.workers, lf.workers_per_line.at(0),
-                   lf.workers_per_line.at(1), lf.workers_per_line.at(2));
-        nlohmann::json jl;
-        for (const auto* s : {&lf.counters, &lf.counters_char_pad, &lf.counters_aligned, &lf.counters_portable,
-                              &lf.worker_state, &lf.worker_state_aligned, &lf.stats, &lf.stats_aligned})
-            jl[s->name] = ch06::to_json(*s);
-        jl["line_bytes"] = lf.line_bytes;
-        jl["worker_states_per_line"] = lf.worker_states_per_line;
-        jl["worker_states_per_line_text"] = fmt::format("{:.2f}", lf.worker_states_per_line);
-        jl["destructive"] = lf.destructive;
-        jl["constructive"] = lf.constructive;
-        jl["worker_line"] = lf.worker_line;
-        jl["worker_line_aligned"] = lf.worker_line_aligned;
-        jl["workers_per_line"] = lf.workers_per_line;
-        out["layout"] = jl;
-
-        // 2. The MESI model, two counters.
-        const std::size_t offset_packed = lf.counters.offsets.at(1).second;
-        const std::size_t offset_padded = lf.counters_aligned.offsets.at(1).second;
-        fmt::print("2. The MESI model: two cores, each incrementing its own counter\n");
-        fmt::print("  the first writes, strict alternation, counters {} bytes apart (one line):\n", offset_packed);
-        Table trace({"step", "core", "writes", "served by", "invalidated", "state core 0", "state core 1"});
-        const auto steps = ch06::trace_two_counters(offset_packed, 6);
-        nlohmann::json jtrace = nlohmann::json::array();
-        for (std::size_t i = 0; i < steps.size(); ++i) {
-            const auto& st = steps[i];
-            const std::string by = st.event.outcome == cachebook::Outcome::Transfer
-                                       ? fmt::format("core {}'s cache", st.event.supplier)
-                                       : std::string(cachebook::outcome_name(st.event.outcome));
-            trace.row({fmt::format("{}", i + 1), fmt::format("{}", st.core),
-                       st.core == 0 ? "thread0_count" : "thread1_count", by, fmt::format("{}", st.event.invalidated),
-                       std::string(1, st.states[0]), std::string(1, st.states[2])});
-            jtrace.push_back({{"core", st.core},
-                              {"outcome", cachebook::outcome_name(st.event.outcome)},
-                              {"invalidated", st.event.invalidated},
-                              {"states", st.states}});
-        }
-        fmt::print("{}\n", trace.render());
-
-        const std::uint64_t writes = 1000;
-        fmt::print("  {} increments per core; a burst of k = k writes by one core before the other's turn\n", writes);
-        const std::vector<std::size_t> bursts{1, 4, 16, 64};
-        Table pair = stats_table("layout, interleaving");
-        nlohmann::json jpair;
-        for (auto [name, offset] : {std::pair<const char*, std::size_t>{"packed", offset_packed},
-                                    std::pair<const char*, std::size_t>{"padded", offset_padded}}) {
-            for (std::size_t burst : bursts) {
-                const auto s = ch06::model_two_counters(offset, writes, burst);
-                stats_row(pair, fmt::format("{} ({} B apart), burst {}", name, offset, burst), s);
-                jpair[name][fmt::format("burst_{}", burst)] = ch06::to_json(s);
-            }
-        }
-        fmt::print("{}\n", pair.render());
-        out["model"]["trace"] = jtrace;
-        out["model"]["pair"] = jpair;
-        out["model"]["pair_writes_per_core"] = writes;
-        out["model"]["bursts"] = bursts;
-
-        // 3. The model, worker_state.
-        const std::uint64_t worker_writes = 100;
-        fmt::print("3. The model: {} workers, each incrementing workers[i].items_processed {} times\n", lf.workers,
-                   worker_writes);
-        Table workers = stats_table("layout, interleaving");
-        nlohmann::json jworkers;
-        const auto items = lf.worker_state.offsets.at(1).second;
-        const auto items_aligned = lf.worker_state_aligned.offsets.at(1).second;
-        for (auto [name, elem, offset] :
-             {std::tuple<const char*, std::size_t, std::size_t>{"WorkerState", lf.worker_state.size, items},
-              std::tuple<const char*, std::size_t, std::size_t>{"WorkerStateAligned", lf.worker_state_aligned.size,
-                                                                items_aligned}}) {
-            for (std::size_t burst : {1u, 10u}) {
-                const auto s = ch06::model_workers(elem, offset, lf.workers, worker_writes, burst);
-                stats_row(workers, fmt::format("{} ({} B), burst {}", name, elem, burst), s);
-                jworkers[name][fmt::format("burst_{}", burst)] = ch06::to_json(s);
-            }
-        }
-        fmt::print("{}\n", workers.render());
-        out["model"]["workers"] = jworkers;
-        out["model"]["workers_writes_each"] = worker_writes;
-
-        // 4. The model, per-thread stats with a monitor.
-        const std::uint64_t rounds = 100, pass_every = 10;
-        fmt::print("4. The model: {} request handlers (cores 0-{}) and a monitor (core {})\n", ch06::kHandlers,
-                   ch06::kHandlers - 1, ch06::kHandlers);
-        fmt::print("  {} rounds of one request per handler (2 writes); every {} rounds the monitor reads\n", rounds,
-                   pass_every);
-        fmt::print("  all 3 fields of each handler and adds them into its total (1 write per handler)\n");
-        Table mon({"layout", "total at", "handler transfers", "handler upgrades", "monitor transfers",
-                   "monitor upgrades", "invalidations"});
-        nlohmann::json jmon;
-        for (auto d : {ch06::Dashboard::Packed, ch06::Dashboard::TotalApart, ch06::Dashboard::Padded}) {
-            const auto m = ch06::model_stats_monitor(d, rounds, pass_every);
-            mon.row({ch06::dashboard_name(d), fmt::format("byte {}", m.total_offset),
-                     fmt::format("{}", m.handlers.transfers), fmt::format("{}", m.handlers.upgrades),
-                     fmt::format("{}", m.monitor.transfers), fmt::format("{}", m.monitor.upgrades),
-                     fmt::format("{}", m.all.invalidations)});
-            const char* key = d == ch06::Dashboard::Packed       ? "packed"
-                              : d == ch06::Dashboard::TotalApart ? "total_apart"
-                                                                 : "padded";
-            jmon[key] = {{"total_offset", m.total_offset},
-                         {"passes", m.passes},
-                         {"all", ch06::to_json(m.all)},
-                         {"handlers", ch06::to_json(m.handlers)},
-                         {"monitor", ch06::to_json(m.monitor)}};
-        }
-        fmt::print("{}\n", mon.render());
-        out["model"]["monitor"] = jmon;
-        out["model"]["monitor_rounds"] = rounds;
-        out["model"]["monitor_handlers"] = ch06::kHandlers;
-        out["model"]["monitor_pass_every"] = pass_every;
-
-        // 5-8. Measured.
-        const int chunks = quick ? 10 : 40;
-        const std::uint64_t ops_volatile = 400000, ops_atomic = 100000;
-        auto ops_of = [&](ch06::Op op) { return op == ch06::Op::VolatileIncrement ? ops_volatile : ops_atomic; };
-        const int cpu0 = cachebook::nth_usable_cpu(0);
-        const int cpu1 = usable >= 2 ? cachebook::nth_usable_cpu(1) : -1;
-        const auto sweep = ch06::sweep_counts(static_cast<int>(max_threads));
-        cachebook::Progress progress("ch06: measuring", 5 + 2 * sweep.size());
-        nlohmann::json jm;
-        jm["usable_cpus"] = usable;
-        jm["cpu"] = cachebook::cpu_model();
-        jm["chunks"] = chunks * runs;
-        jm["ops_per_chunk"] = {{"volatile", ops_volatile}, {"atomic", ops_atomic}};
-        auto key_of = [](ch06::Op op) { return op == ch06::Op::VolatileIncrement ? "volatile" : "atomic"; };
-        auto comparison_json = [](const ch06::LayoutComparison& c) {
-            return nlohmann::json{{"packed_ns", c.packed.min_ns},
-                                  {"padded_ns", c.padded.min_ns},
-                                  {"ratio", c.ratio()},
-                                  {"packed_counted", c.packed.counted},
-                                  {"padded_counted", c.padded.counted},
-                                  {"chunks", c.packed.chunks},
-                                  {"ratio_text", fmt::format("{:.1f}", c.ratio())},
-                                  {"packed_ns_text", fmt::format("{:.1f}", c.packed.min_ns)},
-                                  {"padded_ns_text", fmt::format("{:.1f}", c.padded.min_ns)}};
-        };
-        auto comparison_row = [](Table& t, const std::string& label, const ch06::LayoutComparison& c) {
-            t.row({label, measured("{:.2f}", c.packed.min_ns), measured("{:.2f}", c.padded.min_ns),
-                   c.valid() ? measured("{:.2f}x", c.ratio()) : measured("{}", "no chunk counted"),
-                   measured("{}+{}/{}", c.packed.counted, c.padded.counted, 2 * c.packed.chunks)});
-        };
-
-        fmt::print("5. Measured on this machine: {} usable cpus ({})\n", measured("{}", usable),
-                   measured("{}", cachebook::cpu_model()));
-        fmt::print("  each thread adds 1 to its own counter; counters 8 bytes apart (packed) or 64 (padded)\n");
-        fmt::print("  timed in chunks ({} or {} increments per thread) while every cpu ran the race;\n", ops_volatile,
-                   ops_atomic);
-        fmt::print("  ns per increment, the minimum over {} chunks per layout\n", chunks * runs);
-        Table distinct({"operation, cpus", "packed ns", "padded ns", "packed/padded", "chunks counted"});
-        double extra_ns[2] = {0, 0};
-        if (cpu1 >= 0) {
-            for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
-                const auto c = ch06::compare_layouts(op, {cpu0, cpu1}, ops_of(op), chunks, static_cast<int>(runs));
-                progress.step(op_name(op));
-                comparison_row(distinct, fmt::format("{}, 2 threads on 2 cores", ch06::op_name(op)), c);
-                jm["distinct"][key_of(op)] = comparison_json(c);
-                extra_ns[op == ch06::Op::AtomicFetchAdd] = c.packed.min_ns - c.padded.min_ns;
-            }
-        } else {
-            for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd})
-                distinct.row({fmt::format("{}, 2 threads on 2 cores", ch06::op_name(op)), measured("-"), measured("-"),
-                              measured("needs 2 cpus"), measured("-")});
-        }
-        for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
-            const auto c = ch06::compare_layouts(op, {cpu0, cpu0}, ops_of(op), chunks, static_cast<int>(runs));
-            progress.step("one core");
-            comparison_row(distinct, fmt::format("{}, 2 threads on 1 core", ch06::op_name(op)), c);
-            jm["same_core"][key_of(op)] = comparison_json(c);
-        }
-        fmt::print("{}\n", distinct.render());
-
-        // 6. The hand-off probe.
-        fmt::print("6. What one move of the line costs: a flag bounced between two cores\n");
-        const int handoff_runs = quick ? 20 : 50;
-        const double handoff = cpu1 >= 0 ? ch06::handoff_ns(cpu0, cpu1, 2000, handoff_runs) : 0.0;
-        progress.step("hand-off");
-        fmt::print("  one-way hand-off: {} ns (minimum of {} runs of 2000 round trips)\n",
-                   cpu1 >= 0 ? measured("{:.0f}", handoff) : measured("{}", "needs 2 cpus"), handoff_runs);
-        if (cpu1 >= 0) {
-            jm["handoff_ns"] = handoff;
-            jm["handoff_ns_text"] = fmt::format("{:.0f}", handoff);
-        }
-        for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
-            // If each move of the line stalls a core for one hand-off, the extra
-            // cost per increment says how many increments one move served.
-            const double extra = extra_ns[op == ch06::Op::AtomicFetchAdd];
-            const bool known = cpu1 >= 0 && extra > 0;
-            const double every = known ? handoff / extra : 0.0;
-            fmt::print(
-                "  {}: packed costs {} ns more per increment: if each move stalls a core for\n"
-                "    one hand-off, the line moved about once every {} increments\n",
-                ch06::op_name(op), measured("{:.2f}", extra), known ? measured("{:.0f}", every) : measured("-"));
-            // Always present, so the book's sentence resolves: "-" when this run gives no estimate.
-            jm["implied_burst"][key_of(op)] = known ? nlohmann::json(every) : nlohmann::json(nullptr);
-            jm["implied_burst_text"][key_of(op)] = known ? fmt::format("{:.0f}", every) : std::string("-");
-        }
-        fmt::print("\n");
-
-        // 7. The naive stopwatch.
-        fmt::print("7. A stopwatch around whole runs instead (threads started, joined; minimum of {} runs)\n", runs);
-        Table whole({"operation", "increments each", "packed ms", "padded ms", "packed/padded"});
-        for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
-            const std::uint64_t iters =
-                (op == ch06::Op::VolatileIncrement ? 20'000'000u : 5'000'000u) / (quick ? 4u : 1u);
-            if (cpu1 < 0) {
-                whole.row({ch06::op_name(op), fmt::format("{}", iters), measured("-"), measured("-"),
-                           measured("needs 2 cpus")});
-                continue;
-            }
-            const auto p = ch06::time_pair(op, 2, {cpu0, cpu1}, iters, static_cast<int>(runs));
-            progress.step("stopwatch");
-            whole.row({ch06::op_name(op), fmt::format("{}", iters), measured("{:.1f}", p.packed.min() * 1e3),
-                       measured("{:.1f}", p.padded.min() * 1e3), measured("{:.2f}x", p.ratio())});
-            jm["stopwatch"][key_of(op)] = {{"iterations", iters},
-                                           {"packed_s", p.packed.min()},
-                                           {"padded_s", p.padded.min()},
-                                           {"ratio", p.ratio()},
-                                           {"ratio_text", fmt::format("{:.1f}", p.ratio())}};
-        }
-        fmt::print("{}\n", whole.render());
-
-        // 8. The sweep.
-        fmt::print("8. N threads, N counters: packed (one line per 8 counters) vs padded, chunked as in 5\n");
-        Table sw({"threads", "cpus", "operation", "packed ns", "padded ns", "packed/padded", "note"});
-        nlohmann::json jsweep = nlohmann::json::array();
-        for (int n : sweep) {
-            const int cores = std::min(n, usable);
-            const bool over = n > usable;
-            for (auto op : {ch06::Op::VolatileIncrement, ch06::Op::AtomicFetchAdd}) {
-                // The same increments per cpu per chunk at every N.
-                const std::uint64_t ops = std::max<std::uint64_t>(
-                    1000, ops_of(op) * static_cast<std::uint64_t>(cores) / static_cast<std::uint64_t>(n));
-                const auto c = ch06::compare_layouts(op, ch06::spread(n, cores), ops, chunks, static_cast<int>(runs));
-                progress.step(fmt::format("{} threads", n));
-                sw.row({fmt::format("{}", n), measured("{}", cores), ch06::op_name(op),
-                        measured("{:.2f}", c.packed.min_ns), measured("{:.2f}", c.padded.min_ns),
-                        c.valid() ? measured("{:.2f}x", c.ratio()) : measured("{}", "no chunk counted"),
-                        over ? measured("{}", "oversubscribed") : measured("{}", "")});
-                auto j = comparison_json(c);
-                j["threads"] = n;
-                j["cpus"] = cores;
-                j["op"] = key_of(op);
-                j["oversubscribed"] = over;
-                jsweep.push_back(j);
-            }
-        }
-        fmt::print("{}", sw.render());
-        fmt::print("  ns per increment per cpu; threads beyond the cpus share them (oversubscribed)\n");
-        jm["sweep"] = jsweep;
-        out["measured"] = jm;
-
-        if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), out);
+        Run run;
+        if (auto status = parse(cli, run, argc, argv)) return *status;
+        Report report("Chapter 6 · False sharing");
+        const auto layout = ch06::layout_facts();
+        layouts_section(report, layout);
+        two_counters_section(report, layout);
+        workers_section(report, layout);
+        monitor_section(report);
+        const auto thread_counts = ch06::sweep_counts(static_cast<int>(run.max_threads));
+        cachebook::Progress progress("ch06: measuring", 5 + 2 * thread_counts.size());
+        const auto extra_ns = races_section(report, run, progress);
+        handoff_section(report, run, extra_ns, progress);
+        stopwatch_section(report, run, progress);
+        sweep_section(report, run, thread_counts, progress);
+        report.save(cli.json_path());
         return 0;
     });
 }

@@ -1,5 +1,6 @@
 #include "measurement.hpp"
 
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -18,10 +20,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include <fmt/format.h>
-
 #include "cachebook/chase.hpp"
 #include "cachebook/cpu_time.hpp"
+#include "cachebook/machine.hpp"
 #include "cachebook/trace.hpp"
 #include "sum_kernel.hpp"
 
@@ -37,8 +38,8 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // A dependent chain of multiply-adds: CPU work that touches no memory.
-double spin(std::uint64_t iterations, double seed) {
-    double x = seed;
+double spin(std::uint64_t iterations, double start) {
+    double x = start;
     for (std::uint64_t i = 0; i < iterations; ++i) x = x * 0.999999 + 1e-7;
     return x;
 }
@@ -46,14 +47,14 @@ double spin(std::uint64_t iterations, double seed) {
 
 // [snippet: clocks]
 ClockRule clock_rule(int threads, std::uint64_t work, int runs) {
-    ClockRule r;
-    r.threads = threads;
+    ClockRule rule;
+    rule.threads = threads;
     auto measure = [&](int count) {
         ClockPair best{kInf, kInf};
         for (int run = 0; run < runs; ++run) {
             std::vector<double> results(static_cast<std::size_t>(count));
-            const std::clock_t cpu_start = std::clock();               // CPU time of the process
-            const auto wall_start = cachebook::Clock::now();            // time on the wall
+            const std::clock_t cpu_start = std::clock();      // CPU time of the process
+            const auto wall_start = cachebook::Clock::now();  // time on the wall
             std::vector<std::thread> pool;
             for (int t = 0; t < count; ++t)
                 pool.emplace_back([&, t] { results[static_cast<std::size_t>(t)] = spin(work / count, 1.0 + t); });
@@ -66,20 +67,24 @@ ClockRule clock_rule(int threads, std::uint64_t work, int runs) {
         }
         return best;
     };
-    r.one = measure(1);
-    r.many = measure(threads);
-    return r;
+    rule.one = measure(1);
+    rule.many = measure(threads);
+    return rule;
 }
 // [end: clocks]
 
 RunsRule runs_rule(std::size_t n, int runs) {
-    RunsRule r;
-    r.n = n;
+    RunsRule rule;
+    rule.n = n;
     const auto grid = make_grid(n);
     auto once = [&] { cachebook::do_not_optimize(o2::sum_rows(grid.data(), n)); };
-    r.batch_a = cachebook::time_runs(runs, once, 0);  // no warm-up: the first run is whatever it is
-    r.batch_b = cachebook::time_runs(runs, once, 0);
-    return r;
+    rule.batch_a = cachebook::time_runs(runs, once, 0);  // no warm-up: the first run is whatever it is
+    rule.batch_b = cachebook::time_runs(runs, once, 0);
+    return rule;
+}
+
+double RunsRule::min_gap() const {
+    return std::abs(batch_a.min() / batch_b.min() - 1.0);
 }
 
 namespace {
@@ -92,9 +97,9 @@ std::uint64_t minor_faults() {
 
 // [snippet: first_touch]
 TouchRule touch_rule(std::size_t bytes, int runs) {
-    TouchRule r;
-    r.bytes = bytes;
-    r.first_fill_s = r.second_fill_s = kInf;
+    TouchRule rule;
+    rule.bytes = bytes;
+    rule.first_fill_s = rule.second_fill_s = kInf;
     for (int run = 0; run < runs; ++run) {
         // Fresh pages straight from the OS, as a large malloc or new gets them.
         void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -110,13 +115,13 @@ TouchRule touch_rule(std::size_t bytes, int runs) {
         };
         const auto [first, first_faults] = fill(1);    // the timed region pays the page faults
         const auto [second, second_faults] = fill(2);  // the pages exist now: only the writes
-        r.first_fill_s = std::min(r.first_fill_s, first);
-        r.second_fill_s = std::min(r.second_fill_s, second);
-        r.faults_first = first_faults;
-        r.faults_second = second_faults;
+        rule.first_fill_s = std::min(rule.first_fill_s, first);
+        rule.second_fill_s = std::min(rule.second_fill_s, second);
+        rule.faults_first = first_faults;
+        rule.faults_second = second_faults;
         munmap(p, bytes);
     }
-    return r;
+    return rule;
 }
 // [end: first_touch]
 
@@ -142,21 +147,21 @@ double time_sum_used(const int* a, std::size_t count, std::int64_t& out) {
 // [end: dead_code]
 
 DeadCodeRule dead_code_rule(std::size_t n, int runs) {
-    DeadCodeRule r;
-    r.n = n;
-    r.unused_s = r.used_s = kInf;
+    DeadCodeRule rule;
+    rule.n = n;
+    rule.unused_s = rule.used_s = kInf;
     const auto grid = make_grid(n);
     for (int run = 0; run < runs; ++run) {
-        r.unused_s = std::min(r.unused_s, time_sum_unused(grid.data(), grid.size()));
-        r.used_s = std::min(r.used_s, time_sum_used(grid.data(), grid.size(), r.sum));
+        rule.unused_s = std::min(rule.unused_s, time_sum_unused(grid.data(), grid.size()));
+        rule.used_s = std::min(rule.used_s, time_sum_used(grid.data(), grid.size(), rule.sum));
     }
-    return r;
+    return rule;
 }
 
 OptRule opt_rule(std::size_t n, int runs) {
-    OptRule r;
-    r.n = n;
-    r.rows_o0 = r.columns_o0 = r.rows_o2 = r.columns_o2 = kInf;
+    OptRule rule;
+    rule.n = n;
+    rule.rows_o0 = rule.columns_o0 = rule.rows_o2 = rule.columns_o2 = kInf;
     const auto grid = make_grid(n);
     std::int64_t sums[4] = {};
     for (int run = -1; run < runs; ++run) {
@@ -166,13 +171,19 @@ OptRule opt_rule(std::size_t n, int runs) {
             cachebook::do_not_optimize(sum);
             if (run >= 0) best = std::min(best, cachebook::thread_cpu_seconds() - start);
         };
-        once(o0::sum_rows, r.rows_o0, sums[0]);
-        once(o0::sum_columns, r.columns_o0, sums[1]);
-        once(o2::sum_rows, r.rows_o2, sums[2]);
-        once(o2::sum_columns, r.columns_o2, sums[3]);
+        once(o0::sum_rows, rule.rows_o0, sums[0]);
+        once(o0::sum_columns, rule.columns_o0, sums[1]);
+        once(o2::sum_rows, rule.rows_o2, sums[2]);
+        once(o2::sum_columns, rule.columns_o2, sums[3]);
     }
-    r.same_sums = sums[0] == sums[1] && sums[1] == sums[2] && sums[2] == sums[3];
-    return r;
+    rule.same_sums = sums[0] == sums[1] && sums[1] == sums[2] && sums[2] == sums[3];
+    return rule;
+}
+
+std::size_t l1_resident_order(std::size_t l1_bytes) {
+    std::size_t n = 16;
+    while (2 * n * 2 * n * sizeof(int) <= l1_bytes / 2) n *= 2;
+    return n;
 }
 
 std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_t elements, int runs) {
@@ -210,24 +221,24 @@ LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs) {
     for (std::size_t k = 0, i = 0; k < n; ++k, i = cycle[i]) order[k] = static_cast<std::uint32_t>(i);
 
     auto per_access = [&](auto&& walk) { return cachebook::time_runs(runs, walk).min() * 1e9 / double(hops); };
-    LatencyRow r;
-    r.bytes = n * sizeof(Slot);
-    r.strided_ns = per_access([&] {  // the strided sum: independent loads, addresses in order
+    LatencyRow row;
+    row.bytes = n * sizeof(Slot);
+    row.strided_ns = per_access([&] {  // the strided sum: independent loads, addresses in order
         std::uint64_t s = 0;
         for (std::size_t h = 0, i = 0; h < hops; ++h, i = i + 1 == n ? 0 : i + 1) s += slots[i].value;
         cachebook::do_not_optimize(s);
     });
-    r.gather_ns = per_access([&] {  // random order, but every address known in advance
+    row.gather_ns = per_access([&] {  // random order, but every address known in advance
         std::uint64_t s = 0;
         for (std::size_t h = 0, k = 0; h < hops; ++h, k = k + 1 == n ? 0 : k + 1) s += slots[order[k]].value;
         cachebook::do_not_optimize(s);
     });
-    r.chase_ns = per_access([&] {  // each address comes out of the previous load
+    row.chase_ns = per_access([&] {  // each address comes out of the previous load
         std::uint32_t i = 0;
         for (std::size_t h = 0; h < hops; ++h) i = slots[i].next;
         cachebook::do_not_optimize(i);
     });
-    return r;
+    return row;
 }
 // [end: latency]
 
@@ -235,10 +246,14 @@ LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs) {
 
 std::string_view perf_state_name(PerfState s) {
     switch (s) {
-        case PerfState::NotInstalled: return "perf is not installed";
-        case PerfState::NoPermission: return "perf may not open counters here (permission)";
-        case PerfState::NotSupported: return "perf reports the event as <not supported>";
-        case PerfState::Works: return "perf counts the event";
+        case PerfState::NotInstalled:
+            return "perf is not installed";
+        case PerfState::NoPermission:
+            return "perf may not open counters here (permission)";
+        case PerfState::NotSupported:
+            return "perf reports the event as <not supported>";
+        case PerfState::Works:
+            return "perf counts the event";
     }
     return "unknown";
 }
@@ -272,26 +287,26 @@ std::optional<std::uint64_t> parse_perf_count(const std::string& output, const s
 }
 
 CommandResult run_command(const std::string& command) {
-    CommandResult r;
+    CommandResult result;
     FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-    if (pipe == nullptr) return r;
+    if (pipe == nullptr) return result;
     char buffer[4096];
     std::size_t got = 0;
-    while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, got);
+    while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, got);
     const int status = pclose(pipe);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return result;
 }
 
 PerfProbe probe_perf(const std::string& event) {
     const auto which = run_command("command -v perf");
     if (which.status != 0) return {PerfState::NotInstalled, "no perf on PATH"};
-    const auto r = run_command(fmt::format("perf stat -x, -e {} -- true", event));
-    PerfProbe p{parse_perf_probe(r.output, r.status), ""};
-    std::istringstream in(r.output);
+    const auto result = run_command(fmt::format("perf stat -x, -e {} -- true", event));
+    PerfProbe probe{parse_perf_probe(result.output, result.status), ""};
+    std::istringstream in(result.output);
     for (std::string line; std::getline(in, line);)
-        if (line.find(event) != std::string::npos || p.detail.empty()) p.detail = line;
-    return p;
+        if (line.find(event) != std::string::npos || probe.detail.empty()) probe.detail = line;
+    return probe;
 }
 
 std::optional<std::uint64_t> parse_cachegrind_d1_misses(const std::string& output) {
@@ -306,11 +321,11 @@ std::optional<std::uint64_t> parse_cachegrind_d1_misses(const std::string& outpu
 
 // [snippet: simulate_walks]
 SimulatedWalks simulate_walks(const cachebook::CacheConfig& config, std::size_t n) {
-    SimulatedWalks s;
-    s.row_misses = cachebook::simulate(config, cachebook::row_major_trace(n, sizeof(int))).misses;
-    s.column_misses = cachebook::simulate(config, cachebook::col_major_trace(n, sizeof(int))).misses;
-    s.accesses = static_cast<std::uint64_t>(n) * n;
-    return s;
+    SimulatedWalks walks;
+    walks.row_misses = cachebook::simulate(config, cachebook::row_major_trace(n, sizeof(int))).misses;
+    walks.column_misses = cachebook::simulate(config, cachebook::col_major_trace(n, sizeof(int))).misses;
+    walks.accesses = static_cast<std::uint64_t>(n) * n;
+    return walks;
 }
 // [end: simulate_walks]
 
@@ -331,25 +346,25 @@ std::string cachegrind_d1_flag(const cachebook::CacheConfig& config) {
 namespace {
 ToolCounts run_walks(const std::string& tool, const std::string& prefix,
                      const std::function<std::optional<std::uint64_t>(const std::string&)>& parse, std::size_t n) {
-    ToolCounts c;
+    ToolCounts counts;
     const std::string walk = walk_program();
-    std::uint64_t* into[] = {&c.baseline, &c.row, &c.column};
+    std::uint64_t* into[] = {&counts.baseline, &counts.row, &counts.column};
     const char* modes[] = {"none", "row", "column"};
     for (int k = 0; k < 3; ++k) {
-        const auto r = run_command(fmt::format("{} '{}' {} {}", prefix, walk, modes[k], n));
-        const auto count = parse(r.output);
-        if (r.status != 0 || !count) {
+        const auto result = run_command(fmt::format("{} '{}' {} {}", prefix, walk, modes[k], n));
+        const auto count = parse(result.output);
+        if (result.status != 0 || !count) {
             std::string last;
-            std::istringstream in(r.output);
+            std::istringstream in(result.output);
             for (std::string line; std::getline(in, line);)
                 if (!line.empty()) last = line;
-            c.why_not = fmt::format("{} failed (status {}): {}", tool, r.status, last);
-            return c;
+            counts.why_not = fmt::format("{} failed (status {}): {}", tool, result.status, last);
+            return counts;
         }
         *into[k] = *count;
     }
-    c.tool = tool;
-    return c;
+    counts.tool = tool;
+    return counts;
 }
 }  // namespace
 
@@ -360,19 +375,38 @@ ToolCounts cachegrind_walks(const cachebook::CacheConfig& l1, std::size_t n) {
     // cachegrind never has to guess them from the CPU.
     const std::string d1 = cachegrind_d1_flag(l1);
     const std::string prefix = fmt::format(
-        "valgrind --tool=cachegrind --cache-sim=yes {} --I1={},{},{} --LL=1048576,16,{} --cachegrind-out-file=/dev/null",
+        "valgrind --tool=cachegrind --cache-sim=yes {} --I1={},{},{} --LL=1048576,16,{} "
+        "--cachegrind-out-file=/dev/null",
         d1, l1.capacity_bytes(), l1.ways, l1.line_bytes, l1.line_bytes);
     return run_walks("cachegrind", prefix, parse_cachegrind_d1_misses, n);
 }
 // [end: cachegrind]
 
 ToolCounts perf_walks(const std::string& event, std::size_t n) {
-    return run_walks("perf", fmt::format("perf stat -x, -e {} --", event),
-                     [&](const std::string& out) { return parse_perf_count(out, event); }, n);
+    return run_walks(
+        "perf", fmt::format("perf stat -x, -e {} --", event),
+        [&](const std::string& out) { return parse_perf_count(out, event); }, n);
+}
+
+ToolCounts count_walks(const PerfProbe& probe, const cachebook::CacheConfig& l1, std::size_t n) {
+    ToolCounts counts;
+    if (probe.state == PerfState::Works) counts = perf_walks("L1-dcache-load-misses", n);
+    if (!counts.tool.empty()) return counts;
+    // perf could not count: cachegrind instead, unless it is missing too and perf said why.
+    const auto simulated = cachegrind_walks(l1, n);
+    return !simulated.tool.empty() || counts.why_not.empty() ? simulated : counts;
+}
+
+cachebook::CacheConfig l1_geometry() {
+    const auto l1 = cachebook::data_cache(1);
+    if (l1 && l1->sets > 0 && l1->ways > 0 && l1->line_bytes > 0) return {l1->sets, l1->ways, l1->line_bytes};
+    return cachebook::CacheConfig::from_capacity(32768, 8, 64);
 }
 
 // [snippet: amdahl]
-double amdahl(double fraction, double speedup) { return 1.0 / ((1.0 - fraction) + fraction / speedup); }
+double amdahl(double fraction, double speedup) {
+    return 1.0 / ((1.0 - fraction) + fraction / speedup);
+}
 // [end: amdahl]
 
 }  // namespace ch07

@@ -1,5 +1,5 @@
 #pragma once
-// Chapter 7: measuring right. Each mistake of the seed's six rules, run next to
+// Chapter 7: measuring right. Each mistake of the course notes' six rules, run next to
 // the right way; the strided sum against the pointer chase; hardware counters
 // or their stand-in (cachegrind) against the book's own cache model.
 
@@ -36,6 +36,10 @@ struct RunsRule {
     std::size_t n = 0;
     cachebook::Timing batch_a, batch_b;  // two batches of the same measurement
     [[nodiscard]] double first() const { return batch_a.runs.empty() ? 0 : batch_a.runs.front(); }
+    /// How far one run of batch A can land above its minimum: max / min - 1.
+    [[nodiscard]] double spread() const { return batch_a.max() / batch_a.min() - 1.0; }
+    /// How far the two batches' minima lie apart: |min A / min B - 1|.
+    [[nodiscard]] double min_gap() const;
 };
 RunsRule runs_rule(std::size_t n, int runs);
 
@@ -43,8 +47,8 @@ RunsRule runs_rule(std::size_t n, int runs);
 
 struct TouchRule {
     std::size_t bytes = 0;
-    double first_fill_s = 0;   // fresh pages from the OS: every page faults
-    double second_fill_s = 0;  // the same pages again
+    double first_fill_s = 0;                            // fresh pages from the OS: every page faults
+    double second_fill_s = 0;                           // the same pages again
     std::uint64_t faults_first = 0, faults_second = 0;  // minor page faults during each (getrusage)
 };
 TouchRule touch_rule(std::size_t bytes, int runs);
@@ -78,8 +82,11 @@ struct SizeRow {
 /// The -O2 row and column sums at each size, each pass repeated to about
 /// `elements` elements per timed run, timed by the thread's CPU clock.
 std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_t elements, int runs);
+/// The order of the rule's small array: the largest power of two from 16 up whose
+/// n x n ints fill at most half of an L1 of `l1_bytes`.
+std::size_t l1_resident_order(std::size_t l1_bytes);
 
-// --- Seed 003: strided sum against pointer chase ------------------------------------------
+// --- Latency: strided sum against pointer chase --------------------------------------------
 
 struct LatencyRow {
     std::size_t bytes = 0;
@@ -118,8 +125,8 @@ SimulatedWalks simulate_walks(const cachebook::CacheConfig& config, std::size_t 
 /// Counts of the row and column walks from a tool (cachegrind or perf), each
 /// minus a run that only fills the array.
 struct ToolCounts {
-    std::string tool;            // "cachegrind", "perf", or empty when none could run
-    std::string why_not;         // when empty tool: why
+    std::string tool;                                 // "cachegrind", "perf", or empty when none could run
+    std::string why_not;                              // when empty tool: why
     std::uint64_t baseline = 0, row = 0, column = 0;  // raw counts of the three runs
     [[nodiscard]] std::int64_t row_walk() const { return static_cast<std::int64_t>(row - baseline); }
     [[nodiscard]] std::int64_t column_walk() const { return static_cast<std::int64_t>(column - baseline); }
@@ -132,6 +139,12 @@ std::string cachegrind_d1_flag(const cachebook::CacheConfig& config);
 ToolCounts cachegrind_walks(const cachebook::CacheConfig& l1, std::size_t n);
 /// Runs ch07_walk under perf stat counting `event`.
 ToolCounts perf_walks(const std::string& event, std::size_t n);
+/// The walks counted by the best tool this machine has: perf's L1-dcache-load-misses
+/// when the probe says perf works, else cachegrind with D1 = `l1`. An empty `tool`
+/// says why neither could count.
+ToolCounts count_walks(const PerfProbe& probe, const cachebook::CacheConfig& l1, std::size_t n);
+/// This machine's L1d geometry (from sysfs), or 32 KiB 8-way 64-byte lines when it is unknown.
+cachebook::CacheConfig l1_geometry();
 
 // --- When not to bother -------------------------------------------------------------------------
 

@@ -1,14 +1,13 @@
 #include "cachebook/report.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <filesystem>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace cachebook {
 namespace {
@@ -19,6 +18,36 @@ std::size_t width(const std::string& s) {
     for (unsigned char c : s)
         if ((c & 0xC0) != 0x80) ++w;
     return w;
+}
+
+// The object at a dotted path ("measured.orders") below `root`, made on the way.
+nlohmann::json& node_at(nlohmann::json& root, std::string_view path) {
+    nlohmann::json* node = &root;
+    std::size_t start = 0;
+    while (start <= path.size() && !path.empty()) {
+        const std::size_t dot = std::min(path.find('.', start), path.size());
+        node = &(*node)[std::string(path.substr(start, dot - start))];
+        start = dot + 1;
+    }
+    return *node;
+}
+
+// Sets the value at a dotted path. A key is written once: a second write is a mistake in the chapter.
+void set_once(nlohmann::json& root, std::string_view key, nlohmann::json value) {
+    if (key.empty() || key.front() == '.' || key.back() == '.' || key.find("..") != std::string_view::npos)
+        throw std::logic_error(fmt::format("report: '{}' is not a key", key));
+    const std::size_t last_dot = key.rfind('.');
+    const std::string leaf(last_dot == std::string_view::npos ? key : key.substr(last_dot + 1));
+    nlohmann::json& parent = node_at(root, last_dot == std::string_view::npos ? "" : key.substr(0, last_dot));
+    if (parent.contains(leaf)) throw std::logic_error(fmt::format("report: key '{}' recorded twice", key));
+    parent[leaf] = std::move(value);
+}
+
+// A Value's key (and its quoted text) set below `root`.
+void set_value(nlohmann::json& root, const Value& value) {
+    if (value.key().empty()) return;
+    set_once(root, value.key(), value.json());
+    if (value.is_quoted()) set_once(root, value.key() + "_text", value.quoted_text());
 }
 
 }  // namespace
@@ -34,8 +63,8 @@ Table::Table(std::vector<std::string> headers, std::vector<Align> align)
 
 Table& Table::row(std::vector<std::string> cells) {
     if (cells.size() != headers_.size())
-        throw std::invalid_argument(fmt::format("Table: row has {} cells, table has {} columns", cells.size(),
-                                                headers_.size()));
+        throw std::invalid_argument(
+            fmt::format("Table: row has {} cells, table has {} columns", cells.size(), headers_.size()));
     rows_.push_back(std::move(cells));
     return *this;
 }
@@ -63,6 +92,97 @@ std::string Table::render(int indent) const {
     out += pad + std::string(total, '-') + "\n";
     for (const auto& r : rows_) out += line(r);
     return out;
+}
+
+Value& Value::quoted() {
+    quoted_ = true;
+    quoted_text_ = text_;
+    return *this;
+}
+
+Value& Value::quoted(std::string_view format) {
+    quoted_ = true;
+    if (json_.is_number_unsigned())
+        quoted_text_ = fmt::format(fmt::runtime(format), json_.get<std::uint64_t>());
+    else if (json_.is_number_integer())
+        quoted_text_ = fmt::format(fmt::runtime(format), json_.get<std::int64_t>());
+    else if (json_.is_number())
+        quoted_text_ = fmt::format(fmt::runtime(format), json_.get<double>());
+    else if (json_.is_string())
+        quoted_text_ = fmt::format(fmt::runtime(format), json_.get<std::string>());
+    else  // null, a list, a flag: the text as printed
+        quoted_text_ = text_;
+    return *this;
+}
+
+std::string Value::shown(bool golden) const {
+    return measured_ && golden ? std::string(kMeasuredPlaceholder) : text_;
+}
+
+Report::Report(std::string_view title, bool golden, std::ostream& out) : golden_(golden), out_(out) {
+    print(fmt::format("{}\n", title));
+}
+
+void Report::print(std::string_view text) {
+    out_ << text;
+    out_.flush();
+}
+
+void Report::record(std::string_view key, nlohmann::json value) {
+    set_once(json_, key, std::move(value));
+}
+
+void Report::record(const Value& value) {
+    set_value(json_, value);
+}
+
+ResultTable Report::table(std::vector<std::string> headers, std::vector<Table::Align> align) {
+    return ResultTable(*this, "", std::move(headers), std::move(align));
+}
+
+ResultTable Report::table_of_rows(std::string array_key, std::vector<std::string> headers,
+                                  std::vector<Table::Align> align) {
+    record(array_key, nlohmann::json::array());
+    return ResultTable(*this, std::move(array_key), std::move(headers), std::move(align));
+}
+
+void Report::save(const std::string& path) const {
+    if (!path.empty()) write_json(path, json_);
+}
+
+ResultTable::ResultTable(Report& report, std::string array_key, std::vector<std::string> headers,
+                         std::vector<Table::Align> align)
+    : report_(report), array_key_(std::move(array_key)), headers_(std::move(headers)), align_(std::move(align)) {
+    Table(headers_, align_);  // checks the alignments now, not at the first print
+}
+
+ResultTable& ResultTable::row(std::vector<Value> cells, const nlohmann::json& unprinted) {
+    if (cells.size() != headers_.size())
+        throw std::invalid_argument(
+            fmt::format("Table: row has {} cells, table has {} columns", cells.size(), headers_.size()));
+    if (array_key_.empty()) {
+        for (const Value& cell : cells) report_.record(cell);
+    } else {
+        nlohmann::json object = unprinted;
+        for (const Value& cell : cells) set_value(object, cell);
+        node_at(report_.json_, array_key_).push_back(std::move(object));
+    }
+    rows_.push_back(std::move(cells));
+    return *this;
+}
+
+std::string ResultTable::render(int indent) const {
+    Table table(headers_, align_);
+    for (const auto& cells : rows_) {
+        std::vector<std::string> shown;
+        for (const Value& cell : cells) shown.push_back(cell.shown(report_.golden()));
+        table.row(std::move(shown));
+    }
+    return table.render(indent);
+}
+
+void ResultTable::print(int indent) {
+    report_.print(render(indent));
 }
 
 void check_writable(const std::string& path) {

@@ -6,7 +6,7 @@
 
 namespace ch01_exercise {
 
-/// Exercise 1 (seed 002's lab): the byte addresses an n x n matrix of
+/// Exercise 1 (the course notes' lab): the byte addresses an n x n matrix of
 /// `elem`-byte values, row-major at address 0, is read at when walked column
 /// by column (i inner). col_major_trace(4, 8) starts 0, 32, 64, 96, 8, ...
 std::vector<std::uint64_t> col_major_trace(std::size_t n, std::size_t elem);

@@ -5,7 +5,7 @@
 #include "exercise.hpp"
 #include "row_major.hpp"
 
-TEST_CASE("exercise 1: col_major_trace matches the book's trace") {
+TEST_CASE("exercise 1: col_major_trace matches the book's trace", "[1 point]") {
     CHECK(ch01_exercise::col_major_trace(4, 8) == cachebook::col_major_trace(4, 8));
     for (std::size_t n : {1u, 3u, 16u, 73u})
         for (std::size_t elem : {4u, 8u}) {
@@ -14,7 +14,7 @@ TEST_CASE("exercise 1: col_major_trace matches the book's trace") {
         }
 }
 
-TEST_CASE("exercise 2: predicted column-walk misses match the simulator") {
+TEST_CASE("exercise 2: predicted column-walk misses match the simulator", "[2 points]") {
     struct Shape {
         std::size_t rows, cols, elem, line;
     };

@@ -8,7 +8,7 @@
 #include "exercise.hpp"
 #include "loop_orders.hpp"
 
-TEST_CASE("exercise 1: sets_touched_by_column matches the book's footprint") {
+TEST_CASE("exercise 1: sets_touched_by_column matches the book's footprint", "[2 points]") {
     const auto l1 = ch02::seed_l1();
     CHECK(ch02_exercise::sets_touched_by_column(l1, 256, 256, 8) == 2);
     for (const auto& cache : {l1, ch02::r3_cache(), cachebook::CacheConfig::from_capacity(48 * 1024, 12, 64)})
@@ -20,7 +20,7 @@ TEST_CASE("exercise 1: sets_touched_by_column matches the book's footprint") {
             }
 }
 
-TEST_CASE("exercise 2: padded_leading_dimension removes the conflict misses, and pads no more than needed") {
+TEST_CASE("exercise 2: padded_leading_dimension removes the conflict misses, and pads no more than needed", "[2 points]") {
     struct Case {
         cachebook::CacheConfig cache;
         std::size_t rows, cols, walked, elem;

@@ -8,7 +8,7 @@
 #include "exercise.hpp"
 #include "six_orders.hpp"
 
-TEST_CASE("exercise 1: analytic_misses matches the book's analysis") {
+TEST_CASE("exercise 1: analytic_misses matches the book's analysis", "[1 point]") {
     for (cachebook::LoopOrder o : cachebook::kAllOrders)
         for (std::size_t per_line : {2u, 4u, 8u, 16u}) {
             const std::string name(cachebook::order_name(o));
@@ -21,7 +21,7 @@ TEST_CASE("exercise 1: analytic_misses matches the book's analysis") {
         }
 }
 
-TEST_CASE("exercise 2: matmul_kij gives the same bits as the book's ijk") {
+TEST_CASE("exercise 2: matmul_kij gives the same bits as the book's ijk", "[1 point]") {
     for (std::size_t n : {1u, 7u, 32u, 65u}) {
         INFO("n = " << n);
         const auto m = cachebook::integer_valued_matrices(n);

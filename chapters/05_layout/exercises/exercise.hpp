@@ -20,16 +20,18 @@ struct FieldSpec {
 /// The grader compares your answer with what the compiler says (sizeof) for real structs.
 std::size_t struct_size(const std::vector<FieldSpec>& fields);
 
+/// A byte range within a struct: [offset, offset + size).
+struct Range {
+    std::size_t offset = 0, size = 0;
+};
+
 /// Exercise 2 (AoS line counts): a loop reads, from each of n structs of
 /// `struct_bytes` bytes stored one after another from a line boundary, the
 /// byte ranges [offset, offset + size) listed in `used` (offsets within the
 /// struct). How many distinct lines of `line_bytes` bytes does it bring in?
-/// For the seed's particle (72 bytes, x at 0 and vx at 24, 8 bytes each) and a
+/// For the course notes' particle (72 bytes, x at 0 and vx at 24, 8 bytes each) and a
 /// million particles the answer is 1,125,000. The grader runs the loop's
 /// addresses through the book's cache model.
-struct Range {
-    std::size_t offset = 0, size = 0;
-};
 std::uint64_t lines_brought_in(std::uint64_t n, std::size_t struct_bytes, const std::vector<Range>& used,
                                std::size_t line_bytes);
 

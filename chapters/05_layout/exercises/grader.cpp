@@ -43,7 +43,7 @@ std::uint64_t simulated_lines(std::uint64_t n, std::size_t bytes, const std::vec
 
 }  // namespace
 
-TEST_CASE("exercise 1: struct_size agrees with the compiler's sizeof") {
+TEST_CASE("exercise 1: struct_size agrees with the compiler's sizeof", "[1 point]") {
     using ch05_exercise::struct_size;
     CHECK(struct_size({SPEC(ch05::CharDoubleInt, c), SPEC(ch05::CharDoubleInt, d), SPEC(ch05::CharDoubleInt, i)}) ==
           sizeof(ch05::CharDoubleInt));
@@ -62,7 +62,7 @@ TEST_CASE("exercise 1: struct_size agrees with the compiler's sizeof") {
                        SPEC(CharsAndFloat, tail)}) == sizeof(CharsAndFloat));
 }
 
-TEST_CASE("exercise 2: lines_brought_in agrees with the cache model") {
+TEST_CASE("exercise 2: lines_brought_in agrees with the cache model", "[2 points]") {
     using ch05_exercise::lines_brought_in;
     using ch05_exercise::Range;
     const std::vector<Range> x_vx{{offsetof(ch05::Particle, x), 8}, {offsetof(ch05::Particle, vx), 8}};

@@ -5,7 +5,7 @@
 
 namespace ch06_exercise {
 
-/// Exercise 1 (seed 001, the per-thread stats of a server): thread t's record
+/// Exercise 1 (the course notes' per-thread stats of a server): thread t's record
 /// of `record_bytes` bytes goes in a buffer that starts at byte address `base`
 /// (not necessarily at a line boundary). Return the address of thread t's
 /// record such that no two threads' records share a line of `line_bytes`

@@ -7,7 +7,7 @@
 #include "exercise.hpp"
 #include "false_sharing.hpp"
 
-TEST_CASE("exercise 1: padded records share no line, overlap nowhere, waste nothing") {
+TEST_CASE("exercise 1: padded records share no line, overlap nowhere, waste nothing", "[1 point]") {
     for (std::size_t line : {32u, 64u, 128u})
         for (std::size_t record : {8u, 24u, 64u, 72u, 200u})
             for (std::uint64_t base : {0u, 8u, 64u, 100u, 4096u + 24u}) {
@@ -35,7 +35,7 @@ TEST_CASE("exercise 1: padded records share no line, overlap nowhere, waste noth
             }
 }
 
-TEST_CASE("exercise 2: the predicted transfer count equals the MESI model's") {
+TEST_CASE("exercise 2: the predicted transfer count equals the MESI model's", "[3 points]") {
     struct Case {
         std::size_t elem, offset;
         int workers;

@@ -6,7 +6,7 @@
 #include "exercise.hpp"
 #include "measurement.hpp"
 
-TEST_CASE("exercise 1: needed_speedup gives the target through Amdahl's law") {
+TEST_CASE("exercise 1: needed_speedup gives the target through Amdahl's law", "[1 point]") {
     using ch07_exercise::needed_speedup;
     for (double fraction : {0.1, 0.5, 0.8, 0.95, 1.0})
         for (double target : {1.05, 1.5, 2.0, 4.0, 8.0}) {
@@ -21,7 +21,7 @@ TEST_CASE("exercise 1: needed_speedup gives the target through Amdahl's law") {
         }
 }
 
-TEST_CASE("exercise 2: predicted column-walk misses match the cache model") {
+TEST_CASE("exercise 2: predicted column-walk misses match the cache model", "[3 points]") {
     using ch07_exercise::predict_column_misses;
     struct Case {
         std::size_t n, elem, sets, ways, line;

@@ -7,8 +7,8 @@
 
 namespace ch08_exercise {
 
-/// Exercise 1 (seed 003, step 1): a random single cycle of n slots. Return
-/// `next` with next[i] the slot after slot i, such that following `next` from
+/// Exercise 1 (the course notes' pointer chase, step 1): a random single cycle of n slots.
+/// Return `next` with next[i] the slot after slot i, such that following `next` from
 /// slot 0 visits all n slots once and returns to 0 after n steps. Use the seed
 /// (any generator you like); different seeds should give different cycles.
 std::vector<std::uint32_t> random_cycle(std::size_t n, std::uint64_t seed);

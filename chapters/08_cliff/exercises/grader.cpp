@@ -7,7 +7,7 @@
 #include "cliff.hpp"
 #include "exercise.hpp"
 
-TEST_CASE("exercise 1: random_cycle is one cycle through every slot") {
+TEST_CASE("exercise 1: random_cycle is one cycle through every slot", "[2 points]") {
     for (std::size_t n : {1u, 2u, 3u, 10u, 64u, 1000u, 4097u})
         for (std::uint64_t seed = 1; seed <= 10; ++seed) {
             INFO("n = " << n << ", seed = " << seed);
@@ -18,7 +18,7 @@ TEST_CASE("exercise 1: random_cycle is one cycle through every slot") {
     CHECK(ch08_exercise::random_cycle(1000, 1) != ch08_exercise::random_cycle(1000, 2));
 }
 
-TEST_CASE("exercise 2: line_size agrees with the chapter's rule") {
+TEST_CASE("exercise 2: line_size agrees with the chapter's rule", "[2 points]") {
     const std::vector<std::size_t> strides = {8, 16, 32, 64, 128, 256, 512, 1024};
     std::uint64_t state = 8;
     for (int trial = 0; trial < 500; ++trial) {

@@ -10,7 +10,7 @@
 #include "exercise.hpp"
 #include "matmul.hpp"
 
-TEST_CASE("exercise 1: add_scaled_row computes step 4's row update, remainder included") {
+TEST_CASE("exercise 1: add_scaled_row computes step 4's row update, remainder included", "[3 points]") {
     // This exercise needs AVX2 and FMA: on a CPU (or a portable build) without them it is skipped, not scored.
     if (!ch09::isa_supported(ch09::Isa::Avx2)) {
         WARN("SKIPPED: " << ch09::isa_unavailable_reason(ch09::Isa::Avx2));
@@ -34,7 +34,7 @@ TEST_CASE("exercise 1: add_scaled_row computes step 4's row update, remainder in
     }
 }
 
-TEST_CASE("exercise 2: choose_blocks derives step 6's blocks from the cache sizes") {
+TEST_CASE("exercise 2: choose_blocks derives step 6's blocks from the cache sizes", "[2 points]") {
     for (std::size_t l1 : {0u, 16u << 10, 32u << 10, 48u << 10, 64u << 10})
         for (std::size_t l2 : {0u, 256u << 10, 512u << 10, 1u << 20, 2u << 20})
             for (std::size_t l3 : {0u, 1u << 20, 8u << 20, 32u << 20, 300u << 20})
