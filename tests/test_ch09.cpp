@@ -94,6 +94,10 @@ std::vector<NamedStep> all_steps() {
         steps.push_back({"openblas", [](const Mats& x) {
                              ch09::matmul_blas(x.a.get(), x.b.get(), x.c.get(), x.s, 1);
                          }, false});
+    if (ch09::blis_lib_available())  // loaded at run time: present only where BLIS is installed
+        steps.push_back({"blis library", [](const Mats& x) {
+                             ch09::matmul_blis_lib(x.a.get(), x.b.get(), x.c.get(), x.s, 1);
+                         }, false});
     return steps;
 }
 
@@ -281,6 +285,41 @@ TEST_CASE("each architecture runs its own vector kernels", "[ch09]") {
             CHECK(k.isa == isa);
             CHECK(k.nr % ch09::simd_width(isa) == 0);  // whole registers across a row of the block
         }
+}
+
+TEST_CASE("the block search tries 12 blocks around the rule, in whole slivers", "[ch09]") {
+    const ch09::Blocking rule{1356, 288, 4096};
+    const auto all = ch09::block_candidates(rule, 12);
+    REQUIRE(all.size() == 12);
+    CHECK(std::count_if(all.begin(), all.end(), [&](auto& b) { return b.mc == rule.mc && b.kc == rule.kc; }) == 1);
+    for (const auto& b : all) {
+        CHECK(b.mc % 12 == 0);
+        CHECK(b.kc % 8 == 0);
+        CHECK(b.nc == rule.nc);
+    }
+    // KC: 144, 216, 288, 360; MC: 336 (1356 / 4 = 339 in slivers of 12), 672, 1356.
+    CHECK(all.front().kc == 144);
+    CHECK(all.front().mc == 336);
+    CHECK(all.back().kc == 360);
+    CHECK(all.back().mc == 1356);
+    // Tiny caches: never below one sliver or eight deep.
+    for (const auto& b : ch09::block_candidates({12, 8, 32}, 12)) CHECK((b.mc == 12 && b.kc == 8));
+}
+
+TEST_CASE("BLIS, where installed, is called through its own interface or said to be missing", "[ch09]") {
+    if (!ch09::blis_lib_available()) {
+        CHECK_FALSE(ch09::blis_lib_unavailable_reason().empty());
+        Mats x({4, 4, 4}, true);
+        CHECK_THROWS_AS(ch09::matmul_blis_lib(x.a.get(), x.b.get(), x.c.get(), x.s, 1), std::logic_error);
+        return;
+    }
+    CHECK(ch09::blis_lib_name().rfind("BLIS ", 0) == 0);
+    // Row-major with a rectangle, on several threads: the strides must be the right way round.
+    Mats x({33, 100, 7}, true);
+    ch09::matmul_blis_lib(x.a.get(), x.b.get(), x.c.get(), x.s, 2);
+    auto got = x.result();
+    ch09::matmul_ikj(x.a.get(), x.b.get(), x.c.get(), x.s, x.all());
+    CHECK(got == x.result());
 }
 
 TEST_CASE("bad arguments to the steps are refused", "[ch09]") {

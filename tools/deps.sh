@@ -5,6 +5,9 @@ set -euo pipefail
 core=(g++ cmake ninja-build make pkg-config python3 libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind)
 book=(doxygen python3-sphinx python3-breathe python3-myst-parser furo python3-matplotlib chromium)
 core+=(python-matplotlib-data)  # chapter 4's study reads its Stocks.csv
+# Chapter 9's step 7: BLIS beside OpenBLAS. The program loads it at run time (dlopen) and
+# skips it, saying why, where it is absent; nothing is linked against it.
+core+=(libblis-dev)
 fuzz=(clang libclang-rt-14-dev)
 want=("${core[@]}")
 [[ ${1:-} == --book ]] && want=("${book[@]}")

@@ -98,6 +98,9 @@ struct Blocking {
 Blocking derive_blocking(std::size_t l1, std::size_t l2, std::size_t l3, std::size_t mr, std::size_t nr);
 /// The same from the caches `machine` reports (an unknown level takes derive_blocking's common size).
 Blocking machine_blocking(const MicroKernel& kernel, const cachebook::Machine& machine = cachebook::machine());
+/// The blocks a short search tries around the rule's: KC of 1/2, 3/4, 1 and 5/4 of the rule's
+/// times MC of 1/4, 1/2 and 1 of it (rounded to whole slivers), NC the rule's; always 12.
+std::vector<Blocking> block_candidates(Blocking rule, std::size_t mr);
 
 /// Packs rows [0, mc) x columns [0, kc) of A (leading dimension lda) into slivers of mr rows:
 /// sliver r holds a[(r*mr + i) * lda + p] at out[r*mr*kc + p*mr + i], zero beyond mc.
@@ -120,6 +123,13 @@ bool blas_available();
 std::string blas_corename();
 /// cblas_sgemm on `threads` threads; throws std::logic_error when no BLAS was linked.
 void matmul_blas(const float* a, const float* b, float* c, Shape s, int threads);
+/// Whether BLIS could be loaded (dlopen) and called; if not, blis_lib_unavailable_reason() says why.
+bool blis_lib_available();
+/// "BLIS <version>, <the kernel set it chose for this CPU>", or "" when it is not available.
+std::string blis_lib_name();
+std::string blis_lib_unavailable_reason();
+/// BLIS's sgemm on `threads` threads; throws std::logic_error when BLIS is not available.
+void matmul_blis_lib(const float* a, const float* b, float* c, Shape s, int threads);
 
 // ---- Checking --------------------------------------------------------------------------
 
@@ -174,11 +184,11 @@ struct AlignedFree {
 };
 using Buffer = std::unique_ptr<float[], AlignedFree>;
 Buffer make_buffer(std::size_t floats);
-/// Fills with uniform values in [-1, 1) from a fixed seed.
-void fill_random(float* p, std::size_t count, std::uint32_t seed);
+/// Fills with uniform values in [-1, 1) from a fixed starting state.
+void fill_random(float* p, std::size_t count, std::uint32_t start);
 /// Fills with small integers in [-2, 2]: every product and partial sum is exact in float
 /// while k * 4 < 2^24, so every correct step gives exactly the reference.
-void fill_small_integers(float* p, std::size_t count, std::uint32_t seed);
+void fill_small_integers(float* p, std::size_t count, std::uint32_t start);
 
 /// The largest power of two t with three t x t float tiles in `l1_bytes` (3 t^2 x 4 <= L1), at least 8.
 std::size_t tile_from_l1(std::size_t l1_bytes);
