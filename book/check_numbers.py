@@ -17,7 +17,7 @@ not checked code (fenced blocks, inline `code`, and the bodies and options of
             the content of roles, among them {notes}`3.2` (a figure quoted from the course
             notes) and {given}`64` (a number the prose chooses, not one the program
             computes); HTML comments; link targets; digits that are part of a name
-            (`R1`, `L2`, `x86-64`, `C++20`, `float64`); the number of a heading or list
+            (`L2`, `x86-64`, `C++20`, `float64`); the number of a heading or list
             item; a number right after chapter, section, part, step, exercise,
             figure, table, page or §; the number of a document after JEP, PEP, RFC,
             ISO, IEC, IEEE or ECMA; years (1950-2039); 0 and 1.
@@ -213,18 +213,18 @@ def run_program(prog: Path) -> dict:
 
 
 # The rule, case by case: (prose line, numbers the check must report in it).
-SELF_TEST_DATA = {"r1": {"line": 139, "stride": 2400, "lines": 37.5, "hex": "0x22E8", "misses": 8},
+SELF_TEST_DATA = {"address": {"line": 139, "stride": 2400, "lines": 37.5, "hex": "0x22E8", "misses": 8},
                   "ratio": 3.2147, "trace": list(range(100, 140)), "year": 2024, "small": 1}
 SELF_TEST_CASES = [
     ("It is in line 139, byte 40.", ["139"]),
     ("A row is 2,400 bytes, 37.5 lines; the address is 0x22E8.", ["2,400", "37.5", "0x22E8"]),
     ("The column walk took 8 misses.", ["8"]),
     ("Measured: 3.2 times slower, roughly 3 times.", ["3.2"]),
-    ("Written as `139` or {{ ch01.r1.line }} or {given}`139` or {notes}`8`, it is fine.", []),
+    ("Written as `139` or {{ ch01.address.line }} or {given}`139` or {notes}`8`, it is fine.", []),
     ("Chapter 8, section 139, step 8 and part 2400 are references.", []),
     ("An old role: {seed}`8`.", ["{seed}"]),
     ("JEP 139, RFC 2400 and IEEE 754-2008 are documents; 139 bytes are not.", ["139"]),
-    ("x86-64 and float64 and R8 and L8 and C++20 are names.", []),
+    ("x86-64 and float64 and L8 and C++20 are names.", []),
     ("In 2024 nothing; 0 and 1 are never checked; 120 sits only in a bulk list.", []),
     ("## 8. A numbered heading with 2400 in it", ["2400"]),
     ("8. a list item numbered 8", ["8"]),
