@@ -11,7 +11,8 @@ PY      := /usr/bin/python3
 TIMING_ATTEMPTS := 3
 
 .PHONY: all deps configure build run test golden book grade handout grade-all bench flake-check sanitize fuzz clean help \
-        sanitize-ci fuzz-ci portable-check one-core-check golden-fixtures run-without-cache-sysfs clang-check aarch64-check
+        sanitize-ci fuzz-ci portable-check one-core-check golden-fixtures run-without-cache-sysfs clang-check aarch64-check \
+        format format-check
 
 all: build
 
@@ -22,6 +23,8 @@ help:
 	@echo "make book           build the HTML book into $(BUILD)/book/html, then run the book's tests"
 	@echo "make golden-fixtures the machine-dependent chapters' golden files under every machine fixture"
 	@echo "make run-without-cache-sysfs  make run with /sys/devices/system/cpu/cpu*/cache hidden (root)"
+	@echo "make format-check   name the C++ files clang-format 14 would change (exit 1 if any)"
+	@echo "make format         rewrite them with clang-format 14 and .clang-format"
 	@echo "make clang-check    build with clang++, warnings as errors, and run the deterministic tests"
 	@echo "                    (WERROR=ON: warnings are errors in any build; CXX=clang++ picks clang)"
 	@echo "make golden         regenerate every chapters/*/expected.txt (review the diff!)"
@@ -203,6 +206,11 @@ aarch64-check:
 	cd build-aarch64 && ctest --output-on-failure -j $(JOBS) -LE 'book|valgrind|cli|exercise|golden' \
 	  -E '^(cachesim|fuzz)\.'
 	cd build-aarch64 && ctest --output-on-failure -L golden -R '^golden\.($(subst $(space),|,$(strip $(AARCH64_CHAPTERS))))$$'
+format-check:
+	@bash tools/format.sh check
+
+format:
+	@bash tools/format.sh fix
 
 clean:
 	rm -rf $(BUILD)

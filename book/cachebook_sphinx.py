@@ -10,7 +10,7 @@
 - ``stepper chNN KEY``: an interactive stepper over the list of walks at ``chNN[KEY]``
   (see book/_static/stepper.js for the fields it reads).
 - ``chapter-list``: the chapters in order, one line each; links where a page exists.
-- roles ``{seed}`` and ``{given}``: a number quoted from a source text, or a number the
+- roles ``{notes}`` and ``{given}``: a number quoted from the course notes, or a number the
   prose chooses (not a result of the program); the check of hand-typed numbers skips them.
 """
 
@@ -317,7 +317,7 @@ def setup(app):
     app.add_directive("stepper", Stepper)
     app.add_directive("chapter-list", ChapterList)
     app.add_directive("exercise-list", ExerciseList)
-    app.add_role("seed", _number_role("seed-quote"))
+    app.add_role("notes", _number_role("notes-quote"))
     app.add_role("given", _number_role("given-number"))
     app.connect("source-read", _optional_pages)
     app.connect("build-finished", _repair_debian_furo)
