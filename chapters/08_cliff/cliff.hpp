@@ -128,7 +128,7 @@ struct StridePoint {
 
 /// The two ways of asking for the line size.
 enum class LineMethod {
-    /// Seed 003 as written: in each chunk, 4 dependent touches at 0, S, 2S, 3S
+    /// The course notes' experiment as written: in each chunk, 4 dependent touches at 0, S, 2S, 3S
     /// (ascending) on lines flushed from every cache; ns per touch. Prefetchers
     /// that fetch the next lines on a miss make strides past the line look cheap.
     Touches,
