@@ -69,7 +69,8 @@ struct TransposeRate {
 };
 TransposeRate transpose_rate(std::size_t n, std::size_t tile, const cachebook::CacheConfig& cache);
 
-/// Seed 002's lab: the misses of the transpose trace, for each tile (0: none), and the best tile.
+/// The lab of the course notes' *Traversal order and loop tiling*: the misses of the transpose
+/// trace, for each tile (0: none), and the best tile.
 std::uint64_t transpose_misses(std::size_t n, std::size_t tile, const cachebook::CacheConfig& cache);
 std::vector<std::pair<std::size_t, std::uint64_t>> misses_by_tile(std::size_t n, const std::vector<std::size_t>& tiles,
                                                                   const cachebook::CacheConfig& cache);
