@@ -1,7 +1,6 @@
-// Chapter 2's claims: the miss arithmetic, R3 with its explanation, R9 (the
-// power-of-two trap and its cure) and the measured row / column sum.
+// Chapter 2's claims: the miss arithmetic, the 4 KiB 8-way matrix-read table with its
+// explanation, the power-of-two trap and its cure, and the measured row / column sum.
 #include <catch2/catch.hpp>
-
 #include <set>
 
 #include "cachebook/machine.hpp"
@@ -19,28 +18,29 @@ TEST_CASE("the miss arithmetic: 1/B per element by rows, 1 by columns", "[ch02]"
     CHECK_THROWS_AS(ch02::per_element(64, 3), std::invalid_argument);
 }
 
-TEST_CASE("R3: the table and why 16 x 16 is equal and 32 x 32 is 8x", "[ch02][reference]") {
-    const auto t = ch02::r3_table(ch02::r3_cache());
+TEST_CASE("each row of the matrix-read table has the course notes' miss counts", "[ch02][reference]") {
+    const auto rows = ch02::matrix_read_table(ch02::matrix_read_cache());
+    REQUIRE(rows.size() == 4);
+    const auto [k, n, row_misses, column_misses, fits, sets] =
+        GENERATE(table<std::size_t, std::size_t, std::uint64_t, std::uint64_t, bool, std::size_t>(
+            {{0, 16, 32, 32, true, 4},
+             {1, 32, 128, 1024, false, 2},
+             {2, 48, 288, 2304, false, 4},
+             {3, 73, 667, 4573, false, 8}}));
+    INFO("n = " << n);
+    CHECK(rows[k].n == n);
+    CHECK(rows[k].misses.row == row_misses);
+    CHECK(rows[k].misses.column == column_misses);
+    CHECK(rows[k].fits == fits);
+    CHECK(rows[k].column.sets == sets);
+    CHECK(rows[k].column.capacity == sets * 8);
+    // Row order only ever pays the compulsory misses: one per line of the matrix.
+    CHECK(rows[k].misses.row == (n * n * 8 + 63) / 64);
+}
+
+TEST_CASE("16 x 16 fits, 32 x 32 reads a column's lines from 2 sets and misses 8 times as often", "[ch02][reference]") {
+    const auto t = ch02::matrix_read_table(ch02::matrix_read_cache());
     REQUIRE(t.size() == 4);
-    struct Expect {
-        std::size_t n;
-        std::uint64_t row, col;
-        bool fits;
-        std::size_t sets;
-    };
-    const Expect e[] = {{16, 32, 32, true, 4}, {32, 128, 1024, false, 2}, {48, 288, 2304, false, 4},
-                        {73, 667, 4573, false, 8}};
-    for (std::size_t k = 0; k < 4; ++k) {
-        INFO("n = " << e[k].n);
-        CHECK(t[k].n == e[k].n);
-        CHECK(t[k].misses.row == e[k].row);
-        CHECK(t[k].misses.column == e[k].col);
-        CHECK(t[k].fits == e[k].fits);
-        CHECK(t[k].column.sets == e[k].sets);
-        CHECK(t[k].column.capacity == e[k].sets * 8);
-        // Row order only ever pays the compulsory misses: one per line of the matrix.
-        CHECK(t[k].misses.row == (e[k].n * e[k].n * 8 + 63) / 64);
-    }
     // 16 x 16 fits: both orders pay only compulsory misses.
     CHECK(t[0].misses.column == t[0].misses.row);
     // 32 x 32: a column's 32 lines crowd into 2 sets (room 16), so every read misses: 8 per line.
@@ -61,8 +61,8 @@ std::uint64_t distinct_lines(std::size_t rows, std::size_t cols, std::size_t lea
 }
 }  // namespace
 
-TEST_CASE("R9: the power-of-two trap and the padded cure", "[ch02][reference]") {
-    const auto l1 = ch02::seed_l1();
+TEST_CASE("a power-of-two leading dimension misses on every read and padding cures it", "[ch02][reference]") {
+    const auto l1 = ch02::l1_32kib();
     CHECK(l1.sets == 64);
     const auto w = ch02::power_of_two_trap(l1);
     REQUIRE(w.size() == 3);
@@ -89,7 +89,7 @@ TEST_CASE("R9: the power-of-two trap and the padded cure", "[ch02][reference]") 
     CHECK(w[2].misses_per_column[8] == 256);
 }
 
-TEST_CASE("R9 in this machine's L1: padding never loses to the power-of-two leading dimension", "[ch02]") {
+TEST_CASE("in this machine's L1, padding never loses to the power-of-two leading dimension", "[ch02]") {
     const auto mine = cachebook::data_cache(1);
     if (!mine || mine->ways == 0 || mine->line_bytes < 8) CACHEBOOK_SKIP("sysfs reports no L1d geometry");
     const auto l1 = cachebook::CacheConfig::from_capacity(mine->size_bytes, mine->ways, mine->line_bytes);
@@ -105,7 +105,7 @@ TEST_CASE("the two sums of the measured array are equal", "[ch02]") {
     for (int v : a) expect += v;
     CHECK(ch02::sum_by_rows(a.data(), n) == expect);
     CHECK(ch02::sum_by_columns(a.data(), n) == expect);
-    CHECK(ch02::sum_by_rows(ch02::sum_input(2048).data(), 2048) == 18874378);  // the seed's printed sum
+    CHECK(ch02::sum_by_rows(ch02::sum_input(2048).data(), 2048) == 18874378);  // the course notes' printed sum
 }
 
 TEST_CASE("column-wise sum of int[2048][2048] is at least 10x slower than row-wise", "[ch02][timing]") {

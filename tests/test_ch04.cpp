@@ -1,6 +1,6 @@
-// Chapter 4's claims: R6, R4, R7, the lab functions, the study's point, and the measured gains of blocking.
+// Chapter 4's claims: the simulated transposes, the tile from the L1's size, the lab functions, the study's
+// point, and the measured gains of blocking.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -11,10 +11,12 @@
 #include "tiling.hpp"
 
 namespace {
-cachebook::CacheConfig small_cache() { return cachebook::CacheConfig{8, 8, 64}; }
+cachebook::CacheConfig small_cache() {
+    return cachebook::CacheConfig{8, 8, 64};
+}
 }  // namespace
 
-TEST_CASE("R6: transpose N = 64 in 32 lines, 1.125 -> 0.25", "[ch04][reference]") {
+TEST_CASE("tiles of 8 cut a 64 x 64 transpose in 32 lines from 1.125 to 0.25 misses per element", "[ch04][reference]") {
     const auto c32 = cachebook::CacheConfig::fully_associative(32, 64);
     const auto naive = ch04::transpose_rate(64, 0, c32);
     CHECK(naive.src == 0.125);
@@ -26,16 +28,16 @@ TEST_CASE("R6: transpose N = 64 in 32 lines, 1.125 -> 0.25", "[ch04][reference]"
     CHECK(tiled.total() == 0.25);
 }
 
-TEST_CASE("R4 through the lab: misses_by_tile and best_tile", "[ch04][reference]") {
-    const auto r4 = ch04::misses_by_tile(73, {0, 4, 8, 16, 32}, small_cache());
+TEST_CASE("the 73 x 73 transpose misses less with every larger tile, and best_tile picks 32", "[ch04][reference]") {
+    const auto misses = ch04::misses_by_tile(73, {0, 4, 8, 16, 32}, small_cache());
     using P = std::pair<std::size_t, std::uint64_t>;
-    CHECK(r4 == std::vector<P>{{0, 5996}, {4, 2603}, {8, 2036}, {16, 1960}, {32, 1714}});
+    CHECK(misses == std::vector<P>{{0, 5996}, {4, 2603}, {8, 2036}, {16, 1960}, {32, 1714}});
     CHECK(ch04::best_tile(73, {0, 4, 8, 16, 32}, small_cache()) == 32);
     CHECK(ch04::best_tile(73, {0, 4}, small_cache()) == 4);
     CHECK(ch04::transpose_misses(73, 0, small_cache()) == 5996);
 }
 
-TEST_CASE("R7: the seed's 32 KiB L1 gives T <= 36.9, T = 32, 24 KiB", "[ch04][reference]") {
+TEST_CASE("the course notes' 32 KiB L1 gives T <= 36.9, T = 32, 24 KiB", "[ch04][reference]") {
     const auto t = ch04::tile_from_cache(32 * 1024, 512);
     CHECK(std::floor(t.bound * 10) / 10 == Approx(36.9));
     CHECK(t.tile == 32);
@@ -48,7 +50,7 @@ TEST_CASE("R7: the seed's 32 KiB L1 gives T <= 36.9, T = 32, 24 KiB", "[ch04][re
     CHECK(tiny.tile == 2);
 }
 
-TEST_CASE("R7 on this machine: the tile fits the L1 three times over", "[ch04]") {
+TEST_CASE("on this machine, three tiles fit the L1 and three of the next power of two do not", "[ch04]") {
     const auto l1 = cachebook::data_cache(1);
     if (!l1 || l1->size_bytes == 0) CACHEBOOK_SKIP("sysfs reports no L1d");
     const auto t = ch04::tile_from_cache(l1->size_bytes, 512);
@@ -89,7 +91,7 @@ TEST_CASE("the study: miss counts depend on the shape, not on the values", "[ch0
     CHECK(s1.transposed);
     CHECK(s2.transposed);
     CHECK(s1.by_tile == s2.by_tile);
-    // The real transpose's addresses are the trace's addresses: R4 again.
+    // The real transpose's addresses are the trace's addresses: the lab's counts again.
     CHECK(s1.by_tile == ch04::misses_by_tile(73, tiles, small_cache()));
     CHECK(s1.orders.row == 667);
     CHECK(s1.orders.column == 4573);
@@ -182,10 +184,10 @@ TEST_CASE("the tile stepper's cache: a line per tile row, three tiles in three q
     CHECK(c.three_tiles_lines == 6);
     CHECK(c.cache_lines == 8);
     CHECK(c.cache_bytes() == 128);
-    // The same proportions give the seed's model cache for its T = 8: 64-byte lines, 32 lines.
-    const auto seed = ch04::stepper_cache(8);
-    CHECK(seed.line_bytes == 64);
-    CHECK(seed.cache_lines == 32);
+    // The same proportions give the course notes' model cache for its T = 8: 64-byte lines, 32 lines.
+    const auto notes_model = ch04::stepper_cache(8);
+    CHECK(notes_model.line_bytes == 64);
+    CHECK(notes_model.cache_lines == 32);
     // The chapter's tile formula, on the stepper's cache and N = 4, picks T = 2 back.
     CHECK(ch04::tile_from_cache(c.cache_bytes(), 4).tile == 2);
 }
@@ -277,4 +279,29 @@ TEST_CASE("the tile stepper's JSON is what the widget reads", "[ch04]") {
     CHECK(ikj["steps"][0].count("tile_at") == 0);
     CHECK(ikj["groups"].size() == 4);
     CHECK(ikj["steps"][48]["group"] == "i = 1");
+}
+
+TEST_CASE("a sweep gives each tile's time over the fastest one, and 0 for a tile it did not time", "[ch04]") {
+    ch04::Sweep sweep;
+    for (auto [tile, seconds] : {std::pair{8u, 0.004}, std::pair{16u, 0.002}, std::pair{32u, 0.003}}) {
+        ch04::SweepPoint point;
+        point.tile = tile;
+        point.timing.runs = {seconds, 2 * seconds};
+        sweep.points.push_back(point);
+    }
+    CHECK(sweep.best() == 16);
+    CHECK(sweep.over_best(16) == 1.0);
+    CHECK(sweep.over_best(8) == Approx(2.0));
+    CHECK(sweep.over_best(32) == Approx(1.5));
+    CHECK(sweep.over_best(64) == 0.0);
+}
+
+TEST_CASE("studies have the same counts only when every tile's count agrees", "[ch04]") {
+    ch04::Study first, second;
+    first.by_tile = {{0, 10}, {4, 5}};
+    second.by_tile = first.by_tile;
+    CHECK(ch04::same_counts({first, second}));
+    second.by_tile[1].second = 6;
+    CHECK_FALSE(ch04::same_counts({first, second}));
+    CHECK(ch04::same_counts({first}));
 }

@@ -3,10 +3,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cachebook/trace.hpp"
 
@@ -32,14 +31,14 @@ struct Location {
 /// The address of a[i][j] and the line that holds it.
 Location locate(const ArrayShape& a, std::size_t i, std::size_t j, std::size_t line_bytes);
 
-/// The seed's worked example, R1: double a[100][300] at 0x1000, element a[2][5].
+/// The course notes' worked example: double a[100][300] at 0x1000, element a[2][5].
 struct AddressExample {
     ArrayShape shape;
     std::size_t line_bytes = 64;
     Location at_2_5, at_2_6, at_3_5;
-    std::uint64_t row_stride_bytes = 0;     // &a[3][5] - &a[2][5]
-    double lines_between_rows = 0;           // that stride in lines
-    Location at_2_5_column_major;            // the same element if the language were column-major
+    std::uint64_t row_stride_bytes = 0;  // &a[3][5] - &a[2][5]
+    double lines_between_rows = 0;       // that stride in lines
+    Location at_2_5_column_major;        // the same element if the language were column-major
 };
 AddressExample address_example(std::size_t line_bytes = 64);
 

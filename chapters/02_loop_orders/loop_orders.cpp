@@ -36,10 +36,12 @@ std::optional<cachebook::CacheConfig> cache_geometry(const std::optional<cachebo
     }
 }
 
-cachebook::CacheConfig r3_cache() { return cachebook::CacheConfig{8, 8, 64}; }
+cachebook::CacheConfig matrix_read_cache() {
+    return cachebook::CacheConfig{8, 8, 64};
+}
 
-R3Row r3_row(const cachebook::CacheConfig& cache, std::size_t n) {
-    R3Row r;
+MatrixReadRow matrix_read_row(const cachebook::CacheConfig& cache, std::size_t n) {
+    MatrixReadRow r;
     r.n = n;
     r.matrix_bytes = static_cast<std::uint64_t>(n) * n * 8;
     r.fits = r.matrix_bytes <= cache.capacity_bytes();
@@ -48,13 +50,16 @@ R3Row r3_row(const cachebook::CacheConfig& cache, std::size_t n) {
     return r;
 }
 
-std::vector<R3Row> r3_table(const cachebook::CacheConfig& cache, const std::vector<std::size_t>& sizes) {
-    std::vector<R3Row> rows;
-    for (std::size_t n : sizes) rows.push_back(r3_row(cache, n));
+std::vector<MatrixReadRow> matrix_read_table(const cachebook::CacheConfig& cache,
+                                             const std::vector<std::size_t>& sizes) {
+    std::vector<MatrixReadRow> rows;
+    for (std::size_t n : sizes) rows.push_back(matrix_read_row(cache, n));
     return rows;
 }
 
-cachebook::CacheConfig seed_l1() { return cachebook::CacheConfig::from_capacity(32 * 1024, 8, 64); }
+cachebook::CacheConfig l1_32kib() {
+    return cachebook::CacheConfig::from_capacity(32 * 1024, 8, 64);
+}
 
 // [snippet: column-walk]
 ColumnWalk column_walk(const cachebook::CacheConfig& config, std::size_t rows, std::size_t cols_walked,
@@ -74,8 +79,7 @@ ColumnWalk column_walk(const cachebook::CacheConfig& config, std::size_t rows, s
 }
 // [end: column-walk]
 
-std::vector<ColumnWalk> power_of_two_trap(const cachebook::CacheConfig& cache, std::size_t n,
-                                          std::size_t cols_walked) {
+std::vector<ColumnWalk> power_of_two_trap(const cachebook::CacheConfig& cache, std::size_t n, std::size_t cols_walked) {
     const std::size_t line_of_doubles = cache.line_bytes / 8 == 0 ? 1 : cache.line_bytes / 8;
     std::vector<ColumnWalk> out;
     for (std::size_t leading : {n, n + 1, n + line_of_doubles})

@@ -1,13 +1,12 @@
 #pragma once
-// Chapter 2: row or column. The miss arithmetic, R3, the power-of-two trap (R9)
+// Chapter 2: row or column. The miss arithmetic, the matrix-read table, the power-of-two trap
 // and the measured sum of a 2048 x 2048 int array both ways.
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cachebook/cache.hpp"
 #include "cachebook/machine.hpp"
@@ -38,22 +37,23 @@ ColumnFootprint column_footprint(const cachebook::CacheConfig& cache, std::size_
 /// The geometry of a cache the machine reports, if it gives size, ways and a line size.
 std::optional<cachebook::CacheConfig> cache_geometry(const std::optional<cachebook::CacheInfo>& cache);
 
-/// R3's cache: 4096 B, 8 sets x 8 ways x 64 B lines, LRU.
-cachebook::CacheConfig r3_cache();
+/// The 4 KiB 8-way cache of the matrix-read table: 4096 B, 8 sets x 8 ways x 64 B lines, LRU.
+cachebook::CacheConfig matrix_read_cache();
 
-/// One row of R3, with what explains it.
-struct R3Row {
+/// One row of the matrix-read table (each cell of an n x n double matrix read once), with what explains it.
+struct MatrixReadRow {
     std::size_t n = 0;
     std::uint64_t matrix_bytes = 0;
     bool fits = false;  ///< the whole matrix fits in the cache
     ColumnFootprint column;
     cachebook::OrderMisses misses;
 };
-R3Row r3_row(const cachebook::CacheConfig& cache, std::size_t n);
-std::vector<R3Row> r3_table(const cachebook::CacheConfig& cache, const std::vector<std::size_t>& sizes = {16, 32, 48, 73});
+MatrixReadRow matrix_read_row(const cachebook::CacheConfig& cache, std::size_t n);
+std::vector<MatrixReadRow> matrix_read_table(const cachebook::CacheConfig& cache,
+                                             const std::vector<std::size_t>& sizes = {16, 32, 48, 73});
 
-/// The seed's L1: 32 KiB, 8-way, 64-byte lines, so 64 sets, LRU.
-cachebook::CacheConfig seed_l1();
+/// The course notes' L1: 32 KiB, 8-way, 64-byte lines, so 64 sets, LRU.
+cachebook::CacheConfig l1_32kib();
 
 /// The first `cols_walked` columns of a rows x leading matrix, column by column.
 struct ColumnWalk {
@@ -65,7 +65,7 @@ struct ColumnWalk {
 ColumnWalk column_walk(const cachebook::CacheConfig& cache, std::size_t rows, std::size_t cols_walked,
                        std::size_t leading, std::size_t elem);
 
-/// R9: double a[256][256] walked over its first 64 columns, with leading
+/// The power-of-two trap: double a[256][256] walked over its first 64 columns, with leading
 /// dimension 256, 256 + 1 (one double of padding) and 256 + one line of doubles.
 std::vector<ColumnWalk> power_of_two_trap(const cachebook::CacheConfig& cache, std::size_t n = 256,
                                           std::size_t cols_walked = 64);

@@ -1,5 +1,7 @@
 #include "tiling.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -8,8 +10,6 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "cachebook/matmul_orders.hpp"
 #include "cachebook/trace.hpp"
@@ -66,6 +66,21 @@ BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs) {
     return t;
 }
 
+bool same_counts(const std::vector<Study>& studies) {
+    for (const auto& study : studies)
+        if (study.by_tile != studies.front().by_tile) return false;
+    return true;
+}
+
+double Sweep::over_best(std::size_t tile) const {
+    double at_tile = 0, at_best = 0;
+    for (const auto& p : points) {
+        if (p.tile == tile) at_tile = p.timing.min();
+        if (p.tile == best()) at_best = p.timing.min();
+    }
+    return at_tile > 0 ? at_tile / at_best : 0.0;
+}
+
 std::size_t Sweep::best() const {
     std::size_t tile = 0;
     double fastest = std::numeric_limits<double>::infinity();
@@ -89,16 +104,18 @@ Sweep tile_sweep(std::size_t n, const std::vector<std::size_t>& tiles, int runs)
             matmul_blocked(n, p.tile, m.a.data(), m.b.data(), c.data());
             p.timing.runs.push_back(cachebook::seconds_since(start));
             cachebook::clobber_memory();
-            if (r == 0 && &p == &s.points.front()) first = c;
-            else if (std::memcmp(first.data(), c.data(), n * n * sizeof(double)) != 0) s.identical = false;
+            if (r == 0 && &p == &s.points.front())
+                first = c;
+            else if (std::memcmp(first.data(), c.data(), n * n * sizeof(double)) != 0)
+                s.identical = false;
         }
     return s;
 }
 
 TransposeRate transpose_rate(std::size_t n, std::size_t tile, const cachebook::CacheConfig& config) {
     cachebook::Cache cache = cachebook::abc_cache(config);
-    cachebook::for_each_transpose_access(n, tile, 8,
-                                         [&](const cachebook::Access& x) { cache.access(x.address, x.stream, x.write); });
+    cachebook::for_each_transpose_access(
+        n, tile, 8, [&](const cachebook::Access& x) { cache.access(x.address, x.stream, x.write); });
     const double cells = static_cast<double>(n) * static_cast<double>(n);
     return {static_cast<double>(cache.stream(1).misses) / cells, static_cast<double>(cache.stream(2).misses) / cells};
 }
@@ -235,7 +252,8 @@ Series random_walk(std::size_t count, std::uint64_t seed) {
 }
 
 // [snippet: study]
-Study study(const Series& s, std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::CacheConfig& config) {
+Study study(const Series& s, std::size_t n, const std::vector<std::size_t>& tiles,
+            const cachebook::CacheConfig& config) {
     if (tiles.empty()) throw std::invalid_argument("study: no tiles to try");
     if (s.values.size() < 2 * n - 1)
         throw std::invalid_argument(fmt::format("series '{}' has {} values; a {} x {} lag matrix needs {}", s.name,
@@ -355,7 +373,8 @@ std::vector<StepperGroup> stepper_groups(const MatmulStepper& run) {
 
 namespace {
 std::string group_label(const MatmulStepper& run, const MatmulStep& st) {
-    return run.tile == 0 ? fmt::format("i = {}", st.row) : fmt::format("ii = {}, jj = {}, kk = {}", st.ii, st.jj, st.kk);
+    return run.tile == 0 ? fmt::format("i = {}", st.row)
+                         : fmt::format("ii = {}, jj = {}, kk = {}", st.ii, st.jj, st.kk);
 }
 }  // namespace
 
@@ -373,8 +392,12 @@ nlohmann::json to_json(const MatmulStepper& run, const std::string& walk) {
                           {"access", m == 2 ? "update" : "read"}});
     nlohmann::json steps = nlohmann::json::array();
     for (const MatmulStep& st : run.steps) {
-        nlohmann::json j = {{"array", st.matrix}, {"i", st.i},      {"j", st.j},
-                            {"line", st.line},    {"hit", st.hit}, {"cache_after", st.cache_after},
+        nlohmann::json j = {{"array", st.matrix},
+                            {"i", st.i},
+                            {"j", st.j},
+                            {"line", st.line},
+                            {"hit", st.hit},
+                            {"cache_after", st.cache_after},
                             {"group", group_label(run, st)}};
         if (run.tile != 0) j["tile_at"] = {{st.ii, st.kk}, {st.kk, st.jj}, {st.ii, st.jj}};
         steps.push_back(j);

@@ -1,16 +1,15 @@
 #pragma once
 // Chapter 4: blocking. The blocked product against the naive one, the tile
-// from the L1's size (R7), the tiled transpose (R6, R4), seed 002's lab
+// from the L1's size, the tiled transpose, the course notes' lab
 // (visit_order, misses_by_tile, best_tile) and its study on a real series.
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cachebook/cache.hpp"
 #include "cachebook/machine.hpp"
@@ -23,13 +22,13 @@ namespace ch04 {
 /// C = A x B in T x T tiles: tiles ii, jj, kk; inside a tile i, k, j; edges clipped. C is zeroed first.
 void matmul_blocked(std::size_t n, std::size_t tile, const double* a, const double* b, double* c);
 
-/// R7: the largest tile whose three T x T tiles of `elem`-byte values fit in `cache_bytes`.
+/// The largest tile whose three T x T tiles of `elem`-byte values fit in `cache_bytes`.
 struct TileChoice {
     std::size_t cache_bytes = 0, elem = 0, n = 0;
-    double bound = 0;              ///< sqrt(cache_bytes / (3 elem))
-    std::size_t tile = 0;          ///< the largest power of two <= bound that divides n (at least 1)
-    std::size_t three_tiles = 0;   ///< 3 tile^2 elem bytes
-    double estimate = 0;           ///< misses per iteration 2 / (B tile), B = 64 / elem
+    double bound = 0;             ///< sqrt(cache_bytes / (3 elem))
+    std::size_t tile = 0;         ///< the largest power of two <= bound that divides n (at least 1)
+    std::size_t three_tiles = 0;  ///< 3 tile^2 elem bytes
+    double estimate = 0;          ///< misses per iteration 2 / (B tile), B = 64 / elem
 };
 TileChoice tile_from_cache(std::size_t cache_bytes, std::size_t n, std::size_t elem = 8);
 /// The same from the L1d the machine reports; nullopt when no source reports one. Inline, so
@@ -58,6 +57,8 @@ struct Sweep {
     std::vector<SweepPoint> points;
     bool identical = false;
     [[nodiscard]] std::size_t best() const;  ///< the tile with the smallest minimum time
+    /// The minimum time of `tile` over the fastest tile's; 0 when `tile` was not swept.
+    [[nodiscard]] double over_best(std::size_t tile) const;
 };
 Sweep tile_sweep(std::size_t n, const std::vector<std::size_t>& tiles, int runs);
 
@@ -68,7 +69,8 @@ struct TransposeRate {
 };
 TransposeRate transpose_rate(std::size_t n, std::size_t tile, const cachebook::CacheConfig& cache);
 
-/// Seed 002's lab: the misses of the transpose trace, for each tile (0: none), and the best tile.
+/// The lab of the course notes' *Traversal order and loop tiling*: the misses of the transpose
+/// trace, for each tile (0: none), and the best tile.
 std::uint64_t transpose_misses(std::size_t n, std::size_t tile, const cachebook::CacheConfig& cache);
 std::vector<std::pair<std::size_t, std::uint64_t>> misses_by_tile(std::size_t n, const std::vector<std::size_t>& tiles,
                                                                   const cachebook::CacheConfig& cache);
@@ -98,23 +100,25 @@ std::vector<Series> read_csv_columns(const std::string& path, const std::vector<
 /// A seeded random walk starting at 100: data with no meaning, for comparison.
 Series random_walk(std::size_t count, std::uint64_t seed);
 
-/// Seed 002's study: an n x n matrix built from a series (the lag matrix
+/// The course notes' study: an n x n matrix built from a series (the lag matrix
 /// A[i][j] = s[i + j], so it needs 2n - 1 values), transposed for real while
 /// every address it touches goes through the cache model.
 struct Study {
     std::string name;
     std::size_t n = 0;
-    double first = 0, last = 0;        ///< the values used, to show they differ between series
-    cachebook::OrderMisses orders;     ///< compare_orders on the matrix's shape
+    double first = 0, last = 0;     ///< the values used, to show they differ between series
+    cachebook::OrderMisses orders;  ///< compare_orders on the matrix's shape
     std::vector<std::pair<std::size_t, std::uint64_t>> by_tile;  ///< the traced real transposes
     std::size_t best = 0;
-    bool transposed = false;           ///< dst[j][i] == src[i][j] everywhere
+    bool transposed = false;  ///< dst[j][i] == src[i][j] everywhere
 };
 Study study(const Series& s, std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::CacheConfig& cache);
+/// Whether every study counted the same misses for each tile (the counts depend only on the addresses).
+bool same_counts(const std::vector<Study>& studies);
 
-/// The tile stepper's cache, from the seed's own proportions: a line holds one
-/// row of a tile (the seed's model: T = 8 doubles, 64-byte lines), and three
-/// tiles fill three quarters of the cache (the seed's model: 24 of 32 lines;
+/// The tile stepper's cache, from the course notes' own proportions: a line holds one
+/// row of a tile (the course notes' model: T = 8 doubles, 64-byte lines), and three
+/// tiles fill three quarters of the cache (the course notes' model: 24 of 32 lines;
 /// its L1 example: 24 of 32 KiB).
 struct StepperCache {
     std::size_t tile = 0, elem = 0;

@@ -9,9 +9,9 @@
 #include "loop_orders.hpp"
 
 TEST_CASE("exercise 1: sets_touched_by_column matches the book's footprint", "[2 points]") {
-    const auto l1 = ch02::seed_l1();
+    const auto l1 = ch02::l1_32kib();
     CHECK(ch02_exercise::sets_touched_by_column(l1, 256, 256, 8) == 2);
-    for (const auto& cache : {l1, ch02::r3_cache(), cachebook::CacheConfig::from_capacity(48 * 1024, 12, 64)})
+    for (const auto& cache : {l1, ch02::matrix_read_cache(), cachebook::CacheConfig::from_capacity(48 * 1024, 12, 64)})
         for (std::size_t leading : {16u, 32u, 48u, 73u, 256u, 257u, 264u, 1024u})
             for (std::size_t elem : {4u, 8u}) {
                 INFO(cache.describe() << ", leading " << leading << ", elem " << elem);
@@ -25,11 +25,11 @@ TEST_CASE("exercise 2: padded_leading_dimension removes the conflict misses, and
         cachebook::CacheConfig cache;
         std::size_t rows, cols, walked, elem;
     };
-    const Case cases[] = {{ch02::seed_l1(), 256, 256, 64, 8},
-                          {ch02::seed_l1(), 128, 512, 16, 8},
-                          {ch02::r3_cache(), 32, 32, 32, 8},
-                          {ch02::seed_l1(), 100, 100, 20, 8},
-                          {ch02::seed_l1(), 512, 1024, 32, 4}};
+    const Case cases[] = {{ch02::l1_32kib(), 256, 256, 64, 8},
+                          {ch02::l1_32kib(), 128, 512, 16, 8},
+                          {ch02::matrix_read_cache(), 32, 32, 32, 8},
+                          {ch02::l1_32kib(), 100, 100, 20, 8},
+                          {ch02::l1_32kib(), 512, 1024, 32, 4}};
     for (const auto& c : cases) {
         INFO(c.rows << " x " << c.cols << ", " << c.walked << " columns, " << c.cache.describe());
         const std::size_t ld = ch02_exercise::padded_leading_dimension(c.cache, c.rows, c.cols, c.walked, c.elem);

@@ -27,8 +27,8 @@ TEST_CASE("exercise 2 (held back): padded_leading_dimension on other shapes", "[
         std::size_t rows, cols, walked, elem;
     };
     const Case cases[] = {{cachebook::CacheConfig::from_capacity(16 * 1024, 4, 32), 128, 128, 32, 8},
-                          {ch02::seed_l1(), 64, 1024, 64, 4},
-                          {ch02::r3_cache(), 64, 16, 16, 8}};
+                          {ch02::l1_32kib(), 64, 1024, 64, 4},
+                          {ch02::matrix_read_cache(), 64, 16, 16, 8}};
     for (const auto& c : cases) {
         INFO(c.rows << " x " << c.cols << ", " << c.walked << " columns, " << c.cache.describe());
         const std::size_t ld = ch02_exercise::padded_leading_dimension(c.cache, c.rows, c.cols, c.walked, c.elem);
