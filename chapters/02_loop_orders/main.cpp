@@ -153,7 +153,8 @@ void footprint_lines(Report& report, std::size_t n) {
     const auto l1 = ch02::cache_geometry(machine.data_cache(1));
     const auto l2 = ch02::cache_geometry(machine.data_cache(2));
     const auto in_l1 = ch02::column_footprint(l1 ? *l1 : ch02::l1_32kib(), n, n, sizeof(int));
-    const auto in_l2 = l2 ? std::optional(ch02::column_footprint(*l2, n, n, sizeof(int))) : std::nullopt;
+    // Without an L2 the footprint stays empty and its cells print unknown.
+    const auto in_l2 = l2 ? ch02::column_footprint(*l2, n, n, sizeof(int)) : ch02::ColumnFootprint{};
     // A cache the machine does not describe is recorded as null as a whole (the prose tests for it).
     if (!l1) report.record("sum.l1", nullptr);
     if (!l2) report.record("sum.l2", nullptr);
@@ -165,9 +166,9 @@ void footprint_lines(Report& report, std::size_t n) {
         "(room for {} lines), in its L2 in {} of {} sets (room for {})",
         Value::exact("sum.column_lines", in_l1.lines), count("sum.l1.column_sets", l1.has_value(), in_l1.sets),
         count("sum.l1.sets", l1.has_value(), l1 ? l1->sets : 0), count("sum.l1.room", l1.has_value(), in_l1.capacity),
-        count("sum.l2.column_sets", l2.has_value(), in_l2 ? in_l2->sets : 0),
+        count("sum.l2.column_sets", l2.has_value(), in_l2.sets),
         count("sum.l2.sets", l2.has_value(), l2 ? l2->sets : 0),
-        count("sum.l2.room", l2.has_value(), in_l2 ? in_l2->capacity : 0));
+        count("sum.l2.room", l2.has_value(), in_l2.capacity));
     report.line("  where the L2 comes from: {}",
                 cachebook::measured("{}", l2 ? cachebook::source_name(machine.data_cache(2)->source)
                                              : machine.why_unknown("the L2's size, ways or line size")));

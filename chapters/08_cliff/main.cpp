@@ -301,12 +301,11 @@ void levels_section(Report& report, const Setup& setup, const Curves& curves, co
                    latency[0], latency[1], Value::measured("", explain(l, use_huge))});
         record_level(report, l, ghz);
     }
-    const std::optional<double> memory_ns =
-        main_cliffs.empty() ? std::nullopt : std::optional<double>(main_cliffs.back().above_ns);
-    const auto memory = latency_cells(memory_ns, ghz);
+    const auto memory = main_cliffs.empty() ? latency_cells(std::nullopt, ghz)
+                                            : latency_cells(main_cliffs.back().above_ns, ghz);
     table.row({"beyond", "-", "-", "-", memory[0], memory[1], "the plateau after the last step"});
     table.print();
-    report.record("beyond_ns", opt_json(memory_ns));
+    report.record("beyond_ns", main_cliffs.empty() ? nlohmann::json() : nlohmann::json(main_cliffs.back().above_ns));
     report.line("  where the reported sizes come from: {}",
                 Value::measured("", reported_sources(cachebook::machine())));
     report.record("reported_sources",
