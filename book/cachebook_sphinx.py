@@ -230,7 +230,7 @@ class ExerciseList(SphinxDirective):
     has_content = False
 
     def run(self):
-        lines = []
+        sections = []
         for ch in book_chapters.chapters():
             found = exercises_of(ch)
             if not found:
@@ -245,8 +245,8 @@ class ExerciseList(SphinxDirective):
             number = int(ch.name[:2])
             nn = ch.name[:2]
             link = f"{{doc}}`{title} </{ch.docname}>`" if ch.page.exists() else title
-            lines += [f"### Chapter {number}", "", f"{link}. Hand out with `make handout CH={nn}`; grade a class "
-                      f"with `make grade-all CH={nn} DIR=submissions/`.", ""]
+            lines = [f"{link}. Hand out with `make handout CH={nn}`; grade a class "
+                     f"with `make grade-all CH={nn} DIR=submissions/`.", ""]
             for k, (doc, decl) in enumerate(found, start=1):
                 lines += [f"- {doc}", "", "  ```cpp"] + ["  " + d for d in decl.splitlines()] + ["  ```", ""]
                 m = meta.get(k)
@@ -256,11 +256,16 @@ class ExerciseList(SphinxDirective):
                               f"  **Time**: about {m['minutes']} minutes. **Difficulty**: {m['difficulty']}. "
                               f"**Points**: {shown + held} ({shown} from the handout's cases, {held} held back).", "",
                               f"  **Rubric** (what the grader cannot judge): {m['rubric']}", ""]
-        if not lines:
-            lines = ["No chapter has exercises yet."]
-        node = nodes.container(classes=["exercise-list"])
-        self.state.nested_parse(StringList(lines, source="exercise-list"), self.content_offset, node)
-        return [node]
+            # A section of its own per chapter (a heading inside a nested parse would
+            # become a rubric, and MyST warns of it).
+            section = nodes.section(ids=[f"exercises-chapter-{number}"])
+            section += nodes.title("", f"Chapter {number}")
+            self.state.nested_parse(StringList(lines, source="exercise-list"), self.content_offset, section)
+            sections.append(section)
+        if not sections:
+            node = nodes.paragraph("", "No chapter has exercises yet.")
+            return [node]
+        return sections
 
 
 def _title(page: Path) -> str:
