@@ -10,6 +10,10 @@
 - ``stepper chNN KEY``: an interactive stepper over the list of walks at ``chNN[KEY]``
   (see book/_static/stepper.js for the fields it reads).
 - ``chapter-list``: the chapters in order, one line each; links where a page exists.
+- ``{{ expr }}`` in the prose (MyST substitutions over the programs' JSON): each inline value
+  is wrapped in ``<span class="cb-value" data-expr="expr">`` so that book/check_rendered.py can
+  evaluate it again against the build's JSON; a ``<`` in a value is escaped (it would be read as
+  an HTML tag), and the filter ``code`` shows a value as inline code.
 - roles ``{seed}`` and ``{given}``: a number quoted from a source text, or a number the
   prose chooses (not a result of the program); the check of hand-typed numbers skips them.
 """
@@ -29,6 +33,7 @@ from sphinx.directives.code import container_wrapper
 from sphinx.util.docutils import SphinxDirective
 
 import book_chapters
+from cachebook_results import escape_tags, render_substitution
 
 
 def _generated(env) -> Path:
@@ -108,7 +113,7 @@ class ProgramOutput(SphinxDirective):
         except ValueError as e:
             raise self.error(f"program-output {program}: {e}")
         text = textwrap.dedent("\n".join(picked))
-        literal = nodes.literal_block(text, text, classes=["program-output"])
+        literal = nodes.literal_block(text, text, classes=["program-output", f"cb-output-{program}"])
         literal["language"] = "text"
         self.set_source_info(literal)
         caption = self.options.get("caption", f"Output of {program}, run when this book was built")
@@ -310,7 +315,50 @@ def _repair_debian_furo(app, exception):
             js.write_text(gumshoe.read_text() + "\n" + text[len(imp):])
 
 
+class substituted_value(nodes.inline):
+    """The text of one `{{ expr }}` of the prose; node["expr"] is the expression."""
+
+
+def _visit_substituted_value(self, node):
+    self.body.append(self.starttag(node, "span", "", CLASS="cb-value", **{"data-expr": node["expr"]}))
+
+
+def _depart_substituted_value(self, node):
+    self.body.append("</span>")
+
+
+def _render_marked_substitution(self, token, inline: bool) -> None:
+    """MyST's renderer, for an inline `{{ expr }}`: the value marked, its `<` escaped."""
+    if not inline:
+        return _MYST_RENDER_SUBSTITUTION(self, token, inline)
+    from myst_parser.mdit_to_docutils.base import token_line
+
+    line = token_line(token)
+    try:
+        text = render_substitution(token.content, dict(self.md_config.substitutions))
+    except Exception as error:
+        self.current_node += [self.reporter.error(f"Substitution error: {error.__class__.__name__}: {error}", line=line)]
+        return
+    value = substituted_value(expr=token.content.strip())
+    with self.current_node_context(value, append=True):
+        self.nested_render_text(escape_tags(text), line, inline=True)
+
+
+_MYST_RENDER_SUBSTITUTION = None
+
+
+def _mark_substitutions() -> None:
+    global _MYST_RENDER_SUBSTITUTION
+    from myst_parser.mdit_to_docutils.base import DocutilsRenderer
+
+    if _MYST_RENDER_SUBSTITUTION is None:
+        _MYST_RENDER_SUBSTITUTION = DocutilsRenderer.render_substitution
+        DocutilsRenderer.render_substitution = _render_marked_substitution
+
+
 def setup(app):
+    _mark_substitutions()
+    app.add_node(substituted_value, html=(_visit_substituted_value, _depart_substituted_value))
     app.add_config_value("cachebook_generated", "", "env")
     app.add_directive("program-output", ProgramOutput)
     app.add_directive("chart", Chart)
