@@ -4,7 +4,8 @@
   as a literal block; ``:section: N`` (the part that starts with the line "N. ..."),
   ``:start-after: TEXT`` / ``:end-before: TEXT`` (the first line containing TEXT, left
   out), ``:start-at: TEXT`` / ``:end-at: TEXT`` (the same, kept),
-  ``:lines: 1-3,5`` (applied last), ``:caption: TEXT``.
+  ``:lines: 1-3,5`` (applied last), ``:caption: TEXT``; a block of more than FOLD_LINES
+  lines, or one with ``:fold:``, is folded (a click shows it).
 - ``chart chNN NAME``: the SVG that book/plots/chNN.py drew as NAME, with the content
   as caption and a sentence naming the machine that produced the data.
 - ``stepper chNN KEY``: an interactive stepper over the list of walks at ``chNN[KEY]``
@@ -81,6 +82,10 @@ def select_output(text: str, section=None, start_after=None, end_before=None, li
     return out
 
 
+# An output block longer than this is folded (<details>); `:fold:` folds a shorter one.
+FOLD_LINES = 30
+
+
 class ProgramOutput(SphinxDirective):
     required_arguments = 1
     has_content = False
@@ -92,6 +97,7 @@ class ProgramOutput(SphinxDirective):
         "end-at": directives.unchanged_required,
         "lines": directives.unchanged_required,
         "caption": directives.unchanged_required,
+        "fold": directives.flag,
     }
 
     def run(self):
@@ -117,7 +123,14 @@ class ProgramOutput(SphinxDirective):
         literal["language"] = "text"
         self.set_source_info(literal)
         caption = self.options.get("caption", f"Output of {program}, run when this book was built")
-        return [container_wrapper(self, literal, caption)]
+        block = container_wrapper(self, literal, caption)
+        count = text.count("\n") + 1
+        if "fold" not in self.options and count <= FOLD_LINES:
+            return [block]
+        # A long block is folded: the page shows its caption; a click shows the lines.
+        summary = html.escape(f"{caption} ({count} lines: show)")
+        return [nodes.raw("", f'<details class="cb-fold"><summary>{summary}</summary>', format="html"), block,
+                nodes.raw("", "</details>", format="html")]
 
 
 class Chart(SphinxDirective):

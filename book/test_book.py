@@ -107,6 +107,15 @@ class Chapters(unittest.TestCase):
             self.assertTrue(decl.rstrip().endswith(";"), decl)
 
 
+class ApiPage(unittest.TestCase):
+    def test_every_header_has_its_section(self):
+        import re
+
+        named = set(re.findall(r"```\{doxygenfile\} (\S+)", (BOOK / "api.md").read_text()))
+        headers = {p.name for p in (BOOK.parent / "common" / "include" / "cachebook").glob("*.hpp")}
+        self.assertEqual(named, headers, "book/api.md: one {doxygenfile} section per header of common/include/cachebook")
+
+
 class CheckNumbers(unittest.TestCase):
     def test_the_rule_cases(self):
         import check_numbers
