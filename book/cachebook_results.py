@@ -103,7 +103,17 @@ def shown_text(markdown: str) -> str:
     backslash escapes removed, white space collapsed (what the page's span should hold)."""
     text = _CODE_SPAN.sub(lambda m: m.group(2).strip(), markdown)
     text = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
-    return " ".join(text.split())
+    return " ".join(plain_typography(text).split())
+
+
+# Sphinx's smart quotes turn ' into ’, -- into – and ... into … in prose.
+_TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2013": "--",
+                             "\u2014": "---", "\u2026": "..."})
+
+
+def plain_typography(text: str) -> str:
+    """Text with typographic quotes, dashes and ellipses written plainly, for comparing."""
+    return text.translate(_TYPOGRAPHY)
 
 
 def load_substitutions(generated) -> dict:

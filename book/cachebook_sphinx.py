@@ -11,6 +11,8 @@
 - ``stepper chNN KEY``: an interactive stepper over the list of walks at ``chNN[KEY]``
   (see book/_static/stepper.js for the fields it reads).
 - ``chapter-list``: the chapters in order, one line each; links where a page exists.
+- ``fold SUMMARY``: the content folded under the summary line (<details>); source listings
+  of more than FOLD_LISTING_LINES lines are folded the same way.
 - ``{{ expr }}`` in the prose (MyST substitutions over the programs' JSON): each inline value
   is wrapped in ``<span class="cb-value" data-expr="expr">`` so that book/check_rendered.py can
   evaluate it again against the build's JSON; a ``<`` in a value is escaped (it would be read as
@@ -128,9 +130,9 @@ class ProgramOutput(SphinxDirective):
         if "fold" not in self.options and count <= FOLD_LINES:
             return [block]
         # A long block is folded: the page shows its caption; a click shows the lines.
-        summary = html.escape(f"{caption} ({count} lines: show)")
-        return [nodes.raw("", f'<details class="cb-fold"><summary>{summary}</summary>', format="html"), block,
-                nodes.raw("", "</details>", format="html")]
+        holder = nodes.container(classes=["cb-folded"])
+        holder.extend(_fold(block, f"{caption} ({count} lines: show)"))
+        return [holder]
 
 
 class Chart(SphinxDirective):
@@ -248,7 +250,7 @@ class ExerciseList(SphinxDirective):
     has_content = False
 
     def run(self):
-        lines = []
+        sections = []
         for ch in book_chapters.chapters():
             found = exercises_of(ch)
             if not found:
@@ -263,8 +265,8 @@ class ExerciseList(SphinxDirective):
             number = int(ch.name[:2])
             nn = ch.name[:2]
             link = f"{{doc}}`{title} </{ch.docname}>`" if ch.page.exists() else title
-            lines += [f"### Chapter {number}", "", f"{link}. Hand out with `make handout CH={nn}`; grade a class "
-                      f"with `make grade-all CH={nn} DIR=submissions/`.", ""]
+            lines = [f"{link}. Hand out with `make handout CH={nn}`; grade a class "
+                     f"with `make grade-all CH={nn} DIR=submissions/`.", ""]
             for k, (doc, decl) in enumerate(found, start=1):
                 lines += [f"- {doc}", "", "  ```cpp"] + ["  " + d for d in decl.splitlines()] + ["  ```", ""]
                 m = meta.get(k)
@@ -274,11 +276,16 @@ class ExerciseList(SphinxDirective):
                               f"  **Time**: about {m['minutes']} minutes. **Difficulty**: {m['difficulty']}. "
                               f"**Points**: {shown + held} ({shown} from the handout's cases, {held} held back).", "",
                               f"  **Rubric** (what the grader cannot judge): {m['rubric']}", ""]
-        if not lines:
-            lines = ["No chapter has exercises yet."]
-        node = nodes.container(classes=["exercise-list"])
-        self.state.nested_parse(StringList(lines, source="exercise-list"), self.content_offset, node)
-        return [node]
+            # A section of its own per chapter (a heading inside a nested parse would
+            # become a rubric, and MyST warns of it).
+            section = nodes.section(ids=[f"exercises-chapter-{number}"])
+            section += nodes.title("", f"Chapter {number}")
+            self.state.nested_parse(StringList(lines, source="exercise-list"), self.content_offset, section)
+            sections.append(section)
+        if not sections:
+            node = nodes.paragraph("", "No chapter has exercises yet.")
+            return [node]
+        return sections
 
 
 def _title(page: Path) -> str:
@@ -326,6 +333,45 @@ def _repair_debian_furo(app, exception):
         if text.startswith(imp):
             # gumshoe-patched.js is a UMD bundle: as a plain script it defines window.Gumshoe.
             js.write_text(gumshoe.read_text() + "\n" + text[len(imp):])
+
+
+# A source listing longer than this is folded too, its caption or first line shown.
+FOLD_LISTING_LINES = 40
+
+
+def _fold(node, summary: str) -> list:
+    return [nodes.raw("", f'<details class="cb-fold"><summary>{html.escape(summary)}</summary>', format="html"),
+            node, nodes.raw("", "</details>", format="html")]
+
+
+def _fold_long_listings(app, doctree, docname):
+    """Folds every source listing (literalinclude, code fence) of more than FOLD_LISTING_LINES."""
+    for block in list(doctree.findall(nodes.literal_block)):
+        if "program-output" in block["classes"] or block.astext().count("\n") + 1 <= FOLD_LISTING_LINES:
+            continue
+        target = block.parent if isinstance(block.parent, nodes.container) and \
+            block.parent.get("literal_block") else block
+        if isinstance(target.parent, nodes.container) and "cb-folded" in target.parent["classes"]:
+            continue
+        lines = block.astext().count("\n") + 1
+        source = Path(block.get("source", "")).name if block.get("source") else ""
+        summary = f"Listing{' from ' + source if source else ''} ({lines} lines: show)"
+        holder = nodes.container(classes=["cb-folded"])
+        target.replace_self(holder)
+        holder.extend(_fold(target, summary))
+
+
+class Fold(SphinxDirective):
+    """```{fold} Summary line``` : the content, folded under the summary (a click shows it)."""
+
+    required_arguments = 1
+    final_argument_whitespace = True
+    has_content = True
+
+    def run(self):
+        body = nodes.container(classes=["cb-fold-body"])
+        self.state.nested_parse(self.content, self.content_offset, body)
+        return _fold(body, self.arguments[0])
 
 
 class substituted_value(nodes.inline):
@@ -378,6 +424,8 @@ def setup(app):
     app.add_directive("stepper", Stepper)
     app.add_directive("chapter-list", ChapterList)
     app.add_directive("exercise-list", ExerciseList)
+    app.add_directive("fold", Fold)
+    app.connect("doctree-resolved", _fold_long_listings)
     app.add_role("seed", _number_role("seed-quote"))
     app.add_role("given", _number_role("given-number"))
     app.connect("source-read", _optional_pages)
