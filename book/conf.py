@@ -2,7 +2,6 @@
 # root (so a chapter's literalinclude paths are relative to its own directory); only
 # book/*.md and chapters/*/chapter.md are read. book/build.py runs sphinx-build.
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -11,7 +10,6 @@ BOOK = Path(__file__).resolve().parent
 ROOT = BOOK.parent
 sys.path.insert(0, str(BOOK))
 
-import book_chapters  # noqa: E402
 from cachebook_results import load_substitutions  # noqa: E402
 
 GENERATED = Path(os.environ.get("CACHEBOOK_GENERATED", ROOT / "build" / "book" / "generated"))
