@@ -16,12 +16,12 @@
 #include <string_view>
 #include <vector>
 
-#include "cachebook/lackey.hpp"
+#include "lackey.hpp"
 
 namespace {
 
 struct Read {
-    std::vector<cachebook::LackeyRecord> records;
+    std::vector<cachesim::LackeyRecord> records;
     bool failed = false;        // a LackeyError
     std::uint64_t error_line = 0;
     std::string problem;
@@ -32,11 +32,11 @@ struct Read {
 Read read_fd(int fd, bool skip_bad) {
     Read out;
     lseek(fd, 0, SEEK_SET);
-    cachebook::LackeyReader reader(fd, "fuzz", skip_bad);
+    cachesim::LackeyReader reader(fd, "fuzz", skip_bad);
     try {
-        cachebook::LackeyRecord batch[5];
+        cachesim::LackeyRecord batch[5];
         for (std::size_t n; (n = reader.read(batch)) > 0;) out.records.insert(out.records.end(), batch, batch + n);
-    } catch (const cachebook::LackeyError& e) {
+    } catch (const cachesim::LackeyError& e) {
         out.failed = true;
         out.error_line = e.line();
         out.problem = e.problem();
@@ -51,9 +51,9 @@ Read read_fd(int fd, bool skip_bad) {
 // for an input without a record (that is the caller's), so `failed` means a bad line.
 Read read_chunks(int fd, std::uint64_t size, std::size_t chunk_bytes, bool skip_bad, bool modify_once) {
     Read out;
-    cachebook::LackeyChunks chunks(fd, "fuzz", size, chunk_bytes);
+    cachesim::LackeyChunks chunks(fd, "fuzz", size, chunk_bytes);
     std::vector<char> text(chunks.text_bytes());
-    std::vector<cachebook::LackeyRecord> records(chunks.max_records());
+    std::vector<cachesim::LackeyRecord> records(chunks.max_records());
     std::vector<std::uint64_t> refs(2 * chunks.max_records()), want;
     for (std::size_t i = 0; i < chunks.count(); ++i) {
         const auto r = chunks.parse(i, text, records, skip_bad);
@@ -62,7 +62,7 @@ Read read_chunks(int fd, std::uint64_t size, std::size_t chunk_bytes, bool skip_
         const auto q = chunks.parse(i, text, refs, modify_once, skip_bad);
         want.clear();
         std::array<std::uint64_t, 4> kinds{};
-        cachebook::lackey_refs(std::span(records.data(), r.written), modify_once, want, kinds);
+        cachesim::lackey_refs(std::span(records.data(), r.written), modify_once, want, kinds);
         if (q.written != want.size() || !std::equal(want.begin(), want.end(), refs.begin()) || q.kinds != kinds ||
             q.records != r.records || q.lines != r.lines || q.bad_line != r.bad_line || q.problem != r.problem ||
             q.skipped != r.skipped)
@@ -88,20 +88,20 @@ Read read_chunks(int fd, std::uint64_t size, std::size_t chunk_bytes, bool skip_
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     // The parser, line by line.
-    std::vector<cachebook::LackeyRecord> expect, expect_before_bad;
+    std::vector<cachesim::LackeyRecord> expect, expect_before_bad;
     std::uint64_t bad = 0, lines = 0, first_bad = 0;
     std::size_t start = 0;
     while (start < text.size()) {
         std::size_t end = text.find('\n', start);
         if (end == std::string_view::npos) end = text.size();
-        cachebook::LackeyRecord r;
-        const auto kind = cachebook::parse_lackey_line(text.substr(start, end - start), r);
+        cachesim::LackeyRecord r;
+        const auto kind = cachesim::parse_lackey_line(text.substr(start, end - start), r);
         ++lines;
-        if (kind == cachebook::LackeyLine::Record) {
+        if (kind == cachesim::LackeyLine::Record) {
             expect.push_back(r);
             if (bad == 0) expect_before_bad.push_back(r);
         }
-        if (kind == cachebook::LackeyLine::Bad && bad++ == 0) first_bad = lines;
+        if (kind == cachesim::LackeyLine::Bad && bad++ == 0) first_bad = lines;
         start = end + 1;
     }
     // The reader, over the same bytes as a file.

@@ -16,6 +16,7 @@
 #include "cachesim.hpp"
 
 using namespace cachebook;
+using namespace cachesim;
 
 #ifndef CACHEBOOK_TEST_DATA
 #error "CACHEBOOK_TEST_DATA must name tests/data"

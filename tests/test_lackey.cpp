@@ -18,10 +18,10 @@
 #include <thread>
 #include <vector>
 
-#include "cachebook/lackey.hpp"
+#include "lackey.hpp"
 #include "support.hpp"
 
-using namespace cachebook;
+using namespace cachesim;
 
 namespace {
 

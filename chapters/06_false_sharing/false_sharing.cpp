@@ -168,16 +168,7 @@ MonitorRun run_dashboard(Dashboard layout, std::uint64_t rounds, std::uint64_t p
     // [end: monitor_stream]
     run.all = model.total();
     run.monitor = model.of_core(monitor);
-    for (int h = 0; h < kHandlers; ++h) {
-        const auto& handler = model.of_core(h);
-        run.handlers.reads += handler.reads;
-        run.handlers.writes += handler.writes;
-        run.handlers.hits += handler.hits;
-        run.handlers.upgrades += handler.upgrades;
-        run.handlers.memory_fills += handler.memory_fills;
-        run.handlers.transfers += handler.transfers;
-        run.handlers.invalidations += handler.invalidations;
-    }
+    for (int h = 0; h < kHandlers; ++h) run.handlers += model.of_core(h);
     return run;
 }
 

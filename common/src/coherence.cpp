@@ -153,11 +153,6 @@ const CoherenceStats& CoherenceModel::of_core(int core) const {
     return per_core_[static_cast<std::size_t>(core)];
 }
 
-void CoherenceModel::reset_stats() {
-    total_ = {};
-    for (auto& s : per_core_) s = {};
-}
-
 std::vector<CoherenceAccess> interleave(const std::vector<std::vector<CoreAccess>>& per_core, std::size_t burst) {
     if (burst == 0) throw std::invalid_argument("interleave: burst must be at least 1");
     std::vector<CoherenceAccess> out;

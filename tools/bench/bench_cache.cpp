@@ -1,4 +1,6 @@
-// bench_cache: how many accesses per second the cache model simulates.
+// bench_cache: how many accesses per second the cache models simulate, the
+// plain model of common/ (cachebook::Cache, the chapters') and cachesim's
+// fast engine (tools/cachesim/fast_cache.hpp), one access at a time.
 // Three address streams through a 32 KiB, 8-way, 64-byte-line LRU cache:
 // a row walk (mostly hits), a column walk (mostly misses) and the ijk matmul trace.
 #include <fmt/format.h>
@@ -11,6 +13,7 @@
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
 #include "cachebook/trace.hpp"
+#include "fast_cache.hpp"
 
 namespace {
 
@@ -37,16 +40,18 @@ std::vector<Workload> workloads(std::size_t n) {
 
 int main(int argc, char** argv) {
     return cachebook::guarded_main("bench_cache", [&] {
-        cachebook::Cli cli("bench_cache", "Simulated accesses per second of the cache model (8-way LRU)");
+        cachebook::Cli cli(
+            "bench_cache",
+            "Simulated accesses per second of the plain cache model and of cachesim's engine (8-way LRU)");
         std::int64_t runs = 5;
         cli.add_int("--runs", runs, "Timed runs per workload (the minimum is reported)", 1, 1000);
         if (auto status = cli.parse(argc, argv)) return *status;
         const std::size_t n = cli.quick() ? 512 : 2048;
         const cachebook::CacheConfig config{64, 8, 64};
         nlohmann::json out = {{"cache", config.describe()}, {"workloads", nlohmann::json::array()}};
-        cachebook::Table table({"workload", "accesses", "miss rate", "best wall s", "best cpu s", "M accesses/s (cpu)"});
-        for (const auto& w : workloads(n)) {
-            cachebook::Cache cache(config);
+        cachebook::Table table(
+            {"workload", "engine", "accesses", "miss rate", "best wall s", "best cpu s", "M accesses/s (cpu)"});
+        auto bench = [&](const Workload& w, const char* engine, auto& cache) {
             double best_cpu = 1e300;
             const auto t = cachebook::time_runs(static_cast<int>(runs), [&] {
                 const double cpu0 = cachebook::thread_cpu_seconds();
@@ -56,15 +61,22 @@ int main(int argc, char** argv) {
                 best_cpu = std::min(best_cpu, cachebook::thread_cpu_seconds() - cpu0);
             });
             const double rate = static_cast<double>(w.addresses.size()) / best_cpu;
-            table.row({w.name, fmt::format("{}", w.addresses.size()), fmt::format("{:.3f}", cache.total().miss_rate()),
-                       cachebook::measured("{:.4f}", t.min()), cachebook::measured("{:.4f}", best_cpu),
-                       cachebook::measured("{:.0f}", rate / 1e6)});
+            table.row({w.name, engine, fmt::format("{}", w.addresses.size()),
+                       fmt::format("{:.3f}", cache.total().miss_rate()), cachebook::measured("{:.4f}", t.min()),
+                       cachebook::measured("{:.4f}", best_cpu), cachebook::measured("{:.0f}", rate / 1e6)});
             out["workloads"].push_back({{"name", w.name},
+                                        {"engine", engine},
                                         {"accesses", w.addresses.size()},
                                         {"miss_rate", cache.total().miss_rate()},
                                         {"best_wall_seconds", t.min()},
                                         {"best_cpu_seconds", best_cpu},
                                         {"accesses_per_second", rate}});
+        };
+        for (const auto& w : workloads(n)) {
+            cachebook::Cache plain(config);
+            bench(w, "plain", plain);
+            cachesim::FastCache fast(config);
+            bench(w, "fast", fast);
         }
         fmt::print("Cache model throughput, {}\n\n{}", config.describe(), table.render());
         if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), out);

@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
         const auto parse_only = cachebook::time_runs(run_count, [&] {
             const double cpu_start = process_cpu_seconds();
             refs.clear();
-            cachebook::read_lackey_refs(trace.path, false, 1, false, [&](std::span<const std::uint64_t> r) {
+            cachesim::read_lackey_refs(trace.path, false, 1, false, [&](std::span<const std::uint64_t> r) {
                 refs.insert(refs.end(), r.begin(), r.end());
             });
             cachebook::do_not_optimize(refs.data());
@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
         });
         const auto simulate_only = cachebook::time_runs(run_count, [&] {
             const double cpu_start = process_cpu_seconds();
-            cachebook::Hierarchy h(options.levels, options.inclusion);
+            cachesim::Hierarchy h(options.levels, options.inclusion);
             h.access_batch(refs.data(), refs.size());
             cachebook::do_not_optimize(h.counts(0).misses);
             simulate_only_cpu.runs.push_back(process_cpu_seconds() - cpu_start);

@@ -138,7 +138,7 @@ void Simulator::count(const std::array<std::uint64_t, 4>& kinds) {
     tally_.modifies += kinds[3];
 }
 
-void Simulator::feed(std::span<const cachebook::LackeyRecord> records, std::string* verbose) {
+void Simulator::feed(std::span<const LackeyRecord> records, std::string* verbose) {
     if (batch_ && !verbose) {
         // The common case (see batch_): the cache runs the records' references
         // in one tight loop, a block at a time so they stay in cache.
@@ -146,7 +146,7 @@ void Simulator::feed(std::span<const cachebook::LackeyRecord> records, std::stri
         std::array<std::uint64_t, 4> kinds{};
         for (std::size_t at = 0; at < records.size(); at += kBlock) {
             refs_.clear();
-            cachebook::lackey_refs(records.subspan(at, std::min(kBlock, records.size() - at)), options_.modify_once,
+            lackey_refs(records.subspan(at, std::min(kBlock, records.size() - at)), options_.modify_once,
                                    refs_, kinds);
             hierarchy_.access_batch(refs_.data(), refs_.size());
         }
@@ -156,11 +156,11 @@ void Simulator::feed(std::span<const cachebook::LackeyRecord> records, std::stri
     const bool regions = !sorted_.empty();
     const bool split = options_.split;
     const bool once = options_.modify_once;
-    cachebook::Hierarchy& h = hierarchy_;
-    for (const cachebook::LackeyRecord& r : records) {
+    Hierarchy& h = hierarchy_;
+    for (const LackeyRecord& r : records) {
         const std::uint32_t size = split ? r.size : 1;
         const int stream = regions ? stream_of(r.address) : 0;
-        cachebook::HierarchyResult first, second;
+        HierarchyResult first, second;
         bool two = false;
         switch (r.op) {
             case 'L':
@@ -189,7 +189,7 @@ void Simulator::feed(std::span<const cachebook::LackeyRecord> records, std::stri
         auto out = std::back_inserter(*verbose);
         fmt::format_to(out, "{} {:x},{}", r.op, r.address, r.size);
         for (int k = 0; k < (two ? 2 : 1); ++k) {
-            const cachebook::HierarchyResult& x = k == 0 ? first : second;
+            const HierarchyResult& x = k == 0 ? first : second;
             verbose->append(x.level == 0 ? " hit" : " miss");
             for (std::uint32_t e = 0; e < x.l1_evictions; ++e) verbose->append(" eviction");
             for (int lower = 1; x.level > 0 && lower < h.levels(); ++lower) {
@@ -202,10 +202,10 @@ void Simulator::feed(std::span<const cachebook::LackeyRecord> records, std::stri
 }
 
 Result Simulator::run(const std::string& path, bool skip_bad, unsigned threads, std::FILE* verbose_out) {
-    cachebook::LackeyTotals totals;
+    LackeyTotals totals;
     if (batch_ && !verbose_out) {
         // The parser writes the references themselves: no records in between.
-        totals = cachebook::read_lackey_refs(path, skip_bad, threads, options_.modify_once,
+        totals = read_lackey_refs(path, skip_bad, threads, options_.modify_once,
                                              [&](std::span<const std::uint64_t> refs) {
                                                  hierarchy_.access_batch(refs.data(), refs.size());
                                              });
@@ -213,7 +213,7 @@ Result Simulator::run(const std::string& path, bool skip_bad, unsigned threads, 
     } else {
         std::string verbose;
         std::string* const sink = verbose_out ? &verbose : nullptr;
-        totals = cachebook::read_lackey(path, skip_bad, threads, [&](std::span<const cachebook::LackeyRecord> records) {
+        totals = read_lackey(path, skip_bad, threads, [&](std::span<const LackeyRecord> records) {
             feed(records, sink);
             if (verbose_out && verbose.size() > (1u << 16)) {
                 std::fwrite(verbose.data(), 1, verbose.size(), verbose_out);
@@ -234,7 +234,7 @@ std::string summary_line(const cachebook::Counts& c) {
 }
 
 nlohmann::json to_json(const Simulator& sim, const Result& result) {
-    const cachebook::Hierarchy& h = sim.hierarchy();
+    const Hierarchy& h = sim.hierarchy();
     auto counts = [](const cachebook::Counts& c) {
         return nlohmann::json{{"hits", c.hits},
                               {"misses", c.misses},
@@ -264,7 +264,7 @@ nlohmann::json to_json(const Simulator& sim, const Result& result) {
     }
     return {
         {"levels", levels},
-        {"inclusion", h.inclusion() == cachebook::Inclusion::Inclusive ? "inclusive" : "non-inclusive"},
+        {"inclusion", h.inclusion() == Inclusion::Inclusive ? "inclusive" : "non-inclusive"},
         {"split", sim.options().split},
         {"modify_once", sim.options().modify_once},
         {"lines", result.lines},

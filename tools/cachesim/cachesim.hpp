@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "cachebook/cache.hpp"
-#include "cachebook/hierarchy.hpp"
-#include "cachebook/lackey.hpp"
+#include "hierarchy.hpp"
+#include "lackey.hpp"
 
 namespace cachesim {
 
@@ -39,7 +39,7 @@ void require_fits(const cachebook::CacheConfig& config, std::string_view level);
 
 struct Options {
     std::vector<cachebook::CacheConfig> levels;  ///< L1 first
-    cachebook::Inclusion inclusion = cachebook::Inclusion::NonInclusive;
+    Inclusion inclusion = Inclusion::NonInclusive;
     bool split = false;  ///< an access spans every line its size covers (cachegrind); else only its first byte's
     bool modify_once =
         false;  ///< M is one reference, as cachegrind counts it; else a load then a store (the reference)
@@ -61,13 +61,13 @@ public:
     explicit Simulator(const Options& options);
 
     /// Simulates `records`, in order. With `verbose`, one line per data access, as csim-ref -v prints it.
-    void feed(std::span<const cachebook::LackeyRecord> records, std::string* verbose = nullptr);
+    void feed(std::span<const LackeyRecord> records, std::string* verbose = nullptr);
     /// Reads the whole trace at `path` ("-": standard input) and simulates it;
     /// verbose lines go to `verbose_out` when given. With `threads` 2, parsing
-    /// runs on two threads at once (cachebook::read_lackey()).
+    /// runs on two threads at once (read_lackey()).
     Result run(const std::string& path, bool skip_bad = false, unsigned threads = 1, std::FILE* verbose_out = nullptr);
 
-    [[nodiscard]] const cachebook::Hierarchy& hierarchy() const { return hierarchy_; }
+    [[nodiscard]] const Hierarchy& hierarchy() const { return hierarchy_; }
     [[nodiscard]] const Options& options() const { return options_; }
     /// The stream id of region `i` (in the order given); stream 0 is every access.
     [[nodiscard]] int region_stream(std::size_t i) const { return region_streams_.at(i); }
@@ -81,13 +81,13 @@ private:
     void count(const std::array<std::uint64_t, 4>& kinds);  // records by kind: I, L, S, M
 
     Options options_;
-    cachebook::Hierarchy hierarchy_;
+    Hierarchy hierarchy_;
     std::vector<Region> sorted_;      // regions by start address
     std::vector<int> sorted_stream_;  // their stream ids
     std::vector<int> region_streams_;
     int other_stream_ = 0;
     // One LRU or FIFO level of up to 8 ways, no regions, no --split: without
-    // -v, accesses go to Cache::access_batch() as references (lackey.hpp).
+    // -v, accesses go to FastCache::access_batch() as references (lackey.hpp).
     bool batch_ = false;
     std::vector<std::uint64_t> refs_;  // feed()'s references
     Result tally_;

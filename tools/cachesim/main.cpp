@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
         for (std::size_t k = 0; k < options.levels.size(); ++k)
             cachesim::require_fits(options.levels[k], fmt::format("L{}", k + 1));
         if (inclusion == "inclusive")
-            options.inclusion = cachebook::Inclusion::Inclusive;
+            options.inclusion = cachesim::Inclusion::Inclusive;
         else if (inclusion != "non-inclusive")
             throw cachebook::UsageError(
                 fmt::format("--inclusion: expected inclusive or non-inclusive, got '{}'", inclusion));
@@ -81,11 +81,11 @@ int main(int argc, char** argv) {
         const unsigned threads = cachebook::usable_cpus() >= 2 ? 2 : 1;
         const cachesim::Result result = sim.run(trace, skip_bad, threads, verbose ? stdout : nullptr);
 
-        const cachebook::Hierarchy& h = sim.hierarchy();
+        const cachesim::Hierarchy& h = sim.hierarchy();
         fmt::print("{}\n", counts_text(h.counts(0)));
         for (int k = 1; k < h.levels(); ++k) {
             fmt::print("L{} {}", k + 1, counts_text(h.counts(k)));
-            if (h.inclusion() == cachebook::Inclusion::Inclusive)
+            if (h.inclusion() == cachesim::Inclusion::Inclusive)
                 fmt::print(" back-invalidations:{}", h.back_invalidations(k));
             fmt::print("\n");
         }

@@ -70,6 +70,16 @@ struct CoherenceStats {
     /// Accesses that needed the bus: fills, transfers and upgrades.
     [[nodiscard]] std::uint64_t bus_transactions() const { return upgrades + memory_fills + transfers; }
     [[nodiscard]] std::uint64_t accesses() const { return reads + writes; }
+    CoherenceStats& operator+=(const CoherenceStats& o) {
+        reads += o.reads;
+        writes += o.writes;
+        hits += o.hits;
+        upgrades += o.upgrades;
+        memory_fills += o.memory_fills;
+        transfers += o.transfers;
+        invalidations += o.invalidations;
+        return *this;
+    }
     friend bool operator==(const CoherenceStats&, const CoherenceStats&) = default;
 };
 
@@ -91,8 +101,6 @@ public:
     [[nodiscard]] const CoherenceStats& total() const { return total_; }
     /// Counts of one core's accesses (a transfer counts for the core that received the line).
     [[nodiscard]] const CoherenceStats& of_core(int core) const;
-    /// Zeroes the counts, keeping every line state (to count after a warm-up).
-    void reset_stats();
 
     [[nodiscard]] int cores() const { return cores_; }
     [[nodiscard]] std::size_t line_bytes() const { return line_bytes_; }

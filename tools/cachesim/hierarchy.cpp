@@ -1,11 +1,11 @@
-#include "cachebook/hierarchy.hpp"
+#include "hierarchy.hpp"
 
 #include <fmt/format.h>
 
 #include <bit>
 #include <stdexcept>
 
-namespace cachebook {
+namespace cachesim {
 
 Hierarchy::Hierarchy(std::vector<CacheConfig> levels, Inclusion inclusion) : inclusion_(inclusion) {
     if (levels.empty() || levels.size() > 3)
@@ -75,10 +75,10 @@ void Hierarchy::evicted(int k, std::uint64_t line_address, bool dirty) {
     // Keep the levels above a subset: drop every one of their lines within this one.
     const std::uint64_t bytes = caches_[static_cast<std::size_t>(k)].config().line_bytes;
     for (int j = 0; j < k; ++j) {
-        Cache& upper = caches_[static_cast<std::size_t>(j)];
+        FastCache& upper = caches_[static_cast<std::size_t>(j)];
         const std::uint64_t step = upper.config().line_bytes;
         for (std::uint64_t a = line_address; a < line_address + bytes; a += step) {
-            const Cache::Invalidated gone = upper.invalidate(a);
+            const FastCache::Invalidated gone = upper.invalidate(a);
             if (!gone.present) continue;
             ++back_invalidations_[static_cast<std::size_t>(k)];
             if (gone.dirty) write_back(k, a);  // the newest data leaves with it
@@ -86,4 +86,4 @@ void Hierarchy::evicted(int k, std::uint64_t line_address, bool dirty) {
     }
 }
 
-}  // namespace cachebook
+}  // namespace cachesim

@@ -15,9 +15,9 @@
 #include <mutex>
 #include <thread>
 
-#include "cachebook/lackey.hpp"
+#include "lackey.hpp"
 
-namespace cachebook {
+namespace cachesim {
 namespace {
 
 // The trace's descriptor: an opened file, or standard input (not closed).
@@ -305,4 +305,4 @@ LackeyTotals read_lackey_refs(const std::string& path, bool skip_bad, unsigned t
     return read_any(path, skip_bad, threads, out, chunk_bytes);
 }
 
-}  // namespace cachebook
+}  // namespace cachesim

@@ -1,6 +1,6 @@
 #pragma once
 /// @file hierarchy.hpp
-/// @brief Two or three cache levels over the one-level model of cache.hpp.
+/// @brief Two or three cache levels over the one-level engine of fast_cache.hpp.
 ///
 /// An access goes to L1; on a miss it goes on to L2, and so on, and the line is
 /// filled into every level it missed in (write-allocate at every level). Writes
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "cachebook/cache.hpp"
+#include "fast_cache.hpp"
 
-namespace cachebook {
+namespace cachesim {
 
 /// Whether a lower level evicting a line also drops it from the levels above.
 enum class Inclusion {
@@ -77,7 +77,7 @@ public:
         return access_levels(address, size, write, stream);
     }
 
-    /// True when access_batch() can run: one level, batch_ready() (cache.hpp).
+    /// True when access_batch() can run: one level, batch_ready() (fast_cache.hpp).
     [[nodiscard]] bool batch_ready() const { return single_level_ && l1_->batch_ready(); }
     /// One-byte references on stream 0, in order: refs[i] is an address with
     /// bit 0 set for a write. The same counts and state as access(refs[i] & ~1,
@@ -86,7 +86,7 @@ public:
 
     [[nodiscard]] int levels() const { return static_cast<int>(caches_.size()); }
     [[nodiscard]] Inclusion inclusion() const { return inclusion_; }
-    [[nodiscard]] const Cache& cache(int level) const { return caches_.at(static_cast<std::size_t>(level)); }
+    [[nodiscard]] const FastCache& cache(int level) const { return caches_.at(static_cast<std::size_t>(level)); }
     /// References at `level` (hits + misses) and their outcome, with the lines
     /// evicted (and dirty lines evicted) at that level.
     [[nodiscard]] const Counts& counts(int level, int stream = 0) const {
@@ -104,7 +104,7 @@ private:
     HierarchyResult access_levels(std::uint64_t address, std::uint32_t size, bool write, int stream);
     // Touches every line of the reference at level k; true when all hit.
     bool reference(int k, std::uint64_t address, std::uint32_t size, bool write, int stream, HierarchyResult& r) {
-        Cache& c = caches_[static_cast<std::size_t>(k)];
+        FastCache& c = caches_[static_cast<std::size_t>(k)];
         std::vector<Counts>& by_stream = counts_[static_cast<std::size_t>(k)];
         Counts& t = by_stream[0];
         Counts& s = by_stream[static_cast<std::size_t>(stream)];  // may be t itself
@@ -143,10 +143,10 @@ private:
 
     void refresh_fast_path();
 
-    std::vector<Cache> caches_;
+    std::vector<FastCache> caches_;
     // The one-level, one-line path: L1 and its counts without indirection.
     bool single_level_ = false;
-    Cache* l1_ = nullptr;
+    FastCache* l1_ = nullptr;
     Counts* l1_counts_ = nullptr;
     std::uint64_t l1_offset_mask_ = 0;
     std::uint64_t l1_line_bytes_ = 0;
@@ -157,4 +157,4 @@ private:
     std::uint64_t memory_writebacks_ = 0;
 };
 
-}  // namespace cachebook
+}  // namespace cachesim

@@ -1,4 +1,4 @@
-#include "cachebook/lackey.hpp"
+#include "lackey.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -14,7 +14,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace cachebook {
+namespace cachesim {
 namespace {
 
 struct HexTable {
@@ -807,4 +807,4 @@ void lackey_refs(std::span<const LackeyRecord> records, bool modify_once, std::v
     for (std::size_t i = 0; i < 4; ++i) kinds[i] += sink.kinds[i];
 }
 
-}  // namespace cachebook
+}  // namespace cachesim

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-namespace cachebook {
+namespace cachesim {
 
 /// One access of a trace.
 struct LackeyRecord {
@@ -209,4 +209,4 @@ LackeyTotals read_lackey_refs(const std::string& path, bool skip_bad, unsigned t
 void lackey_refs(std::span<const LackeyRecord> records, bool modify_once, std::vector<std::uint64_t>& refs,
                  std::array<std::uint64_t, 4>& kinds);
 
-}  // namespace cachebook
+}  // namespace cachesim
