@@ -11,9 +11,10 @@ its text is checked. A page fails on:
 - `<measured>`, the mask of the golden files, which a built page never shows;
 - a `?` where a figure belongs (alone, or before a unit or a sign), `nan` or `inf`;
 - an empty section: a heading with nothing under it;
-- a substituted value that is empty, or that is not what its expression gives with the
-  JSON results of this build (book/cachebook_sphinx.py marks each `{{ expr }}` of the prose
-  as <span class="cb-value" data-expr="expr">; the expression is evaluated again here);
+- a substituted value that is empty where its expression gives text, or that is not what
+  its expression gives with the JSON results of this build (book/cachebook_sphinx.py marks
+  each `{{ expr }}` of the prose as <span class="cb-value" data-expr="expr">; the expression
+  is evaluated again here);
 - an output block that is not, line for line, part of what its program printed in this
   build (BUILD/book/generated/PROGRAM.txt).
 
@@ -83,15 +84,14 @@ def value_defects(article, subs: dict) -> list[str]:
     found = []
     for span in article.select("span.cb-value"):
         expr, got = span.get("data-expr", ""), " ".join(plain_typography(span.get_text()).split())
-        if not got:
-            found.append(f"substitution {{{{ {expr} }}}} is empty on the page")
-            continue
         try:
             want = shown_text(render_substitution(expr, subs))
         except Exception as error:  # a key missing from this build's JSON, a bad expression
             found.append(f"substitution {{{{ {expr} }}}} cannot be evaluated on this build's JSON: {error}")
             continue
-        if got != want:
+        if want and not got:  # e.g. "<not supported>" read as an HTML tag
+            found.append(f"substitution {{{{ {expr} }}}} is empty on the page; this build's JSON gives '{want}'")
+        elif got != want:
             found.append(f"substitution {{{{ {expr} }}}} shows '{got}', this build's JSON gives '{want}'")
     return found
 

@@ -151,7 +151,8 @@ class CheckRendered(unittest.TestCase):
                 f"{self.value('ch07.perf.state', 'perf reports the event as <not supported>')}. Why? "
                 f"With {self.value('ch07.n * 4', '2048')} bytes; "
                 f"{self.value('ch07.flag | code', '--D1=49152,12,64')}; "
-                f"{self.value('ch07.won', 'the formula’s tile – here')} (smart quotes and dashes).</p>"
+                f"{self.value('ch07.won', 'the formula’s tile – here')} (smart quotes and dashes), empty by choice"
+                + self.value('"" if ch07.n else "x"', "") + ".</p>"
                 + self.output("threads  ms\n1        20\n2        11\n")
                 + '<section id="s"><h2>Sub</h2><div class="highlight-cpp notranslate"><pre>x ? a : b; {{1}}</pre></div>'
                 "</section>")
