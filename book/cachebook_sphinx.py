@@ -288,6 +288,60 @@ class ExerciseList(SphinxDirective):
         return sections
 
 
+def api_entries(xml_dir: Path) -> list[tuple[str, str, list[str]]]:
+    """(header, its brief, Breathe directives for what it declares) for every header of the
+    Doxygen XML: its classes, and the functions, enums, typedefs and variables of namespace
+    cachebook declared in it. An overloaded function is named with its arguments."""
+    import xml.etree.ElementTree as ET
+
+    namespace = ET.parse(xml_dir / "namespacecachebook.xml").getroot()
+    members = [m for m in namespace.iter("memberdef")]
+    overloaded = {n for n in (m.findtext("name") for m in members)
+                  if sum(1 for o in members if o.findtext("name") == n) > 1}
+    kinds = {"function": "doxygenfunction", "enum": "doxygenenum", "typedef": "doxygentypedef",
+             "variable": "doxygenvariable"}
+    entries = []
+    for path in sorted(xml_dir.glob("*_8hpp.xml")):
+        compound = ET.parse(path).getroot().find("compounddef")
+        header = compound.findtext("compoundname")
+        brief = " ".join("".join(compound.find("briefdescription").itertext()).split())
+        found = []
+        for inner in compound.findall("innerclass"):
+            name = inner.text
+            if name.count("::") == 1:  # nested classes come with their outer class
+                kind = "doxygenstruct" if inner.get("refid", "").startswith("struct") else "doxygenclass"
+                found.append(f"{kind} {name}\n:members:\n:undoc-members:")
+        for m in members:
+            if m.find("location").get("file", "").split("/")[-1] != header or m.get("kind") not in kinds:
+                continue
+            name = "cachebook::" + m.findtext("name")
+            if m.findtext("name") in overloaded:
+                name += m.findtext("argsstring")
+            found.append(f"{kinds[m.get('kind')]} {name}")
+        entries.append((header, brief, found))
+    return entries
+
+
+class ApiByHeader(SphinxDirective):
+    """The API reference, one section per header of common/include/cachebook, titled by the
+    header's name and its brief description."""
+
+    has_content = False
+
+    def run(self):
+        xml_dir = Path(self.env.config.breathe_projects["cachebook"])
+        sections = []
+        for header, brief, found in api_entries(xml_dir):
+            section = nodes.section(ids=[f"api-{header.replace('.', '-').replace('_', '-')}"])
+            section += nodes.title("", "", nodes.literal("", header))
+            lines = [brief, ""] if brief else []
+            for directive in found:
+                lines += ["```{" + directive.split(" ", 1)[0] + "} " + directive.split(" ", 1)[1], "```", ""]
+            self.state.nested_parse(StringList(lines, source="api-by-header"), self.content_offset, section)
+            sections.append(section)
+        return sections
+
+
 def _title(page: Path) -> str:
     for line in page.read_text().splitlines():
         if line.startswith("# "):
@@ -425,6 +479,7 @@ def setup(app):
     app.add_directive("chapter-list", ChapterList)
     app.add_directive("exercise-list", ExerciseList)
     app.add_directive("fold", Fold)
+    app.add_directive("api-by-header", ApiByHeader)
     app.connect("doctree-resolved", _fold_long_listings)
     app.add_role("seed", _number_role("seed-quote"))
     app.add_role("given", _number_role("given-number"))
