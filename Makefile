@@ -11,15 +11,19 @@ PY      := /usr/bin/python3
 TIMING_ATTEMPTS := 3
 
 .PHONY: all deps configure build run test golden book grade handout grade-all bench flake-check sanitize fuzz clean help \
-        sanitize-ci fuzz-ci portable-check one-core-check
+        sanitize-ci fuzz-ci portable-check one-core-check golden-fixtures run-without-cache-sysfs clang-check
 
 all: build
 
 help:
 	@echo "make run            build, run every chapter against its golden file, print a summary"
 	@echo "make run CH=01      build and run chapter 01 with its real (measured) output"
-	@echo "make test           build and run the whole test suite (ctest)"
-	@echo "make book           build the HTML book into $(BUILD)/book/html"
+	@echo "make test           build and run the test suite (ctest; the book's tests run in make book)"
+	@echo "make book           build the HTML book into $(BUILD)/book/html, then run the book's tests"
+	@echo "make golden-fixtures the machine-dependent chapters' golden files under every machine fixture"
+	@echo "make run-without-cache-sysfs  make run with /sys/devices/system/cpu/cpu*/cache hidden (root)"
+	@echo "make clang-check    build with clang++, warnings as errors, and run the deterministic tests"
+	@echo "                    (WERROR=ON: warnings are errors in any build; CXX=clang++ picks clang)"
 	@echo "make golden         regenerate every chapters/*/expected.txt (review the diff!)"
 	@echo "make grade CH=01    grade the chapter's exercise starter (FILE=x.cpp: a submission) and print the score"
 	@echo "make handout CH=01  the chapter's exercises for students, $(BUILD)/handout/ch01.tar.gz: builds on"
@@ -43,7 +47,8 @@ deps:
 
 configure:
 	@$(MAKE) --no-print-directory deps
-	@test -f $(BUILD)/CMakeCache.txt || cmake --preset $(PRESET) $(if $(shell command -v ninja),-G Ninja,)
+	@test -f $(BUILD)/CMakeCache.txt || cmake --preset $(PRESET) $(if $(shell command -v ninja),-G Ninja,) \
+	  $(if $(WERROR),-DCACHEBOOK_WARNINGS_AS_ERRORS=$(WERROR),)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -59,15 +64,40 @@ endif
 # three attempts in all: on a shared machine one attempt can land in a burst of other work,
 # while a claim that no longer holds fails all three. `make flake-check` counts single attempts.
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE timing
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE 'timing|book'
 	cd $(BUILD) && ctest --output-on-failure -L timing --repeat until-pass:$(TIMING_ATTEMPTS)
 
 golden: build
 	@bash tools/golden.sh update $(BUILD)/bin $(CHAPTERS)
 
+# The book's own tests (its pipeline, the typed-number rule, the built site in Chromium) need
+# the book's packages, which tools/deps.sh --book installs: they run here, not in make test.
 book: build
 	@bash tools/deps.sh --book
-	$(PY) book/build.py --build $(BUILD)
+	$(PY) book/build.py --build $(BUILD) $(BOOK_FLAGS)
+	cd $(BUILD) && ctest --output-on-failure -L book
+
+# The chapters whose output uses machine facts, under every fixture of tests/fixtures/machine
+# (make test runs the quick ones under every fixture, chapters 8 and 9 under one).
+MACHINE_CHAPTERS = 01_row_major 02_loop_orders 04_tiling 05_layout 08_cliff 09_matmul
+golden-fixtures: build
+	@for f in tests/fixtures/machine/*/; do echo "fixture $$f"; \
+	  CACHEBOOK_MACHINE=$(CURDIR)/$$f bash tools/golden.sh summary $(BUILD)/bin $(MACHINE_CHAPTERS) || exit 1; done
+
+# The machine as many VMs and containers show it: no cache directories in sysfs (needs root).
+run-without-cache-sysfs: build
+	@bash tools/without_cache_sysfs.sh bash tools/golden.sh summary $(BUILD)/bin $(CHAPTERS)
+
+# clang, warnings as errors, cheaply: the chapter programs and the unit tests built, the
+# deterministic unit tests run and the two quickest chapters checked against their golden
+# files; everything else (measured tests, exercises, the other chapters) is g++'s in make test.
+clang-check:
+	@$(MAKE) --no-print-directory deps
+	@test -f build-clang/CMakeCache.txt || CXX=clang++ cmake --preset dev -B build-clang \
+	  $(if $(shell command -v ninja),-G Ninja,) >/dev/null
+	cmake --build build-clang -j $(JOBS) --target unit_tests $(addprefix ch,$(CHAPTERS))
+	build-clang/bin/unit_tests "~[timing]~[threads]~[valgrind]"
+	bash tools/golden.sh check build-clang/bin 01_row_major 02_loop_orders
 
 grade: build
 ifeq ($(CH),)

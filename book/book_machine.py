@@ -1,60 +1,49 @@
-"""What machine the book was built on: CPU model, caches (sysfs), date. For captions."""
+"""What machine the book was built on, for captions: CPU, caches and where each came from, date.
+
+The figures are the programs' own: chapter 1's --json holds everything the machine module
+detected (`machine.detected`: hwloc, then sysconf, then sysfs), so the book says what the
+programs saw, and builds whatever the machine reports (an unknown figure is left out, and the
+summary says it is unknown).
+"""
 
 from __future__ import annotations
 
 import datetime
-import os
-import platform
+import json
 from pathlib import Path
 
-SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
+SOURCE_JSON = "ch01_row_major.json"
 
 
-def _read(p: Path) -> str:
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n >> 10} KiB"
+
+
+def detected(generated: Path) -> dict:
+    """The machine module's figures from chapter 1's results, or {} when they are missing."""
     try:
-        return p.read_text().strip()
-    except OSError:
-        return ""
+        data = json.loads((generated / SOURCE_JSON).read_text())
+    except (OSError, ValueError):
+        return {}
+    return ((data.get("machine") or {}).get("detected")) or {}
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def caches() -> list[dict]:
-    out = []
-    for d in sorted(SYSFS_CACHE.glob("index[0-9]*")):
-        kind = _read(d / "type")
-        if kind == "Instruction":
+def describe(generated: Path) -> dict:
+    d = detected(generated)
+    cs = []
+    for c in d.get("caches") or []:
+        if c.get("type") == "Instruction":
             continue
-        level = _read(d / "level")
-        name = f"L{level}" + ("d" if kind == "Data" else "")
-        size = _read(d / "size")  # sysfs writes KiB as "32K"
-        if size.endswith("K") and size[:-1].isdigit():
-            kib = int(size[:-1])
-            size = f"{kib // 1024} MiB" if kib % 1024 == 0 and kib >= 1024 else f"{kib} KiB"
-        out.append({
-            "name": name,
-            "size": size,
-            "ways": _read(d / "ways_of_associativity"),
-            "line_bytes": _read(d / "coherency_line_size"),
-        })
-    return out
-
-
-def describe() -> dict:
-    cs = caches()
+        cs.append({"name": c["name"], "size": _size(c["size_bytes"]), "ways": c.get("ways") or "",
+                   "line_bytes": c.get("line_bytes") or "", "source": c.get("source", "unknown")})
     cache_text = ", ".join(f"{c['name']} {c['size']}" + (f" {c['ways']}-way" if c["ways"] else "") for c in cs)
-    line = next((c["line_bytes"] for c in cs if c["line_bytes"]), "")
-    if line:
-        cache_text += f", {line}-byte lines"
+    if d.get("line_bytes"):
+        cache_text += f", {d['line_bytes']}-byte lines"
+    sources = sorted({c["source"] for c in cs})
+    if cache_text:
+        cache_text += f" (from {' and '.join(sources)})"
+    cpu = d.get("cpu") or "an unknown CPU"
+    cpus = d.get("usable_cpus") or "an unknown number of"
     date = datetime.date.today().isoformat()
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    summary = f"{cpu_model()}, {cpus} CPUs; {cache_text or 'caches not reported by sysfs'}; {date}"
-    return {"cpu": cpu_model(), "cpus": cpus, "caches": cs, "cache_text": cache_text, "date": date, "summary": summary}
+    summary = f"{cpu}, {cpus} CPUs; {cache_text or 'caches unknown: no source reports them'}; {date}"
+    return {"cpu": cpu, "cpus": cpus, "caches": cs, "cache_text": cache_text, "date": date, "summary": summary}

@@ -179,7 +179,7 @@ def main() -> int:
     start = time.monotonic()
     run_chapters(build, generated, args.rerun)
     run_cachesim_page(build, generated, args.rerun)
-    machine = machine_info.describe()
+    machine = machine_info.describe(generated)
     (generated / "machine.json").write_text(json.dumps(machine, indent=2) + "\n")
     say(f"machine: {machine['summary']}")
     render_plots(generated, machine)

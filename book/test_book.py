@@ -14,6 +14,7 @@ sys.path.insert(0, str(BOOK))
 import jinja2  # noqa: E402
 
 import book_chapters  # noqa: E402
+import book_machine  # noqa: E402
 from cachebook_results import Results  # noqa: E402
 from cachebook_sphinx import exercises_of, select_output  # noqa: E402
 
@@ -190,6 +191,33 @@ class CheckRendered(unittest.TestCase):
         self.assertEqual(shown_text(escape_tags("as <x>")), "as <x>")
         self.assertEqual(as_code("--D1=1"), "`--D1=1`")
         self.assertEqual(shown_text(as_code("a`b")), "a`b")
+
+
+class Machine(unittest.TestCase):
+    """The caption's machine comes from chapter 1's JSON, and builds whatever it holds."""
+
+    def describe(self, detected):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            if detected is not None:
+                (Path(d) / "ch01_row_major.json").write_text(json.dumps({"machine": {"detected": detected}}))
+            return book_machine.describe(Path(d))
+
+    def test_known_caches_with_their_source(self):
+        m = self.describe({"cpu": "X", "usable_cpus": 2, "line_bytes": 64, "caches": [
+            {"name": "L1d", "type": "Data", "size_bytes": 49152, "ways": 12, "line_bytes": 64, "source": "hwloc"},
+            {"name": "L1i", "type": "Instruction", "size_bytes": 32768, "ways": 8, "line_bytes": 64, "source": "hwloc"},
+            {"name": "L3", "type": "Unified", "size_bytes": 32 << 20, "ways": None, "line_bytes": 64, "source": "sysfs"}]})
+        self.assertEqual(m["cache_text"], "L1d 48 KiB 12-way, L3 32 MiB, 64-byte lines (from hwloc and sysfs)")
+        self.assertTrue(m["summary"].startswith("X, 2 CPUs; L1d 48 KiB"))
+
+    def test_nothing_reported(self):
+        m = self.describe({"cpu": None, "usable_cpus": 1, "line_bytes": None, "caches": []})
+        self.assertEqual(m["cpu"], "an unknown CPU")
+        self.assertIn("caches unknown: no source reports them", m["summary"])
+
+    def test_no_results_yet(self):
+        self.assertIn("caches unknown", self.describe(None)["summary"])
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 # Installs the Debian packages cachebook needs, only those missing.
 # --book: the packages the HTML book needs (chromium: its browser test; python3-bs4: book/check_rendered.py).
 set -euo pipefail
-core=(g++ cmake ninja-build make python3 libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind)
+core=(g++ cmake ninja-build make pkg-config python3 libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind)
 book=(doxygen python3-sphinx python3-breathe python3-myst-parser furo python3-matplotlib python3-bs4 chromium)
 core+=(python-matplotlib-data)  # chapter 4's study reads its Stocks.csv
 fuzz=(clang libclang-rt-14-dev)

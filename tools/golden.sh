@@ -3,10 +3,26 @@
 #   check:   run each chapter in golden mode (CACHEBOOK_GOLDEN=1) and diff its stdout with expected.txt
 #   update:  write that stdout to expected.txt (a change to the book: review the diff)
 #   summary: check every chapter and print a table: chapter, match / differs, seconds
+# golden.sh same BIN_DIR FIXTURE_DIR CHAPTER [ARGS...]
+#   runs the chapter in golden mode twice, on this machine and with every machine source
+#   replaced by the fixture (CACHEBOOK_MACHINE), and requires the same stdout: the output's
+#   shape does not depend on what the machine reports (cheap with --quick for a slow chapter)
 set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+if [[ ${1:-} == same ]]; then
+  bin=$2 fixture=$3 ch=$4
+  shift 4
+  real=$(mktemp) fake=$(mktemp)
+  trap 'rm -f "$real" "$fake"' EXIT
+  CACHEBOOK_GOLDEN=1 "$bin/ch$ch" "$@" >"$real" </dev/null || { echo "ch$ch $* exited with status $?" >&2; exit 1; }
+  CACHEBOOK_GOLDEN=1 CACHEBOOK_MACHINE=$fixture "$bin/ch$ch" "$@" >"$fake" </dev/null ||
+    { echo "ch$ch $* under $fixture exited with status $?" >&2; exit 1; }
+  if cmp -s "$real" "$fake"; then echo "ch$ch $*: the same under $(basename "$fixture")"; exit 0; fi
+  diff -u "$real" "$fake" | head -40 >&2
+  exit 1
+fi
 mode=$1 bin=$2
 shift 2
-root=$(cd "$(dirname "$0")/.." && pwd)
 status=0
 [[ $mode == summary ]] && printf '\n%-18s %-8s %8s\n%s\n' chapter golden seconds "------------------------------------"
 for ch in "$@"; do

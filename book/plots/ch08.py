@@ -1,6 +1,6 @@
 """Chapter 8's plot: ns per access against working-set size (log x), for the pointer chase
 with 4 KiB and with huge pages and for the strided sum; the detected levels (solid) and the
-sizes sysfs reports (dotted) marked, each level named above the plot."""
+sizes the machine reports (dotted) marked, each level named above the plot."""
 
 from plots import figure
 
@@ -22,7 +22,7 @@ def plots(data):
     ax.set_xlabel("working set")
     ax.set_ylabel("ns per access (best of runs)")
     # The level names sit above the plot, outside the curves: one name per level, between
-    # the line where it was found (solid) and the size sysfs reports (dotted).
+    # the line where it was found (solid) and the size the machine reports (dotted).
     top = ax.get_xaxis_transform()  # x in data, y in axes fractions
     for name, level in (data.get("levels") or {}).items():
         marks = []
@@ -36,7 +36,7 @@ def plots(data):
             middle = (min(marks) * max(marks)) ** 0.5
             ax.text(middle, 1.01, name, transform=top, ha="center", va="bottom", fontsize=8)
     ax.plot([], [], color="#333333", linewidth=1, label="a level found here")
-    ax.plot([], [], color="#999999", linestyle=":", linewidth=1, label="its size as sysfs reports it")
+    ax.plot([], [], color="#999999", linestyle=":", linewidth=1, label="its size as the machine reports it")
     ticks = [4 ** k for k in range(1, 12) if kib[0] <= 4 ** k <= kib[-1]]
     ax.set_xticks(ticks, [f"{t} KiB" if t < 1024 else f"{t // 1024} MiB" for t in ticks])
     ax.legend(frameon=False, loc="upper left", fontsize=8)

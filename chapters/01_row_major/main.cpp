@@ -1,4 +1,6 @@
 // ch01_row_major: prints what chapter 1 shows. Logic lives in row_major.cpp.
+#include <optional>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -114,19 +116,23 @@ int main(int argc, char** argv) {
         }
         out["stepper"] = stepper;
 
-        // 4. The reader's own machine.
-        const auto l1 = cachebook::data_cache(1);
+        // 4. The reader's own machine: the same three lines whatever it reports.
+        const auto& machine = cachebook::machine();
+        const auto line = machine.line_bytes();
+        const std::string source = cachebook::source_name(machine.line_source());
         fmt::print("4. On this machine\n");
-        if (l1 && l1->line_bytes > 0) {
-            const auto mine = ch01::address_example(l1->line_bytes);
-            fmt::print("  L1d line size (sysfs): {} bytes\n", cachebook::measured("{}", l1->line_bytes));
-            fmt::print("  &a[2][5] with this line size: line {}, byte {}\n",
-                       cachebook::measured("{}", mine.at_2_5.line), cachebook::measured("{}", mine.at_2_5.offset));
-            out["machine"] = {{"line_bytes", l1->line_bytes}, {"a_2_5", ch01::to_json(mine.at_2_5)}};
-        } else {
-            fmt::print("  sysfs reports no L1 data cache here; the 64-byte figures above are the common case\n");
-            out["machine"] = nullptr;
-        }
+        fmt::print("  L1d line size: {}\n", cachebook::measured("{}", line ? fmt::format("{} bytes", *line) : "unknown"));
+        std::optional<ch01::AddressExample> mine;
+        if (line) mine = ch01::address_example(*line);
+        fmt::print("  &a[2][5] with this line size: {}\n",
+                   cachebook::measured("{}", mine ? fmt::format("line {}, byte {}", mine->at_2_5.line, mine->at_2_5.offset)
+                                                  : "unknown"));
+        fmt::print("  where the line size comes from: {}\n",
+                   cachebook::measured("{}", line ? source : machine.why_unknown("the line size")));
+        out["machine"] = {{"line_bytes", line ? nlohmann::json(*line) : nlohmann::json()},
+                          {"a_2_5", mine ? ch01::to_json(mine->at_2_5) : nlohmann::json()},
+                          {"source", source},
+                          {"detected", cachebook::machine_json(machine)}};
 
         if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), out);
         return 0;

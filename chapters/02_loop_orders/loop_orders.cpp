@@ -27,6 +27,15 @@ ColumnFootprint column_footprint(const cachebook::CacheConfig& cache, std::size_
 }
 // [end: footprint]
 
+std::optional<cachebook::CacheConfig> cache_geometry(const std::optional<cachebook::CacheInfo>& c) {
+    if (!c || c->ways == 0 || c->line_bytes < 8) return std::nullopt;
+    try {
+        return cachebook::CacheConfig::from_capacity(c->size_bytes, c->ways, c->line_bytes);
+    } catch (const std::invalid_argument&) {
+        return std::nullopt;  // a size that is no whole number of sets of power-of-two count
+    }
+}
+
 cachebook::CacheConfig r3_cache() { return cachebook::CacheConfig{8, 8, 64}; }
 
 R3Row r3_row(const cachebook::CacheConfig& cache, std::size_t n) {
@@ -81,16 +90,22 @@ std::vector<int> sum_input(std::size_t n) {
     return a;
 }
 
-// GCC's -O3 may interchange these loops, which would erase the difference we measure.
+// GCC's -O3 may interchange these loops, which would erase the difference we measure (clang
+// does not interchange loops, and has no such attribute).
+#if defined(__clang__)
+#define NO_LOOP_INTERCHANGE
+#else
+#define NO_LOOP_INTERCHANGE __attribute__((optimize("no-loop-interchange")))
+#endif
 // [snippet: sums]
-__attribute__((optimize("no-loop-interchange"))) long long sum_by_rows(const int* a, std::size_t n) {
+NO_LOOP_INTERCHANGE long long sum_by_rows(const int* a, std::size_t n) {
     long long s = 0;
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < n; ++j) s += a[i * n + j];  // next element: 4 bytes on
     return s;
 }
 
-__attribute__((optimize("no-loop-interchange"))) long long sum_by_columns(const int* a, std::size_t n) {
+NO_LOOP_INTERCHANGE long long sum_by_columns(const int* a, std::size_t n) {
     long long s = 0;
     for (std::size_t j = 0; j < n; ++j)
         for (std::size_t i = 0; i < n; ++i) s += a[i * n + j];  // next element: a whole row on

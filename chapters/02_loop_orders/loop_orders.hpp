@@ -4,11 +4,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cachebook/cache.hpp"
+#include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/walks.hpp"
 
@@ -32,6 +34,9 @@ struct ColumnFootprint {
 /// Column 0 of a matrix whose rows are `leading` elements apart.
 ColumnFootprint column_footprint(const cachebook::CacheConfig& cache, std::size_t rows, std::size_t leading,
                                  std::size_t elem);
+
+/// The geometry of a cache the machine reports, if it gives size, ways and a line size.
+std::optional<cachebook::CacheConfig> cache_geometry(const std::optional<cachebook::CacheInfo>& cache);
 
 /// R3's cache: 4096 B, 8 sets x 8 ways x 64 B lines, LRU.
 cachebook::CacheConfig r3_cache();

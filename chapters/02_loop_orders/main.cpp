@@ -1,4 +1,7 @@
 // ch02_loop_orders: prints what chapter 2 shows. Logic lives in loop_orders.cpp.
+#include <optional>
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "cachebook/cli.hpp"
@@ -32,6 +35,42 @@ void print_trap(const std::vector<ch02::ColumnWalk>& walks, bool machine) {
                        : first_columns(w.misses_per_column, 9),
                m(w.total), m(per_access(w), "{:.3f}")});
     fmt::print("{}", t.render(2));
+}
+
+// The trap's table in the same shape when the machine gives no L1d geometry: the leading
+// dimensions, and "unknown" for what the cache would decide.
+void print_unknown_trap(const std::vector<ch02::ColumnWalk>& like) {
+    cachebook::Table t({"leading dim", "row bytes", "column's sets", "room (lines)", "misses, columns 0-8", "total",
+                        "per access"});
+    const auto unknown = cachebook::measured("unknown");
+    for (const auto& w : like)
+        t.row({cachebook::measured("{}", w.leading), cachebook::measured("{}", w.leading * w.elem), unknown, unknown,
+               unknown, unknown, unknown});
+    fmt::print("{}", t.render(2));
+}
+
+// Section 4's last line: where a column of the summed array falls in this machine's L1d and L2.
+// Its lines are counted with the machine's line size, or the seed's 64 bytes when it gives none.
+void print_why(const cachebook::Machine& machine, const std::optional<cachebook::CacheConfig>& l1, std::size_t n,
+               nlohmann::json& out) {
+    const auto l2 = ch02::cache_geometry(machine.data_cache(2));
+    const auto f1 = ch02::column_footprint(l1 ? *l1 : ch02::seed_l1(), n, n, sizeof(int));
+    std::optional<ch02::ColumnFootprint> f2;
+    if (l2) f2 = ch02::column_footprint(*l2, n, n, sizeof(int));
+    auto m = [](bool known, std::size_t v) { return cachebook::measured("{}", known ? fmt::format("{}", v) : "unknown"); };
+    fmt::print("  why: a column spans {} lines; in this machine's L1d they fall in {} of {} sets "
+               "(room for {} lines), in its L2 in {} of {} sets (room for {})\n",
+               f1.lines, m(l1.has_value(), f1.sets), m(l1.has_value(), l1 ? l1->sets : 0),
+               m(l1.has_value(), f1.capacity), m(f2.has_value(), f2 ? f2->sets : 0), m(l2.has_value(), l2 ? l2->sets : 0),
+               m(f2.has_value(), f2 ? f2->capacity : 0));
+    fmt::print("  where the L2 comes from: {}\n",
+               cachebook::measured("{}", l2 ? cachebook::source_name(machine.data_cache(2)->source)
+                                            : machine.why_unknown("the L2's size, ways or line size")));
+    out["column_lines"] = f1.lines;
+    out["l1"] = nullptr;
+    out["l2"] = nullptr;
+    if (l1) out["l1"] = {{"sets", l1->sets}, {"column_sets", f1.sets}, {"room", f1.capacity}};
+    if (l2 && f2) out["l2"] = {{"sets", l2->sets}, {"column_sets", f2->sets}, {"room", f2->capacity}};
 }
 
 }  // namespace
@@ -104,24 +143,24 @@ int main(int argc, char** argv) {
         out["r9_accesses"] = trap.front().rows * trap.front().cols_walked;
         out["r9"] = nlohmann::json::array();
         for (const auto& w : trap) out["r9"].push_back(ch02::to_json(w));
-        const auto mine = cachebook::data_cache(1);
-        std::optional<cachebook::CacheConfig> my_l1;
-        if (mine && mine->ways > 0 && mine->line_bytes >= 8) {
-            try {
-                my_l1 = cachebook::CacheConfig::from_capacity(mine->size_bytes, mine->ways, mine->line_bytes);
-            } catch (const std::invalid_argument&) {
-                my_l1.reset();
-            }
-        }
+        const auto& machine = cachebook::machine();
+        const auto my_l1 = ch02::cache_geometry(machine.data_cache(1));
+        fmt::print("\n  the same walk in this machine's L1d: {}\n",
+                   cachebook::measured("{}", my_l1 ? my_l1->describe() : std::string("unknown")));
+        fmt::print("  where it comes from: {}\n",
+                   cachebook::measured("{}", my_l1 ? cachebook::source_name(machine.data_cache(1)->source)
+                                                   : machine.why_unknown("the L1d's size, ways or line size")));
+        out["r9_machine"] = {{"cache", nullptr}, {"walks", nullptr},
+                             {"source", cachebook::source_name(my_l1 ? machine.data_cache(1)->source
+                                                                     : cachebook::Source::unknown)}};
         if (my_l1) {
-            fmt::print("\n  the same walk in this machine's L1d: {}\n", cachebook::measured("{}", my_l1->describe()));
             const auto walks = ch02::power_of_two_trap(*my_l1);
             print_trap(walks, true);
-            out["r9_machine"] = {{"cache", my_l1->describe()}, {"walks", nlohmann::json::array()}};
+            out["r9_machine"]["cache"] = my_l1->describe();
+            out["r9_machine"]["walks"] = nlohmann::json::array();
             for (const auto& w : walks) out["r9_machine"]["walks"].push_back(ch02::to_json(w));
         } else {
-            fmt::print("\n  sysfs gives no usable L1d geometry here; the seed's table above stands for it\n");
-            out["r9_machine"] = nullptr;
+            print_unknown_trap(trap);
         }
         fmt::print("\n");
 
@@ -144,23 +183,7 @@ int main(int argc, char** argv) {
                       {"column_ms", timing.column.min() * 1e3},
                       {"ratio", timing.ratio()},
                       {"ratio_1", fmt::format("{:.1f}", timing.ratio())}};
-        const auto mine2 = cachebook::data_cache(2);
-        if (my_l1 && mine2 && mine2->ways > 0 && mine2->line_bytes > 0) {
-            try {
-                const auto l2 = cachebook::CacheConfig::from_capacity(mine2->size_bytes, mine2->ways, mine2->line_bytes);
-                const auto f1 = ch02::column_footprint(*my_l1, size, size, sizeof(int));
-                const auto f2 = ch02::column_footprint(l2, size, size, sizeof(int));
-                fmt::print("  why: a column spans {} lines; in this machine's L1d they fall in {} of {} sets "
-                           "(room for {} lines), in its L2 in {} of {} sets (room for {})\n",
-                           f1.lines, cachebook::measured("{}", f1.sets), cachebook::measured("{}", my_l1->sets),
-                           cachebook::measured("{}", f1.capacity), cachebook::measured("{}", f2.sets),
-                           cachebook::measured("{}", l2.sets), cachebook::measured("{}", f2.capacity));
-                out["sum"]["column_lines"] = f1.lines;
-                out["sum"]["l1"] = {{"sets", my_l1->sets}, {"column_sets", f1.sets}, {"room", f1.capacity}};
-                out["sum"]["l2"] = {{"sets", l2.sets}, {"column_sets", f2.sets}, {"room", f2.capacity}};
-            } catch (const std::invalid_argument&) {
-            }
-        }
+        print_why(machine, my_l1, size, out["sum"]);
 
         if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), out);
         return 0;

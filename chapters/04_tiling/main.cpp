@@ -45,6 +45,13 @@ void print_tile_choice(const ch04::TileChoice& t, bool machine) {
                m(fmt::format("{:.4f}", t.estimate)));
 }
 
+// The tile lines in the same shape when the machine reports no L1d.
+void print_tile_unknown(std::size_t n) {
+    const auto u = cachebook::measured("unknown");
+    fmt::print("  3 x T^2 x 8 <= {} B  =>  T <= {}  =>  T = {} (largest power of two dividing N = {})\n", u, u, u, n);
+    fmt::print("  three tiles: {} B = {} KiB; estimated misses per iteration 2 / (8 x T) = {}\n", u, u, u);
+}
+
 void print_stepper(const ch04::MatmulStepper& run, const std::string& walk) {
     fmt::print("  {}, {}-line cache: {} misses (A {}, B {}, C {}), {} hits\n", walk, run.cache_lines, run.misses,
                run.misses_of[0], run.misses_of[1], run.misses_of[2], run.hits);
@@ -145,20 +152,24 @@ int main(int argc, char** argv) {
         const auto seed_tile = ch04::tile_from_cache(32 * 1024, 512);
         print_tile_choice(seed_tile, false);
         out["r7"] = tile_json(seed_tile);
-        const auto l1 = cachebook::data_cache(1);
+        const auto& machine = cachebook::machine();
+        const auto l1 = machine.data_cache(1);
+        const auto mine = ch04::machine_tile(machine, size);
         std::size_t pick = static_cast<std::size_t>(tile);
-        if (l1 && l1->size_bytes > 0) {
-            const auto mine = ch04::tile_from_cache(l1->size_bytes, size);
-            fmt::print("  this machine's L1d, {} KiB (sysfs), N = {}:\n", cachebook::measured("{}", l1->size_bytes / 1024),
-                       size);
-            print_tile_choice(mine, true);
-            out["r7_machine"] = tile_json(mine);
-            if (pick == 0) pick = mine.tile;
+        fmt::print("  this machine's L1d, {}, N = {}:\n",
+                   cachebook::measured("{}", l1 ? fmt::format("{} KiB", l1->size_bytes / 1024) : "unknown"), size);
+        if (mine) {
+            print_tile_choice(*mine, true);
+            if (pick == 0) pick = mine->tile;
         } else {
-            fmt::print("  sysfs reports no L1d here; the seed's tile is used\n");
-            out["r7_machine"] = nullptr;
+            print_tile_unknown(size);
             if (pick == 0) pick = ch04::tile_from_cache(32 * 1024, size).tile;
         }
+        fmt::print("  where it comes from: {}\n",
+                   cachebook::measured("{}", l1 ? cachebook::source_name(l1->source)
+                                                : machine.why_unknown("the L1d") + "; the tile below is the seed's"));
+        out["r7_machine"] = mine ? tile_json(*mine) : nlohmann::json();
+        out["r7_machine_source"] = cachebook::source_name(l1 ? l1->source : cachebook::Source::unknown);
         fmt::print("\n");
 
         // 4. Naive against blocked, for real.
@@ -205,9 +216,12 @@ int main(int argc, char** argv) {
         out["sweep"]["pick_over_best"] = pick_ms > 0 ? pick_ms / best_ms : 0.0;
 
         // 6. Transpose, for real.
-        const auto l2 = cachebook::data_cache(2);
-        fmt::print("6. Measured: transpose of {} x {} doubles ({} MiB each; this machine's L2 is {} KiB)\n", tn, tn,
-                   tn * tn * 8 >> 20, l2 ? cachebook::measured("{}", l2->size_bytes / 1024) : std::string("?"));
+        const auto l2 = machine.data_cache(2);
+        fmt::print("6. Measured: transpose of {} x {} doubles ({} MiB each; this machine's L2: {})\n", tn, tn,
+                   tn * tn * 8 >> 20,
+                   cachebook::measured("{}", l2 ? fmt::format("{} KiB, from {}", l2->size_bytes / 1024,
+                                                              cachebook::source_name(l2->source))
+                                                : machine.why_unknown("the L2")));
         cachebook::Table tt({"tile", "naive ms", "tiled ms", "naive / tiled", "identical"});
         out["transpose"] = {{"n", tn}, {"mib", tn * tn * 8 >> 20}};
         for (std::size_t ttile : {8u, 16u, 32u}) {

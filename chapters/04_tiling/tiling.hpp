@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cachebook/cache.hpp"
+#include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/trace.hpp"
 #include "cachebook/walks.hpp"
@@ -30,6 +32,13 @@ struct TileChoice {
     double estimate = 0;           ///< misses per iteration 2 / (B tile), B = 64 / elem
 };
 TileChoice tile_from_cache(std::size_t cache_bytes, std::size_t n, std::size_t elem = 8);
+/// The same from the L1d the machine reports; nullopt when no source reports one. Inline, so
+/// that tiling.cpp (which the exercises' handout carries) does not need the machine module.
+inline std::optional<TileChoice> machine_tile(const cachebook::Machine& machine, std::size_t n) {
+    const auto l1 = machine.data_cache(1);
+    if (!l1) return std::nullopt;
+    return tile_from_cache(l1->size_bytes, n);
+}
 
 /// Naive ijk against blocked, on integer-valued n x n doubles.
 struct BlockedTiming {

@@ -169,9 +169,11 @@ int main(int argc, char** argv) {
         fmt::print("  std::hardware_destructive_interference_size  = {} ({}, for this -mtune)\n",
                    measured("{}", facts.destructive), measured("g++ {}.{}", __GNUC__, __GNUC_MINOR__));
         fmt::print("  std::hardware_constructive_interference_size = {}\n", measured("{}", facts.constructive));
-        const auto l1 = cachebook::data_cache(1);
-        fmt::print("  the L1d line size sysfs reports              = {}\n",
-                   l1 ? measured("{}", l1->line_bytes) : std::string("unknown"));
+        const auto& machine = cachebook::machine();
+        const auto line = machine.line_bytes();
+        fmt::print("  the line size the machine reports            = {}\n",
+                   measured("{}", line ? fmt::format("{} (from {})", *line, cachebook::source_name(machine.line_source()))
+                                       : machine.why_unknown("the line size")));
         fmt::print("  malloc(48): address mod 64 = {} (malloc promises alignof(max_align_t) = {})\n",
                    measured("{}", facts.malloc_offset), facts.max_align);
         fmt::print("  aligned_alloc(64, 256): address mod 64 = {}; new AlignedBody[4]: address mod 64 = {}\n\n",
@@ -187,7 +189,9 @@ int main(int argc, char** argv) {
                             {"malloc_offset", facts.malloc_offset},
                             {"aligned_alloc_offset", facts.aligned_alloc_offset},
                             {"aligned_new_offset", facts.aligned_new_offset},
-                            {"gcc", fmt::format("{}.{}", __GNUC__, __GNUC_MINOR__)}};
+                            {"gcc", fmt::format("{}.{}", __GNUC__, __GNUC_MINOR__)},
+                            {"line_bytes", line ? nlohmann::json(*line) : nlohmann::json()},
+                            {"line_source", cachebook::source_name(machine.line_source())}};
 
         // 5. Lists.
         fmt::print("5. Linked list against vector: the same sum ({} values, {} runs, fastest shown)\n",
@@ -245,8 +249,8 @@ int main(int argc, char** argv) {
                            {"best_vs_none", fmt::format("{:.2f}", pf.times[best].min() / pf.times[0].min())}};
 
         // 7. Fusion and fission.
-        const auto l2 = cachebook::data_cache(2);
-        const auto l3 = cachebook::data_cache(3);
+        const auto l2 = machine.data_cache(2);
+        const auto l3 = machine.data_cache(3);
         constexpr std::size_t kBudget = std::size_t{128} << 20;
         auto size = ch05::choose_stream_size(l3 ? l3->size_bytes : 0, l2 ? l2->size_bytes : 0, kBudget);
         if (stream_mib > 0) size = {static_cast<std::size_t>(stream_mib) << 20, "option", "--stream-mib"};

@@ -152,11 +152,19 @@ void optimisation_section(Report& report, const Options& options) {
                 ratio("opt.o0_over_o2_rows", builds.rows_o0 / builds.rows_o2).quoted());
 }
 
+// The L1d as the machine reports it and where that came from, or the size assumed without one.
+Value l1_here() {
+    const auto l1 = cachebook::data_cache(1);
+    if (!l1) return Value::unknown("l1_kib", "unknown, 32 KiB assumed");
+    return Value::measured_as("l1_kib", l1->size_bytes / 1024,
+                              fmt::format("{} KiB, from {}", l1->size_bytes / 1024, cachebook::source_name(l1->source)));
+}
+
 void size_section(Report& report, const Options& options) {
     const std::size_t l1_bytes = ch07::l1_geometry().capacity_bytes();
     const std::size_t small = ch07::l1_resident_order(l1_bytes);
     const auto rows = ch07::size_rule({small, options.size()}, options.size() * options.size(), options.run_count());
-    report.section("Data large enough to leave the caches (L1d here: {} KiB)", Value::measured("", l1_bytes / 1024));
+    report.section("Data large enough to leave the caches (L1d here: {})", l1_here());
     auto table = report.table_of_rows("size", {"array", "KiB", "rows ns/el", "columns ns/el", "columns / rows"});
     for (const auto& row : rows) {
         // The small array's size follows this machine's L1; the large one is the option's.

@@ -60,6 +60,23 @@ std::string cliffs_text(const std::vector<ch08::Cliff>& cliffs, const std::vecto
     return s;
 }
 
+// "hwloc" or "unknown": where one reported cache size came from.
+std::string source_of(const std::optional<cachebook::CacheInfo>& c) {
+    return cachebook::source_name(c ? c->source : cachebook::Source::unknown);
+}
+
+// One line: the source of each reported level, and why any is unknown.
+std::string reported_sources(const cachebook::Machine& machine) {
+    std::string s, missing;
+    for (int level = 1; level <= 3; ++level) {
+        const auto c = machine.data_cache(level);
+        const std::string name = level == 1 ? "L1d" : fmt::format("L{}", level);
+        s += fmt::format("{}{} {}", s.empty() ? "" : ", ", name, source_of(c));
+        if (!c) missing += (missing.empty() ? "" : ", ") + name;
+    }
+    return missing.empty() ? s : s + "; " + machine.why_unknown(missing);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -84,7 +101,8 @@ int main(int argc, char** argv) {
         const int per_octave = steps != 0 ? static_cast<int>(steps) : (quick ? 4 : 8);
 
         // Everything about the machine that the program compares against.
-        const auto l1 = cachebook::data_cache(1), l2 = cachebook::data_cache(2), l3 = cachebook::data_cache(3);
+        const auto& machine = cachebook::machine();
+        const auto l1 = machine.data_cache(1), l2 = machine.data_cache(2), l3 = machine.data_cache(3);
         std::optional<std::size_t> llc;
         for (const auto& c : {l3, l2, l1})
             if (c && !llc) llc = c->size_bytes;
@@ -210,13 +228,14 @@ int main(int argc, char** argv) {
             l2 ? std::optional<std::size_t>(l2->size_bytes) : std::nullopt,
             l3 ? std::optional<std::size_t>(l3->size_bytes) : std::nullopt};
         const auto levels = ch08::levels_from(main_cliffs, main_curve, reported);
-        fmt::print("5. The levels found (from the {} sweep) next to sysfs\n", measured("{}", use_huge ? "huge-page" : "4 KiB-page"));
+        fmt::print("5. The levels found (from the {} sweep) next to the sizes the machine reports\n",
+                   measured("{}", use_huge ? "huge-page" : "4 KiB-page"));
         {
-            cachebook::Table t({"level", "detected", "sysfs", "difference", "latency", "cycles", "why they differ"});
+            cachebook::Table t({"level", "detected", "reported", "difference", "latency", "cycles", "why they differ"});
             nlohmann::json jl = nlohmann::json::object();
             for (const auto& l : levels) {
                 t.row({l.name, measured("{}", or_not_found(l.detected)),
-                       measured("{}", l.reported ? human_bytes(*l.reported) : "none"),
+                       measured("{}", l.reported ? human_bytes(*l.reported) : "unknown"),
                        measured("{}", l.difference_pct ? fmt::format("{:+.1f} %", *l.difference_pct) : "-"),
                        measured("{}", l.latency_ns ? fmt::format("{:.2f} ns", *l.latency_ns) : "-"),
                        measured("{}", l.latency_ns && ghz ? fmt::format("{:.1f}", *l.latency_ns * *ghz) : "-"),
@@ -233,8 +252,10 @@ int main(int argc, char** argv) {
             t.row({"beyond", "-", "-", "-", measured("{}", memory_ns ? fmt::format("{:.2f} ns", *memory_ns) : "-"),
                    measured("{}", memory_ns && ghz ? fmt::format("{:.1f}", *memory_ns * *ghz) : "-"),
                    "the plateau after the last step"});
-            fmt::print("{}\n", t.render());
+            fmt::print("{}", t.render());
+            fmt::print("  where the reported sizes come from: {}\n\n", measured("{}", reported_sources(machine)));
             out["levels"] = jl;
+            out["reported_sources"] = {{"L1d", source_of(l1)}, {"L2", source_of(l2)}, {"L3", source_of(l3)}};
             out["beyond_ns"] = opt_json(memory_ns);
             out["levels_from"] = use_huge ? "huge_pages" : "small_pages";
         }
@@ -272,7 +293,7 @@ int main(int argc, char** argv) {
                                                      line_runs, static_cast<std::uint64_t>(seed));
         const auto probe = ch08::measure_line_size(ch08::LineMethod::FlushProbe, strides, chunks / 2,
                                                    std::size_t{4} << 20, line_runs, static_cast<std::uint64_t>(seed) + 1);
-        const auto sys_line = l1 ? std::optional<std::size_t>(l1->line_bytes) : std::nullopt;
+        const auto sys_line = machine.line_bytes();
         auto line_text = [](const std::optional<std::size_t>& v) {
             return v ? fmt::format("{} bytes", *v) : std::string("not found");
         };
@@ -291,11 +312,15 @@ int main(int argc, char** argv) {
             fmt::print("  line size from the touches (where the cost stops growing): {}\n", measured("{}", line_text(touches.line_bytes)));
             fmt::print("  line size from the flush probe (first stride that survives the flush): {}\n",
                        measured("{}", line_text(probe.line_bytes)));
-            fmt::print("  sysfs coherency_line_size: {}\n\n", measured("{}", sys_line ? fmt::format("{} bytes", *sys_line) : "not reported"));
+            fmt::print("  the line size the machine reports: {}\n\n",
+                       measured("{}", sys_line ? fmt::format("{} bytes (from {})", *sys_line,
+                                                             cachebook::source_name(machine.line_source()))
+                                               : machine.why_unknown("the line size")));
             out["line"] = {{"points", pts},
                            {"touches_bytes", opt_json(touches.line_bytes)},
                            {"detected_bytes", opt_json(probe.line_bytes)},
                            {"reported_bytes", opt_json(sys_line)},
+                           {"reported_source", cachebook::source_name(machine.line_source())},
                            {"exact", probe.line_bytes && sys_line && *probe.line_bytes == *sys_line}};
         }
 

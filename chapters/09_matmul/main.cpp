@@ -76,6 +76,7 @@ struct StepResult {
     int threads = 1;
     ch09::Check check;
     double intensity = 0;         // FLOPs per byte, by the model; 0: no model
+    bool sampled = false;         // rows_timed chosen by sample_rows: it depends on the tile, so on the L1
 };
 
 /// Times `run(rows)` on rows [0, rows_timed) of C, minimum of `runs`; returns seconds for all of C.
@@ -211,6 +212,34 @@ ch09::MicroKernel parse_kernel(const std::string& name, Isa isa) {
 
 std::string kib(std::size_t bytes) { return fmt::format("{} KiB", bytes / 1024); }
 
+std::string size_or_unknown(const std::optional<cachebook::CacheInfo>& c) { return c ? kib(c->size_bytes) : "unknown"; }
+
+// "L1d hwloc, L2 hwloc, L3 hwloc", and why any level is unknown.
+std::string cache_sources(const cachebook::Machine& machine) {
+    std::string s, missing;
+    for (int level = 1; level <= 3; ++level) {
+        const auto c = machine.data_cache(level);
+        const std::string name = level == 1 ? "L1d" : fmt::format("L{}", level);
+        s += fmt::format("{}{} {}", s.empty() ? "" : ", ", name,
+                         cachebook::source_name(c ? c->source : cachebook::Source::unknown));
+        if (!c) missing += (missing.empty() ? "" : ", ") + name;
+    }
+    return missing.empty() ? s : s + "; " + machine.why_unknown(missing);
+}
+
+// The cache sizes step 6's blocks were derived from: the machine's, or the common size in place
+// of one it does not report (derive_blocking's 32 KiB, 256 KiB, 8 MiB).
+std::string blocking_caches(const cachebook::Machine& machine) {
+    const char* assumed[] = {"32 KiB", "256 KiB", "8192 KiB"};
+    std::string s;
+    for (int level = 1; level <= 3; ++level) {
+        const auto c = machine.data_cache(level);
+        s += fmt::format("{}{} {}", s.empty() ? "" : ", ", level == 1 ? "L1d" : fmt::format("L{}", level),
+                         c ? kib(c->size_bytes) : fmt::format("{} (unknown here: a common size)", assumed[level - 1]));
+    }
+    return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -250,8 +279,10 @@ int main(int argc, char** argv) {
         nlohmann::json out;
         out["n"] = n;
         out["quick"] = quick;
-        const auto l1 = cachebook::data_cache(1), l2 = cachebook::data_cache(2), l3 = cachebook::data_cache(3);
-        const std::size_t line = l1 && l1->line_bytes ? l1->line_bytes : 64;
+        const auto& machine = cachebook::machine();
+        const auto l1 = machine.data_cache(1), l2 = machine.data_cache(2), l3 = machine.data_cache(3);
+        const auto reported_line = machine.line_bytes();
+        const std::size_t line = reported_line.value_or(64);  // the models below assume 64 when unknown
         const std::size_t tile = tile_flag->count() ? static_cast<std::size_t>(tile_opt)
                                                     : std::min(n, ch09::tile_from_l1(l1 ? l1->size_bytes : 32768));
         if (tile > n) throw cachebook::UsageError(fmt::format("--tile {} is larger than --n {}", tile, n));
@@ -262,11 +293,15 @@ int main(int argc, char** argv) {
         // 1. The machine.
         fmt::print("Chapter 9 · The matrix multiply project\n\n");
         fmt::print("1. The machine\n");
-        fmt::print("  CPU: {}\n", measured("{}", cachebook::cpu_model()));
+        fmt::print("  CPU: {}\n", measured("{}", machine.cpu_model.empty()
+                                                      ? "unknown"
+                                                      : fmt::format("{} (from {})", machine.cpu_model,
+                                                                    cachebook::source_name(machine.cpu_model_source))));
         fmt::print("  usable cores: {}; threads for steps 5 to 7: {}\n", measured("{}", cpus), measured("{}", threads));
-        fmt::print("  caches: L1d {}, L2 {}, L3 {}, lines of {} bytes\n", measured("{}", l1 ? kib(l1->size_bytes) : "?"),
-                   measured("{}", l2 ? kib(l2->size_bytes) : "?"), measured("{}", l3 ? kib(l3->size_bytes) : "?"),
-                   measured("{}", line));
+        fmt::print("  caches: L1d {}, L2 {}, L3 {}; line size {}\n", measured("{}", size_or_unknown(l1)),
+                   measured("{}", size_or_unknown(l2)), measured("{}", size_or_unknown(l3)),
+                   measured("{}", reported_line ? fmt::format("{} bytes", *reported_line) : "unknown"));
+        fmt::print("  where they come from: {}\n", measured("{}", cache_sources(machine)));
         fmt::print("  instruction sets: AVX2 {}, FMA {}, AVX-512 {}\n", measured("{}", features.avx2 ? "yes" : "no"),
                    measured("{}", features.fma ? "yes" : "no"), measured("{}", features.avx512f ? "yes" : "no"));
         // The scalar fallback says why: the CPU lacks the instructions, or the build left the kernels out.
@@ -279,21 +314,28 @@ int main(int argc, char** argv) {
         progress.step("clock");
         const double ghz_nominal = ch09::nominal_clock_ghz();
         const double ghz = ch09::measure_clock_ghz(quick ? 0.05 : 0.2);
-        fmt::print("  clock: {} GHz measured (dependent adds, one per cycle); {} GHz nominal (/proc/cpuinfo)\n\n",
-                   measured("{:.2f}", ghz), measured("{:.2f}", ghz_nominal));
-        out["machine"] = {{"cpu", cachebook::cpu_model()},
+        fmt::print("  clock: {} GHz measured (dependent adds, one per cycle); {} nominal (/proc/cpuinfo)\n\n",
+                   measured("{:.2f}", ghz),
+                   measured("{}", ghz_nominal > 0 ? fmt::format("{:.2f} GHz", ghz_nominal) : std::string("unknown")));
+        auto kib_json = [](const std::optional<cachebook::CacheInfo>& c) {
+            return c ? nlohmann::json(c->size_bytes / 1024) : nlohmann::json();
+        };
+        out["machine"] = {{"cpu", machine.cpu_model.empty() ? nlohmann::json() : nlohmann::json(machine.cpu_model)},
+                          {"cpu_source", cachebook::source_name(machine.cpu_model_source)},
                           {"cores", cpus},
                           {"threads", threads},
-                          {"l1_kib", l1 ? l1->size_bytes / 1024 : 0},
-                          {"l2_kib", l2 ? l2->size_bytes / 1024 : 0},
-                          {"l3_kib", l3 ? l3->size_bytes / 1024 : 0},
-                          {"line_bytes", line},
+                          {"l1_kib", kib_json(l1)},
+                          {"l2_kib", kib_json(l2)},
+                          {"l3_kib", kib_json(l3)},
+                          {"line_bytes", reported_line ? nlohmann::json(*reported_line) : nlohmann::json()},
+                          {"line_bytes_used", line},
+                          {"cache_sources", cache_sources(machine)},
                           {"avx2", features.avx2},
                           {"fma", features.fma},
                           {"avx512", features.avx512f},
                           {"isa", ch09::isa_name(isa)},
                           {"ghz_measured", round_to(ghz, 2)},
-                          {"ghz_nominal", round_to(ghz_nominal, 2)}};
+                          {"ghz_nominal", ghz_nominal > 0 ? nlohmann::json(round_to(ghz_nominal, 2)) : nlohmann::json()}};
 
         // 2. The peak and the roofline's two ceilings.
         progress.step("peak");
@@ -356,6 +398,7 @@ int main(int argc, char** argv) {
             const std::size_t rows = sample_rows(s, flops, multiple);
             StepResult r{std::move(key), std::move(label), time_rows(p, rows, runs, warmup, run), rows, 1, {}, intensity};
             r.check = ref.check(p, rows == s.m);
+            r.sampled = true;
             steps.push_back(r);
         };
         auto whole = [&](std::string key, std::string label, int t, const std::function<void()>& run, double intensity) {
@@ -420,7 +463,8 @@ int main(int argc, char** argv) {
             const double gflops = s.flops() / r.seconds / 1e9;
             const double peak = r.threads == 1 ? peak_core : peak_all;
             const bool have_err = r.check.elements > 0;
-            table.row({r.label, r.rows_timed == s.m ? "all" : measured("{}", r.rows_timed),
+            const std::string rows = r.rows_timed == s.m ? "all" : fmt::format("{}", r.rows_timed);
+            table.row({r.label, r.sampled ? measured("{}", rows) : rows,
                        measured("{:.3g}", r.seconds), measured("{:.2f}", gflops), measured("{:.1f}", 100 * gflops / peak),
                        measured("{:.0f}", gflops / naive_gflops), have_err ? measured("{:.3f}", r.check.worst_ratio) : "-",
                        r.check.matches ? "yes" : "NO"});
@@ -439,17 +483,18 @@ int main(int argc, char** argv) {
         }
         // Step 7 always has its two rows, so the output has one shape with or without OpenBLAS.
         const BlasSide* by_default = cores.empty() ? nullptr : &cores.front().second;
-        for (int t : {1, threads}) {
-            const double sec = by_default ? (t == 1 ? by_default->blas1 : by_default->blasT) : 0;
+        for (const bool one : {true, false}) {  // by row, not by thread count: with one CPU both are 1
+            const int t = one ? 1 : threads;
+            const double sec = by_default ? (one ? by_default->blas1 : by_default->blasT) : 0;
             const double gflops = sec > 0 ? s.flops() / sec / 1e9 : 0;
-            const double peak = t == 1 ? peak_core : peak_all;
+            const double peak = one ? peak_core : peak_all;
             auto cell = [&](const std::string& text) { return measured("{}", sec > 0 ? text : std::string("-")); };
-            table.row({t == 1 ? "7 OpenBLAS, 1 thread" : "7 OpenBLAS, threads: " + measured("{}", threads), "all",
+            table.row({one ? "7 OpenBLAS, 1 thread" : "7 OpenBLAS, threads: " + measured("{}", threads), "all",
                        cell(fmt::format("{:.3g}", sec)), cell(fmt::format("{:.2f}", gflops)),
                        cell(fmt::format("{:.1f}", 100 * gflops / peak)), cell(fmt::format("{:.0f}", gflops / naive_gflops)),
                        "-", cell(by_default && by_default->matches ? "yes" : "NO")});
             if (sec > 0)
-                jsteps[t == 1 ? "blas1" : "blasT"] = {{"label", "7 OpenBLAS " + by_default->core},
+                jsteps[one ? "blas1" : "blasT"] = {{"label", "7 OpenBLAS " + by_default->core},
                                                       {"seconds", round_to(sec, 3)},
                                                       {"threads", t},
                                                       {"gflops", round_to(gflops, 2)},
@@ -475,8 +520,9 @@ int main(int argc, char** argv) {
                    measured("{}", kib(blocks.kc * kernel.nr * sizeof(float))));
         fmt::print("  MC = {}: an MC x KC block of A ({}) fills 3/4 of L2\n", measured("{}", blocks.mc),
                    measured("{}", kib(blocks.mc * blocks.kc * sizeof(float))));
-        fmt::print("  NC = {}: a KC x NC panel of B ({}) fills half of L3, at most 4096 columns\n\n",
+        fmt::print("  NC = {}: a KC x NC panel of B ({}) fills half of L3, at most 4096 columns\n",
                    measured("{}", blocks.nc), measured("{}", kib(blocks.kc * blocks.nc * sizeof(float))));
+        fmt::print("  caches used: {}\n\n", measured("{}", blocking_caches(machine)));
 
         // 5. The roofline.
         fmt::print("5. Roofline: FLOPs per byte of memory traffic (a model for matrices larger than the caches)\n");

@@ -141,9 +141,9 @@ Blocking derive_blocking(std::size_t l1, std::size_t l2, std::size_t l3, std::si
 }
 // [end: derive_blocking]
 
-Blocking machine_blocking(const MicroKernel& kernel) {
-    auto size = [](int level) {
-        const auto c = cachebook::data_cache(level);
+Blocking machine_blocking(const MicroKernel& kernel, const cachebook::Machine& machine) {
+    auto size = [&](int level) {
+        const auto c = machine.data_cache(level);
         return c ? c->size_bytes : std::size_t{0};
     };
     return derive_blocking(size(1), size(2), size(3), kernel.mr, kernel.nr);
@@ -348,21 +348,7 @@ double measure_clock_ghz(double seconds) {
 }
 // [end: clock]
 
-double nominal_clock_ghz() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("cpu MHz", 0) == 0) {
-            const auto colon = line.find(':');
-            if (colon == std::string::npos) return 0;
-            try {
-                return std::stod(line.substr(colon + 1)) / 1000.0;
-            } catch (...) {
-                return 0;
-            }
-        }
-    return 0;
-}
+double nominal_clock_ghz() { return cachebook::machine().nominal_ghz; }
 
 double formula_peak_gflops(int cores, double ghz, int width, int fma_ports) {
     return double(cores) * ghz * (2.0 * width * fma_ports);

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "cachebook/machine.hpp"
+
 namespace ch09 {
 
 /// C (m x n) = A (m x k) * B (k x n).
@@ -87,8 +89,8 @@ struct Blocking {
 /// kc: a kc x nr sliver of B fills 3/4 of L1; mc: an mc x kc block of A fills 3/4 of L2;
 /// nc: a kc x nc panel of B fills half of L3, at most 4096 columns.
 Blocking derive_blocking(std::size_t l1, std::size_t l2, std::size_t l3, std::size_t mr, std::size_t nr);
-/// The same from this machine's caches (sysfs).
-Blocking machine_blocking(const MicroKernel& kernel);
+/// The same from the caches `machine` reports (an unknown level takes derive_blocking's common size).
+Blocking machine_blocking(const MicroKernel& kernel, const cachebook::Machine& machine = cachebook::machine());
 
 /// Packs rows [0, mc) x columns [0, kc) of A (leading dimension lda) into slivers of mr rows:
 /// sliver r holds a[(r*mr + i) * lda + p] at out[r*mr*kc + p*mr + i], zero beyond mc.
@@ -139,7 +141,7 @@ Check check_rows(const float* c, Shape s, RowRange rows, const std::vector<doubl
 double measure_fma_gflops(Isa isa, int threads, double seconds);
 /// The clock, estimated from a chain of dependent integer adds (one cycle each), in GHz.
 double measure_clock_ghz(double seconds);
-/// The nominal clock from /proc/cpuinfo ("cpu MHz"), in GHz, or 0.
+/// The nominal clock the machine reports ("cpu MHz" of /proc/cpuinfo), in GHz, or 0.
 double nominal_clock_ghz();
 /// Floats per vector register of the isa (1, 8, 16).
 int simd_width(Isa isa);

@@ -1,34 +1,82 @@
 #pragma once
 /// @file machine.hpp
-/// @brief What this machine is: its caches (from sysfs), cores and CPU features.
+/// @brief What this machine is: its caches, CPU model, clock, cores and CPU features.
 ///
-/// Nothing in the book hard-codes these; every chapter reads them at run time.
+/// Nothing in the book hard-codes these; every chapter asks this module at run time, and no
+/// chapter reads sysfs or /proc itself. The caches come from hwloc (the library made to
+/// describe a machine: it reads sysfs, and cpuid where sysfs has nothing), then from
+/// sysconf, then from sysfs directly. Every figure carries the source it came from.
+///
+/// Tests replace every source with a fixture: a directory named by the environment variable
+/// CACHEBOOK_MACHINE (see detect_machine). A source the fixture does not hold reports nothing.
 
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace cachebook {
 
-/// One cache as sysfs describes it.
+/// Where a figure about the machine came from.
+enum class Source { unknown, hwloc, sysconf, sysfs, cpuinfo };
+/// "hwloc", "sysconf", "sysfs", "/proc/cpuinfo" or "unknown".
+std::string source_name(Source s);
+
+/// One cache, as the first source that reports it describes it.
 struct CacheInfo {
     int level = 0;               ///< 1, 2, 3, ...
     std::string type;            ///< "Data", "Instruction" or "Unified"
     std::size_t size_bytes = 0;
-    std::size_t ways = 0;
-    std::size_t line_bytes = 0;
-    std::size_t sets = 0;
-    std::string shared_cpus;     ///< the cpus that share it, as sysfs lists them
+    std::size_t ways = 0;        ///< 0: not reported
+    std::size_t line_bytes = 0;  ///< 0: not reported
+    std::size_t sets = 0;        ///< size / (ways x line) when both are known, else 0
+    std::string shared_cpus;     ///< the cpus that share it ("0-1"), empty when not reported
+    Source source = Source::unknown;
     /// "L1d", "L1i", "L2", "L3".
     [[nodiscard]] std::string name() const;
 };
 
-/// Reads every cache of cpu0 under `root` (default: the kernel's sysfs).
-/// Returns an empty list when the directory is absent or unreadable.
+/// Everything the book asks about the machine, with where each figure came from.
+struct Machine {
+    std::vector<CacheInfo> caches;            ///< every cache of the first usable CPU, by level
+    std::string cpu_model;                    ///< empty when no source reports it
+    Source cpu_model_source = Source::unknown;
+    double nominal_ghz = 0;                   ///< "cpu MHz" / 1000 of /proc/cpuinfo; 0 when unknown
+    std::vector<std::string> notes;           ///< one line per source: what it reported, or why nothing
+    std::string fixture;                      ///< the fixture directory, empty on the real machine
+
+    /// The data (or unified) cache of the given level, if some source reports one.
+    [[nodiscard]] std::optional<CacheInfo> data_cache(int level) const;
+    /// The line size of the L1d (or of the first cache that reports one), if any source gives it.
+    [[nodiscard]] std::optional<std::size_t> line_bytes() const;
+    /// The source of line_bytes() ("unknown" when it is nullopt).
+    [[nodiscard]] Source line_source() const;
+    /// One line saying why `what` (for example "L2" or "the line size") is unknown here.
+    [[nodiscard]] std::string why_unknown(const std::string& what) const;
+};
+
+/// Detects the machine from its real sources, or, when `fixture` is not empty, from that
+/// directory only: `hwloc.xml` (an hwloc topology, as `lstopo --of xml` writes it),
+/// `sysconf.txt` (lines "LEVEL1_DCACHE_SIZE 32768", names as `getconf -a` prints them),
+/// `sysfs/cpu0/cache/indexN/` (files as in /sys/devices/system/cpu/cpu0/cache) and
+/// `cpuinfo` (as /proc/cpuinfo). A file the fixture does not hold reports nothing.
+Machine detect_machine(const std::string& fixture = "");
+
+/// Every figure of `m` with its source, for a chapter's --json (the book's captions read it):
+/// cpu, cpu_source, usable_cpus, caches [{name, level, type, size_bytes, ways, line_bytes, sets,
+/// shared_cpus, source}], line_bytes, line_source, nominal_ghz, notes, fixture; null when unknown.
+nlohmann::json machine_json(const Machine& m);
+
+/// This machine, detected once: from the fixture named by CACHEBOOK_MACHINE when it is set.
+const Machine& machine();
+
+/// Reads every cache under `root` laid out as sysfs lays it out (default: the kernel's sysfs for
+/// cpu0). Returns an empty list when the directory is absent or unreadable.
 std::vector<CacheInfo> read_caches(const std::string& root = "/sys/devices/system/cpu/cpu0/cache");
 
-/// The data (or unified) cache of the given level, if sysfs reports one.
+/// machine().data_cache(level).
 std::optional<CacheInfo> data_cache(int level);
 
 /// The SIMD features the book's kernels choose between.
@@ -41,7 +89,7 @@ CpuFeatures cpu_features();
 
 /// CPUs this process may run on (its affinity mask), at least 1.
 int usable_cpus();
-/// The "model name" line of /proc/cpuinfo, or "unknown CPU".
+/// machine().cpu_model, or "unknown CPU".
 std::string cpu_model();
 /// Pins the calling thread to one CPU; false if the system refused.
 bool pin_to_cpu(int cpu);
