@@ -193,6 +193,41 @@ class CheckRendered(unittest.TestCase):
         self.assertEqual(shown_text(as_code("a`b")), "a`b")
 
 
+class ApiByHeader(unittest.TestCase):
+    """The API page's sections: each header's classes and the namespace members declared in it."""
+
+    def test_entries_from_doxygen_xml(self):
+        import tempfile
+
+        from cachebook_sphinx import api_entries
+
+        namespace = """<doxygen><compounddef kind="namespace"><compoundname>cachebook</compoundname>
+          <sectiondef kind="func">
+            <memberdef kind="function"><name>chase</name><argsstring>(int n)</argsstring><location file="x/chase.hpp"/></memberdef>
+            <memberdef kind="function"><name>chase</name><argsstring>(double s)</argsstring><location file="x/chase.hpp"/></memberdef>
+            <memberdef kind="function"><name>touch</name><argsstring>()</argsstring><location file="x/cache.hpp"/></memberdef>
+            <memberdef kind="enum"><name>Policy</name><location file="x/cache.hpp"/></memberdef>
+          </sectiondef></compounddef></doxygen>"""
+        cache = """<doxygen><compounddef kind="file"><compoundname>cache.hpp</compoundname>
+          <innerclass refid="structcachebook_1_1Config">cachebook::Config</innerclass>
+          <innerclass refid="classcachebook_1_1Cache">cachebook::Cache</innerclass>
+          <innerclass refid="structcachebook_1_1Cache_1_1Line">cachebook::Cache::Line</innerclass>
+          <briefdescription><para>The cache model.</para></briefdescription></compounddef></doxygen>"""
+        chase = """<doxygen><compounddef kind="file"><compoundname>chase.hpp</compoundname>
+          <briefdescription/></compounddef></doxygen>"""
+        with tempfile.TemporaryDirectory() as d:
+            for name, text in (("namespacecachebook.xml", namespace), ("cache_8hpp.xml", cache),
+                               ("chase_8hpp.xml", chase)):
+                (Path(d) / name).write_text(text)
+            entries = {h: (brief, found) for h, brief, found in api_entries(Path(d))}
+        self.assertEqual(entries["cache.hpp"], ("The cache model.", [
+            "doxygenstruct cachebook::Config\n:members:\n:undoc-members:",
+            "doxygenclass cachebook::Cache\n:members:\n:undoc-members:",
+            "doxygenfunction cachebook::touch", "doxygenenum cachebook::Policy"]))
+        self.assertEqual(entries["chase.hpp"], ("", ["doxygenfunction cachebook::chase(int n)",
+                                                     "doxygenfunction cachebook::chase(double s)"]))
+
+
 class Machine(unittest.TestCase):
     """The caption's machine comes from chapter 1's JSON, and builds whatever it holds."""
 
