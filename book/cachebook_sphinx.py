@@ -17,7 +17,7 @@
   is wrapped in ``<span class="cb-value" data-expr="expr">`` so that book/check_rendered.py can
   evaluate it again against the build's JSON; a ``<`` in a value is escaped (it would be read as
   an HTML tag), and the filter ``code`` shows a value as inline code.
-- roles ``{seed}`` and ``{given}``: a number quoted from a source text, or a number the
+- roles ``{notes}`` and ``{given}``: a number quoted from the course notes, or a number the
   prose chooses (not a result of the program); the check of hand-typed numbers skips them.
 """
 
@@ -481,7 +481,7 @@ def setup(app):
     app.add_directive("fold", Fold)
     app.add_directive("api-by-header", ApiByHeader)
     app.connect("doctree-resolved", _fold_long_listings)
-    app.add_role("seed", _number_role("seed-quote"))
+    app.add_role("notes", _number_role("notes-quote"))
     app.add_role("given", _number_role("given-number"))
     app.connect("source-read", _optional_pages)
     app.connect("build-finished", _repair_debian_furo)

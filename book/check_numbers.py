@@ -14,11 +14,11 @@ checked     numbers in prose text: paragraphs, lists, headings, tables, admoniti
 not checked code (fenced blocks, inline `code`, and the bodies and options of
             literalinclude, program-output, stepper, code-block, math, toctree and
             doxygen directives); math (`$...$`, `$$...$$`); substitutions `{{ ... }}`;
-            the content of roles, among them {seed}`3.2` (a figure quoted from a source
-            text) and {given}`64` (a number the prose chooses, not one the program
+            the content of roles, among them {notes}`3.2` (a figure quoted from the course
+            notes) and {given}`64` (a number the prose chooses, not one the program
             computes); HTML comments; link targets; digits that are part of a name
-            (`R1`, `L2`, `x86-64`, `C++20`, `float64`); the number of a heading or list
-            item; a number right after chapter, section, part, seed, step, exercise,
+            (`L2`, `x86-64`, `C++20`, `float64`); the number of a heading or list
+            item; a number right after chapter, section, part, step, exercise,
             figure, table, page or §; the number of a document after JEP, PEP, RFC,
             ISO, IEC, IEEE or ECMA; years (1950-2039); 0 and 1.
 values      every number in the JSON (keys at any depth, hex strings like "0x22E8" too),
@@ -29,7 +29,9 @@ values      every number in the JSON (keys at any depth, hex strings like "0x22E
             or 4 matches no fraction, so a measurement that happens to be whole this run
             cannot make the check fail).
 
-Exit status: 0 clean, 1 numbers typed by hand, 2 usage or a failed run, 77 nothing
+The retired role {seed}`N` is reported too: the role is {notes}`N`.
+
+Exit status: 0 clean, 1 numbers typed by hand or a retired role, 2 usage or a failed run, 77 nothing
 to check (the chapter has no chapter.md yet).
 """
 
@@ -49,7 +51,7 @@ SKIPPED_DIRECTIVES = {
     "literalinclude", "program-output", "stepper", "code-block", "code", "sourcecode", "math",
     "toctree", "chapter-list", "eval-rst", "raw",
 }
-ORDINAL_WORDS = r"(?:chapters?|sections?|parts?|seeds?|steps?|exercises?|figures?|tables?|pages?|§)"
+ORDINAL_WORDS = r"(?:chapters?|sections?|parts?|steps?|exercises?|figures?|tables?|pages?|§)"
 DOCUMENT_NAMES = r"\b(?:JEP|PEP|RFC|ISO|IEC|IEEE|ECMA)"
 NUMBER = re.compile(
     r"(?<![\w.+])(?<!\w-)"
@@ -176,9 +178,18 @@ def matches(typed, places, value) -> bool:
     return round(float(value), places) == typed
 
 
+def retired_roles(page: Path) -> list[str]:
+    """A role the book no longer defines: its number would otherwise pass unchecked."""
+    problems = []
+    for lineno, line in enumerate(page.read_text().split("\n"), start=1):
+        for m in re.finditer(r"\{seed\}`[^`]*`", line):
+            problems.append(f"{page}:{lineno}: {{seed}} is typed by hand but the role is {{notes}}: {m.group(0)}")
+    return problems
+
+
 def check(page: Path, data: dict, key: str) -> list[str]:
     values = json_values(data)
-    problems = []
+    problems = retired_roles(page)
     for lineno, token, typed, places in typed_numbers(page.read_text()):
         hits = sorted((path for value, path in values if matches(typed, places, value)),
                       key=lambda p: (p.count("["), len(p)))
@@ -202,17 +213,18 @@ def run_program(prog: Path) -> dict:
 
 
 # The rule, case by case: (prose line, numbers the check must report in it).
-SELF_TEST_DATA = {"r1": {"line": 139, "stride": 2400, "lines": 37.5, "hex": "0x22E8", "misses": 8},
+SELF_TEST_DATA = {"address": {"line": 139, "stride": 2400, "lines": 37.5, "hex": "0x22E8", "misses": 8},
                   "ratio": 3.2147, "trace": list(range(100, 140)), "year": 2024, "small": 1}
 SELF_TEST_CASES = [
     ("It is in line 139, byte 40.", ["139"]),
     ("A row is 2,400 bytes, 37.5 lines; the address is 0x22E8.", ["2,400", "37.5", "0x22E8"]),
     ("The column walk took 8 misses.", ["8"]),
     ("Measured: 3.2 times slower, roughly 3 times.", ["3.2"]),
-    ("Written as `139` or {{ ch01.r1.line }} or {given}`139` or {seed}`8`, it is fine.", []),
-    ("Chapter 8, section 139, step 8 and seed 2400 are references.", []),
+    ("Written as `139` or {{ ch01.address.line }} or {given}`139` or {notes}`8`, it is fine.", []),
+    ("Chapter 8, section 139, step 8 and part 2400 are references.", []),
+    ("An old role: {seed}`8`.", ["{seed}"]),
     ("JEP 139, RFC 2400 and IEEE 754-2008 are documents; 139 bytes are not.", ["139"]),
-    ("x86-64 and float64 and R8 and L8 and C++20 are names.", []),
+    ("x86-64 and float64 and L8 and C++20 are names.", []),
     ("In 2024 nothing; 0 and 1 are never checked; 120 sits only in a bulk list.", []),
     ("## 8. A numbered heading with 2400 in it", ["2400"]),
     ("8. a list item numbered 8", ["8"]),
@@ -291,7 +303,7 @@ def main() -> int:
         print(p)
     if problems:
         print(f"{len(problems)} number(s) typed by hand in {page}; use the substitution shown, or mark a "
-              "number the program does not compute with {given}`N` (or a source's figure with {seed}`N`)")
+              "number the program does not compute with {given}`N` (or a figure of the course notes with {notes}`N`)")
         return 1
     print(f"{page}: no computed number typed by hand")
     return 0

@@ -7,7 +7,7 @@ Every HTML page of BUILD/book/html (the book's pages and the chapters) is parsed
 its text is checked. A page fails on:
 
 - template leftovers: `{{`, `}}`, a role or directive printed as written (`{given}`,
-  `{seed}`, `{doc}`, `{chart}`, ...);
+  `{notes}`, `{doc}`, `{chart}`, ...);
 - `<measured>`, the mask of the golden files, which a built page never shows;
 - a `?` where a figure belongs (alone, or before a unit or a sign), `nan` or `inf`;
 - an empty section: a heading with nothing under it;
@@ -39,7 +39,7 @@ SKIP = 77
 BLOCKS = ["p", "li", "td", "th", "dt", "dd", "figcaption", "caption", "pre", "h1", "h2", "h3", "h4", "h5", "h6"]
 LEFTOVERS = [
     (re.compile(r"\{\{|\}\}"), "template leftover"),
-    (re.compile(r"\{(?:given|seed|doc|ref|chart|program-output|stepper|literalinclude|code)\}"),
+    (re.compile(r"\{(?:given|notes|seed|doc|ref|chart|program-output|stepper|literalinclude|code)\}"),
      "role or directive printed as written"),
     (re.compile(r"<measured>"), "golden-mode mask <measured>"),
     (re.compile(r"(?:^|(?<=[\s(=:/]))\?(?=$|[\s%),.;:/x×]|\s*(?:ms|ns|s|GHz|KiB|MiB|GiB|B)\b)"),

@@ -1,7 +1,10 @@
-# add_chapter(NN_slug slug): builds chNN_slug from chapters/NN_slug/{slug.cpp,main.cpp},
-# an object library chNN_slug_logic (the logic, shared with the tests and the
-# exercise graders), and registers the chapter for the golden test.
-function(add_chapter dir slug)
+# add_chapter(NN_slug): builds chNN_slug from chapters/NN_slug/main.cpp and a static
+# library chNN_slug_logic of the directory's other .cpp files (the logic, shared with the
+# tests and the exercise graders), registers the chapter for the golden test, adds its
+# exercises when it has exercises/grader.cpp, and last includes chapters/NN_slug/chapter.cmake
+# when it exists: the chapter's own build steps (extra flags, extra programs). That file runs
+# inside this function: targets it makes are global, variables it sets stay in it.
+function(add_chapter dir)
   set(src ${CMAKE_SOURCE_DIR}/chapters/${dir})
   set(logic ch${dir}_logic)
   file(GLOB logic_sources CONFIGURE_DEPENDS ${src}/*.cpp)
@@ -15,6 +18,9 @@ function(add_chapter dir slug)
   if(EXISTS ${src}/exercises/grader.cpp)
     add_exercise(${dir})
     set(CACHEBOOK_EXERCISES ${CACHEBOOK_EXERCISES} PARENT_SCOPE)
+  endif()
+  if(EXISTS ${src}/chapter.cmake)
+    include(${src}/chapter.cmake)
   endif()
 endfunction()
 

@@ -1,2 +1,57 @@
-#define CATCH_CONFIG_MAIN
+// The test runner: Catch2's, except that under an emulator the [timing] cases are skipped
+// with the reason (they measure the CPU's speed; an emulated CPU's time is the emulator's).
+#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+namespace {
+
+bool is_timing(const Catch::TestCase& test) {
+    for (const auto& tag : test.tags)
+        if (tag == "timing") return true;
+    return false;
+}
+
+// The same test spec with the [timing] cases taken out of each of its comma-separated parts.
+std::vector<std::string> without_timing(std::vector<std::string> spec) {
+    if (spec.empty()) return {"~[timing]"};
+    for (auto& part : spec) {
+        std::string out;
+        bool escaped = false, quoted = false;
+        for (char ch : part) {
+            if (!escaped && !quoted && ch == ',') out += " ~[timing]";
+            if (!escaped && ch == '"') quoted = !quoted;
+            escaped = !escaped && ch == '\\';
+            out += ch;
+        }
+        part = out;
+    }
+    spec.back() += " ~[timing]";
+    return spec;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+    Catch::Session session;
+    if (const int rc = session.applyCommandLine(argc, argv); rc != 0) return rc;
+    const std::string why = cachebook_test::emulation_reason();
+    if (why.empty() || session.config().listTests() || session.config().listTestNamesOnly())
+        return session.run();
+    std::size_t timing = 0, others = 0;
+    for (const auto& test :
+         Catch::filterTests(Catch::getAllTestCasesSorted(session.config()), session.config().testSpec(), session.config()))
+        ++(is_timing(test) ? timing : others);
+    if (timing == 0) return session.run();
+    Catch::cout() << "SKIPPED: " << timing << " [timing] case(s): they measure this CPU's speed, and " << why
+                  << ", so the time measured is the emulator's\n";
+    if (others == 0) return 0;
+    auto data = session.configData();
+    data.testsOrTags = without_timing(data.testsOrTags);
+    session.useConfigData(data);
+    return session.run();
+}

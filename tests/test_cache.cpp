@@ -1,4 +1,4 @@
-// The cache model, proved against the reference tables before any chapter uses it.
+// The cache model, proved against the course notes' tables before any chapter uses it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,7 +13,8 @@ using namespace cachebook;
 
 namespace {
 
-// R3 / R4: 4096 B, 64 B lines, 8-way, 8 sets, LRU.
+// The cache of the row and column miss table and the tiled transpose table:
+// 4096 B, 64 B lines, 8-way, 8 sets, LRU.
 CacheConfig small_cache() {
     return CacheConfig{8, 8, 64};
 }
@@ -24,7 +25,7 @@ std::uint64_t transpose_misses(std::size_t n, std::size_t tile) {
     return cache.total().misses;
 }
 
-// Misses per inner iteration, to three decimals, as REFERENCE_TABLES.md prints them.
+// Misses per inner iteration, to three decimals, as the course notes print them.
 std::string per_iter(std::uint64_t misses, std::size_t n) {
     return fmt::format("{:.3f}", static_cast<double>(misses) / static_cast<double>(n * n * n));
 }
@@ -121,79 +122,82 @@ TEST_CASE("Random replacement is reproducible for a seed", "[cache]") {
     CHECK(run(3) == run(3));
 }
 
-TEST_CASE("R3: row vs column misses in a 4 KiB 8-way cache", "[cache][reference]") {
-    struct Expect {
-        std::size_t n;
-        std::uint64_t row, col;
-    };
-    for (const Expect e : {Expect{16, 32, 32}, Expect{32, 128, 1024}, Expect{48, 288, 2304}, Expect{73, 667, 4573}}) {
-        INFO("n = " << e.n);
-        CHECK(simulate(small_cache(), row_major_trace(e.n)).misses == e.row);
-        CHECK(simulate(small_cache(), col_major_trace(e.n)).misses == e.col);
-    }
+TEST_CASE("a 4 KiB 8-way cache gives the course notes' row and column miss table", "[cache][reference]") {
+    const auto [n, row, column] = GENERATE(table<std::size_t, std::uint64_t, std::uint64_t>({
+        {16, 32, 32},
+        {32, 128, 1024},
+        {48, 288, 2304},
+        {73, 667, 4573},
+    }));
+    INFO("n = " << n);
+    CHECK(simulate(small_cache(), row_major_trace(n)).misses == row);
+    CHECK(simulate(small_cache(), col_major_trace(n)).misses == column);
 }
 
-TEST_CASE("R3 needs set associativity: direct-mapped and fully associative differ", "[cache][reference]") {
+TEST_CASE("the row and column miss table needs set associativity: direct-mapped and fully associative differ",
+          "[cache][reference]") {
     CHECK(simulate(CacheConfig::direct_mapped(64, 64), col_major_trace(73)).misses != 4573);
     CHECK(simulate(CacheConfig::fully_associative(64, 64), col_major_trace(48)).misses != 2304);
 }
 
-TEST_CASE("R4: tiled transpose of 73 x 73 in the same cache", "[cache][reference]") {
-    CHECK(transpose_misses(73, 0) == 5996);
-    CHECK(transpose_misses(73, 4) == 2603);
-    CHECK(transpose_misses(73, 8) == 2036);
-    CHECK(transpose_misses(73, 16) == 1960);
-    CHECK(transpose_misses(73, 32) == 1714);
+TEST_CASE("the same cache gives the course notes' tiled transpose table for 73 x 73", "[cache][reference]") {
+    const auto [tile, misses] = GENERATE(table<std::size_t, std::uint64_t>({
+        {0, 5996},
+        {4, 2603},
+        {8, 2036},
+        {16, 1960},
+        {32, 1714},
+    }));
+    INFO("tile " << tile);
+    CHECK(transpose_misses(73, tile) == misses);
 }
 
-TEST_CASE("R5: six loop orders, 4-line fully associative LRU", "[cache][reference]") {
-    struct Expect {
-        LoopOrder o;
-        Row r;
-    };
-    const Expect table[] = {
-        {LoopOrder::ijk, {"0.125", "1.000", "0.002", "1.127"}}, {LoopOrder::jik, {"0.125", "1.000", "0.016", "1.141"}},
-        {LoopOrder::jki, {"1.000", "0.016", "1.000", "2.016"}}, {LoopOrder::kji, {"1.000", "0.002", "1.000", "2.002"}},
-        {LoopOrder::kij, {"0.016", "0.125", "0.125", "0.266"}}, {LoopOrder::ikj, {"0.002", "0.125", "0.125", "0.252"}},
-    };
-    for (const auto& e : table) {
-        INFO("order " << order_name(e.o));
-        const Row got = matmul_row(e.o, 4);
-        CHECK(got.a == e.r.a);
-        CHECK(got.b == e.r.b);
-        CHECK(got.c == e.r.c);
-        CHECK(got.total == e.r.total);
-    }
+TEST_CASE("a 4-line fully associative LRU cache gives the course notes' six loop orders table", "[cache][reference]") {
+    const auto [order, a, b, c, total] = GENERATE(table<LoopOrder, const char*, const char*, const char*, const char*>({
+        {LoopOrder::ijk, "0.125", "1.000", "0.002", "1.127"},
+        {LoopOrder::jik, "0.125", "1.000", "0.016", "1.141"},
+        {LoopOrder::jki, "1.000", "0.016", "1.000", "2.016"},
+        {LoopOrder::kji, "1.000", "0.002", "1.000", "2.002"},
+        {LoopOrder::kij, "0.016", "0.125", "0.125", "0.266"},
+        {LoopOrder::ikj, "0.002", "0.125", "0.125", "0.252"},
+    }));
+    INFO("order " << order_name(order));
+    const Row got = matmul_row(order, 4);
+    CHECK(got.a == a);
+    CHECK(got.b == b);
+    CHECK(got.c == c);
+    CHECK(got.total == total);
 }
 
-TEST_CASE("R5: six loop orders, 32-line fully associative LRU, and tiled", "[cache][reference]") {
-    struct Expect {
-        LoopOrder o;
-        Row r;
-    };
-    const Expect table[] = {
-        {LoopOrder::ijk, {"0.125", "1.000", "0.002", "1.127"}}, {LoopOrder::jik, {"0.125", "1.000", "0.016", "1.141"}},
-        {LoopOrder::jki, {"1.000", "0.016", "1.000", "2.016"}}, {LoopOrder::kji, {"1.000", "0.002", "1.000", "2.002"}},
-        {LoopOrder::kij, {"0.016", "0.002", "0.125", "0.143"}}, {LoopOrder::ikj, {"0.002", "0.125", "0.002", "0.129"}},
-    };
-    for (const auto& e : table) {
-        INFO("order " << order_name(e.o));
-        const Row got = matmul_row(e.o, 32);
-        CHECK(got.a == e.r.a);
-        CHECK(got.b == e.r.b);
-        CHECK(got.c == e.r.c);
-        CHECK(got.total == e.r.total);
-    }
-    const Row t8 = matmul_row(LoopOrder::ikj, 32, 8);
-    CHECK(t8.a == "0.016");
-    CHECK(t8.b == "0.016");
-    CHECK(t8.c == "0.002");
-    CHECK(t8.total == "0.033");
-    const Row t16 = matmul_row(LoopOrder::ikj, 32, 16);
-    CHECK(t16.a == "0.008");
-    CHECK(t16.b == "0.125");
-    CHECK(t16.c == "0.008");
-    CHECK(t16.total == "0.141");
+TEST_CASE("a 32-line fully associative LRU cache gives the course notes' six loop orders table",
+          "[cache][reference]") {
+    const auto [order, a, b, c, total] = GENERATE(table<LoopOrder, const char*, const char*, const char*, const char*>({
+        {LoopOrder::ijk, "0.125", "1.000", "0.002", "1.127"},
+        {LoopOrder::jik, "0.125", "1.000", "0.016", "1.141"},
+        {LoopOrder::jki, "1.000", "0.016", "1.000", "2.016"},
+        {LoopOrder::kji, "1.000", "0.002", "1.000", "2.002"},
+        {LoopOrder::kij, "0.016", "0.002", "0.125", "0.143"},
+        {LoopOrder::ikj, "0.002", "0.125", "0.002", "0.129"},
+    }));
+    INFO("order " << order_name(order));
+    const Row got = matmul_row(order, 32);
+    CHECK(got.a == a);
+    CHECK(got.b == b);
+    CHECK(got.c == c);
+    CHECK(got.total == total);
+}
+
+TEST_CASE("tiled ikj in the 32-line cache gives the course notes' tiled rows", "[cache][reference]") {
+    const auto [tile, a, b, c, total] = GENERATE(table<std::size_t, const char*, const char*, const char*, const char*>({
+        {8, "0.016", "0.016", "0.002", "0.033"},
+        {16, "0.008", "0.125", "0.008", "0.141"},
+    }));
+    INFO("tile " << tile);
+    const Row got = matmul_row(LoopOrder::ikj, 32, tile);
+    CHECK(got.a == a);
+    CHECK(got.b == b);
+    CHECK(got.c == c);
+    CHECK(got.total == total);
 }
 
 TEST_CASE("trace generators visit every cell once", "[trace]") {

@@ -1,7 +1,6 @@
 // Chapter 8's claims: the random cycle, the cliff detector on curves with known
 // answers, and (measured, [timing]) L1d and the line size on this machine.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <set>
 
@@ -90,6 +89,20 @@ TEST_CASE("sweep_sizes: log-spaced, multiples of the node, both ends included", 
     CHECK(std::find(s.begin(), s.end(), std::size_t{49152} - 64 * 0) == s.end());
     CHECK_THROWS_AS(ch08::sweep_sizes(4096, 1024, 4), std::invalid_argument);
     CHECK_THROWS_AS(ch08::sweep_sizes(4096, 8192, 0), std::invalid_argument);
+}
+
+TEST_CASE("nearest_size picks the sweep size nearest on a log scale, the first of equals", "[ch08]") {
+    const std::vector<std::size_t> sizes{4096, 8192, 16384, 65536};
+    const auto [want, expected] = GENERATE(table<std::size_t, std::size_t>({
+        {4096, 0},      // an exact match
+        {1000, 0},      // below the smallest
+        {6000, 1},      // 6000/4096 = 1.46 is farther than 8192/6000 = 1.37
+        {32768, 2},     // halfway (log scale) between 16384 and 65536: the first
+        {40000, 3},     // nearer 65536 on a log scale than 16384
+        {1u << 30, 3},  // above the largest
+    }));
+    CAPTURE(want);
+    CHECK(ch08::nearest_size(sizes, want) == expected);
 }
 
 TEST_CASE("sweep_upper_bound: 4 x the last-level cache, within floor and cap", "[ch08]") {
@@ -271,7 +284,8 @@ TEST_CASE("levels_from pairs the k-th cliff with level k and sysfs", "[ch08]") {
 TEST_CASE("line size rules on synthetic strides", "[ch08]") {
     using P = ch08::StridePoint;
     // The flush probe: misses while the stride stays inside the flushed line.
-    const std::vector<P> probe = {{8, 150}, {16, 160}, {32, 155}, {64, 20}, {128, 21}, {256, 19}, {512, 22}, {1024, 20}};
+    const std::vector<P> probe = {{8, 150},  {16, 160}, {32, 155}, {64, 20},
+                                  {128, 21}, {256, 19}, {512, 22}, {1024, 20}};
     CHECK(ch08::line_size_from_probe(probe) == std::optional<std::size_t>(64));
     std::vector<P> flat = probe;
     for (auto& p : flat) p.ns = 100;
@@ -279,7 +293,8 @@ TEST_CASE("line size rules on synthetic strides", "[ch08]") {
     const std::vector<P> back_up = {{8, 150}, {16, 20}, {32, 150}, {64, 20}, {128, 20}};
     CHECK(ch08::line_size_from_probe(back_up) == std::optional<std::size_t>(64));  // the last rise counts
     // The touches: cost grows until each touch is its own line, then stays.
-    const std::vector<P> touches = {{8, 25}, {16, 25}, {32, 50}, {64, 100}, {128, 100}, {256, 98}, {512, 101}, {1024, 99}};
+    const std::vector<P> touches = {{8, 25},    {16, 25},  {32, 50},   {64, 100},
+                                    {128, 100}, {256, 98}, {512, 101}, {1024, 99}};
     CHECK(ch08::line_size_from_touches(touches) == std::optional<std::size_t>(64));
     CHECK_FALSE(ch08::line_size_from_touches(flat).has_value());
 }

@@ -60,7 +60,7 @@ std::vector<NamedStep> all_steps() {
         {"tiled 32", [](const Mats& x) { ch09::matmul_tiled(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 32); }, true},
         {"tiled 5", [](const Mats& x) { ch09::matmul_tiled(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 5); }, true},
     };
-    for (Isa isa : {Isa::Scalar, Isa::Avx2}) {
+    for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Neon}) {
         if (!ch09::isa_supported(isa)) continue;
         const std::string n = ch09::isa_name(isa);
         steps.push_back({"simd " + n + " 32", [isa](const Mats& x) {
@@ -74,7 +74,7 @@ std::vector<NamedStep> all_steps() {
                                  ch09::matmul_threaded(x.a.get(), x.b.get(), x.c.get(), x.s, 32, isa, t);
                              }, isa == Isa::Scalar || t != 2});
     }
-    for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+    for (Isa isa : ch09::kAllIsas) {
         if (!ch09::isa_supported(isa)) continue;
         for (const auto& k : ch09::micro_kernels(isa)) {
             // Small blocks, so that every loop of step 6 runs more than once even on small matrices.
@@ -93,6 +93,10 @@ std::vector<NamedStep> all_steps() {
     if (ch09::blas_available())
         steps.push_back({"openblas", [](const Mats& x) {
                              ch09::matmul_blas(x.a.get(), x.b.get(), x.c.get(), x.s, 1);
+                         }, false});
+    if (ch09::blis_lib_available())  // loaded at run time: present only where BLIS is installed
+        steps.push_back({"blis library", [](const Mats& x) {
+                             ch09::matmul_blis_lib(x.a.get(), x.b.get(), x.c.get(), x.s, 1);
                          }, false});
     return steps;
 }
@@ -167,12 +171,13 @@ TEST_CASE("steps with the same order of operations give identical bits", "[ch09]
         CHECK(x.result() == naive);
         ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), s, x.all(), 32, Isa::Scalar);
         CHECK(x.result() == naive);
-        if (ch09::isa_supported(Isa::Avx2)) {
+        if (const Isa vector = ch09::step4_isa(); vector != Isa::Scalar) {
             // The FMA rounds once where step 3 rounds twice: close, not identical; step 5 runs step 4's code.
-            ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), s, x.all(), 32, Isa::Avx2);
+            INFO(ch09::isa_name(vector));
+            ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), s, x.all(), 32, vector);
             const auto simd = x.result();
             CHECK(simd != naive);
-            ch09::matmul_threaded(x.a.get(), x.b.get(), x.c.get(), s, 32, Isa::Avx2, 2);
+            ch09::matmul_threaded(x.a.get(), x.b.get(), x.c.get(), s, 32, vector, 2);
             CHECK(x.result() == simd);
         }
     }
@@ -182,7 +187,7 @@ TEST_CASE("step 5 with several threads gives the bits of one thread", "[ch09][th
     // Each thread computes whole rows of C exactly as one thread would: the same floats, to the
     // last bit, however the rows split (sizes that divide by nothing, more threads than cores).
     for (const Shape s : {Shape{257, 100, 33}, Shape{7, 33, 100}, Shape{100, 1, 257}, Shape{2, 50, 50}}) {
-        for (Isa isa : {Isa::Scalar, Isa::Avx2}) {
+        for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Neon}) {
             if (!ch09::isa_supported(isa)) continue;
             INFO(ch09::isa_name(isa) << " on " << s.m << " x " << s.k << " times " << s.k << " x " << s.n);
             Mats x(s, false);
@@ -251,7 +256,70 @@ TEST_CASE("cache blocks and tiles derive from the cache sizes as the chapter say
     CHECK(ch09::intensity_tiled(32) == 16.0);
     // 2048^3 x 2 / (4 (2048^2 + 2048^2 + 2 x 2048^2 x 8)) = 2048 / 36.
     CHECK(ch09::intensity_blis({2048, 2048, 2048}, {252, 256, 4096}) == Approx(2048.0 / 36));
-    CHECK(ch09::formula_peak_gflops(8, 3.0, 8, 2) == 768.0);  // the seed's example
+    CHECK(ch09::formula_peak_gflops(8, 3.0, 8, 2) == 768.0);  // the course notes' example
+    // NEON: four floats per register, so half of AVX2's peak at the same clock and FMA units.
+    CHECK(ch09::simd_width(Isa::Neon) == 4);
+    CHECK(ch09::formula_peak_gflops(8, 3.0, ch09::simd_width(Isa::Neon), 2) == 384.0);
+}
+
+TEST_CASE("each architecture runs its own vector kernels", "[ch09]") {
+    const auto f = cachebook::cpu_features();
+#if defined(__aarch64__)
+    CHECK(f.neon);  // every aarch64 CPU has Advanced SIMD
+    CHECK(ch09::best_isa() == Isa::Neon);
+    CHECK(ch09::step4_isa() == Isa::Neon);
+    const auto k = ch09::default_micro_kernel(Isa::Neon);
+    CHECK(k.name == "neon 8x12");
+    // 8 x 12 floats: 24 accumulators of four, 3 registers of B and 2 of A, 29 of the 32.
+    CHECK(k.mr * k.nr / 4 + k.nr / 4 + k.mr / 4 <= 32);
+    CHECK_FALSE(ch09::isa_supported(Isa::Avx2));
+#elif defined(__x86_64__)
+    CHECK_FALSE(f.neon);
+    CHECK_FALSE(ch09::isa_supported(Isa::Neon));
+    CHECK(ch09::isa_unavailable_reason(Isa::Neon) == "this CPU has no NEON (Advanced SIMD)");
+    CHECK(ch09::step4_isa() == (ch09::isa_supported(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar));
+#endif
+    for (Isa isa : ch09::kAllIsas)
+        for (const auto& k : ch09::micro_kernels(isa)) {
+            INFO(k.name);
+            CHECK(k.isa == isa);
+            CHECK(k.nr % ch09::simd_width(isa) == 0);  // whole registers across a row of the block
+        }
+}
+
+TEST_CASE("the block search tries 12 blocks around the rule, in whole slivers", "[ch09]") {
+    const ch09::Blocking rule{1356, 288, 4096};
+    const auto all = ch09::block_candidates(rule, 12);
+    REQUIRE(all.size() == 12);
+    CHECK(std::count_if(all.begin(), all.end(), [&](auto& b) { return b.mc == rule.mc && b.kc == rule.kc; }) == 1);
+    for (const auto& b : all) {
+        CHECK(b.mc % 12 == 0);
+        CHECK(b.kc % 8 == 0);
+        CHECK(b.nc == rule.nc);
+    }
+    // KC: 144, 216, 288, 360; MC: 336 (1356 / 4 = 339 in slivers of 12), 672, 1356.
+    CHECK(all.front().kc == 144);
+    CHECK(all.front().mc == 336);
+    CHECK(all.back().kc == 360);
+    CHECK(all.back().mc == 1356);
+    // Tiny caches: never below one sliver or eight deep.
+    for (const auto& b : ch09::block_candidates({12, 8, 32}, 12)) CHECK((b.mc == 12 && b.kc == 8));
+}
+
+TEST_CASE("BLIS, where installed, is called through its own interface or said to be missing", "[ch09]") {
+    if (!ch09::blis_lib_available()) {
+        CHECK_FALSE(ch09::blis_lib_unavailable_reason().empty());
+        Mats x({4, 4, 4}, true);
+        CHECK_THROWS_AS(ch09::matmul_blis_lib(x.a.get(), x.b.get(), x.c.get(), x.s, 1), std::logic_error);
+        return;
+    }
+    CHECK(ch09::blis_lib_name().rfind("BLIS ", 0) == 0);
+    // Row-major with a rectangle, on several threads: the strides must be the right way round.
+    Mats x({33, 100, 7}, true);
+    ch09::matmul_blis_lib(x.a.get(), x.b.get(), x.c.get(), x.s, 2);
+    auto got = x.result();
+    ch09::matmul_ikj(x.a.get(), x.b.get(), x.c.get(), x.s, x.all());
+    CHECK(got == x.result());
 }
 
 TEST_CASE("bad arguments to the steps are refused", "[ch09]") {
@@ -261,7 +329,7 @@ TEST_CASE("bad arguments to the steps are refused", "[ch09]") {
                     std::invalid_argument);
     const auto k = ch09::default_micro_kernel(Isa::Scalar);
     CHECK_THROWS_AS(ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, k, {8, 8, 8}, 0), std::invalid_argument);
-    for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
+    for (Isa isa : {Isa::Avx2, Isa::Avx512, Isa::Neon}) {  // the other architecture's are refused
         if (ch09::isa_supported(isa)) continue;
         CHECK(ch09::micro_kernels(isa).empty());
         const ch09::MicroKernel foreign{"foreign", isa, 4, 16, nullptr};
@@ -299,24 +367,26 @@ TEST_CASE("i-k-j is at least 1.5x faster than naive i-j-k (N = 1024, 32 rows)", 
     CHECK(naive / ikj >= 1.5);
 }
 
-TEST_CASE("tiled + AVX2 is at least 2x faster than scalar tiled (N = 1024, 64 rows)", "[ch09][timing]") {
-    if (!ch09::isa_supported(Isa::Avx2)) CACHEBOOK_SKIP(ch09::isa_unavailable_reason(Isa::Avx2));
+TEST_CASE("tiled + SIMD is at least 2x faster than scalar tiled (N = 1024, 64 rows)", "[ch09][timing]") {
+    const Isa vector = ch09::step4_isa();
+    if (vector == Isa::Scalar) CACHEBOOK_SKIP(ch09::isa_unavailable_reason(Isa::Avx2));
     Mats x({1024, 1024, 1024}, false);
     const RowRange rows{0, 64};
     const auto [scalar, simd] =
         race([&] { ch09::matmul_tiled(x.a.get(), x.b.get(), x.c.get(), x.s, rows, 32); },
-             [&] { ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, rows, 32, Isa::Avx2); }, 5);
+             [&] { ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, rows, 32, vector); }, 5);
     INFO("scalar tiled " << scalar << " s, SIMD tiled " << simd << " s, ratio " << scalar / simd);
     CHECK(scalar / simd >= 2.0);
 }
 
 TEST_CASE("step 6 is at least 4x faster than step 4 (N = 1024, one thread)", "[ch09][timing]") {
-    if (!ch09::isa_supported(Isa::Avx2)) CACHEBOOK_SKIP(ch09::isa_unavailable_reason(Isa::Avx2));
+    const Isa vector = ch09::step4_isa();
+    if (vector == Isa::Scalar) CACHEBOOK_SKIP(ch09::isa_unavailable_reason(Isa::Avx2));
     Mats x({1024, 1024, 1024}, false);
     const auto k = ch09::default_micro_kernel(ch09::best_isa());
     const auto blocks = ch09::machine_blocking(k);
     const auto [simd, blis] = race(
-        [&] { ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 32, Isa::Avx2); },
+        [&] { ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 32, vector); },
         [&] { ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, k, blocks, 1); }, 3);
     INFO("step 4 " << simd << " s, step 6 " << blis << " s, ratio " << simd / blis);
     CHECK(simd / blis >= 4.0);
@@ -334,7 +404,7 @@ TEST_CASE("step 6 on two threads is at least 1.3x faster than on one (N = 1024)"
     if (const double share = cachebook::cpu_shares(2); share < 0.7)
         CACHEBOOK_SKIP("two busy threads: the least served got " << share
                                                                  << " of a CPU; a second core's gain cannot be shown");
-    if (!ch09::isa_supported(Isa::Avx2)) CACHEBOOK_SKIP(ch09::isa_unavailable_reason(Isa::Avx2));
+    if (ch09::step4_isa() == Isa::Scalar) CACHEBOOK_SKIP(ch09::isa_unavailable_reason(Isa::Avx2));
     Mats x({1024, 1024, 1024}, false);
     const auto k = ch09::default_micro_kernel(ch09::best_isa());
     const auto blocks = ch09::machine_blocking(k);

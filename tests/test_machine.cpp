@@ -48,7 +48,7 @@ TEST_CASE("machine fixture none: no source reports anything", "[machine]") {
     CHECK(m.notes[2] == "sysfs: no cache directories for cpu0");
     const auto why = m.why_unknown("the L2");
     CHECK(why.rfind("the L2 unknown: no source reports it here (fixture none)", 0) == 0);
-    // What the chapters derive: no tile (chapter 4 then takes the seed's), no geometry
+    // What the chapters derive: no tile (chapter 4 then takes the course notes' tile), no geometry
     // (chapter 2 prints unknown), and chapter 9's blocks from the common sizes.
     CHECK_FALSE(ch04::machine_tile(m, 512));
     CHECK_FALSE(ch02::cache_geometry(m.data_cache(1)));

@@ -5,10 +5,27 @@ set -euo pipefail
 core=(g++ cmake ninja-build make pkg-config python3 libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind)
 book=(doxygen python3-sphinx python3-breathe python3-myst-parser furo python3-matplotlib python3-bs4 chromium)
 core+=(python-matplotlib-data)  # chapter 4's study reads its Stocks.csv
+# Chapter 9's step 7: BLIS beside OpenBLAS. The program loads it at run time (dlopen) and
+# skips it, saying why, where it is absent; nothing is linked against it.
+core+=(libblis-dev)
 fuzz=(clang libclang-rt-14-dev)
 want=("${core[@]}")
 [[ ${1:-} == --book ]] && want=("${book[@]}")
 [[ ${1:-} == --fuzz ]] && want=("${fuzz[@]}")
+
+# --aarch64 (`make aarch64-check`): the cross compiler, qemu's user-mode emulator, and the
+# libraries for arm64 beside the host's (Debian multiarch); CLI11, nlohmann-json and Catch2
+# are header-only, so the host's serve both.
+aarch64=(g++-aarch64-linux-gnu qemu-user pkg-config cmake ninja-build make
+         catch2 libcli11-dev nlohmann-json3-dev libfmt-dev:arm64 libhwloc-dev:arm64 libopenblas-dev:arm64)
+if [[ ${1:-} == --aarch64 ]]; then
+  want=("${aarch64[@]}")
+  if ! dpkg --print-foreign-architectures 2>/dev/null | grep -qx arm64; then
+    command -v dpkg >/dev/null || { echo "deps: --aarch64 needs Debian's multiarch (dpkg)" >&2; exit 1; }
+    echo "deps: adding the arm64 architecture (dpkg --add-architecture arm64)"
+    if [[ $(id -u) -eq 0 ]]; then dpkg --add-architecture arm64; else sudo dpkg --add-architecture arm64; fi
+  fi
+fi
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

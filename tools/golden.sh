@@ -7,6 +7,7 @@
 #   runs the chapter in golden mode twice, on this machine and with every machine source
 #   replaced by the fixture (CACHEBOOK_MACHINE), and requires the same stdout: the output's
 #   shape does not depend on what the machine reports (cheap with --quick for a slow chapter)
+# CACHEBOOK_EMULATOR, when set, is the command the programs run under (a cross build's qemu).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [[ ${1:-} == same ]]; then
@@ -30,7 +31,8 @@ for ch in "$@"; do
   expected="$root/chapters/$ch/expected.txt"
   out=$(mktemp)
   start=$(date +%s%N)
-  CACHEBOOK_GOLDEN=1 "$prog" >"$out" </dev/null
+  # shellcheck disable=SC2086
+  CACHEBOOK_GOLDEN=1 ${CACHEBOOK_EMULATOR:-} "$prog" >"$out" </dev/null
   rc=$?
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
   secs=$(printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)))

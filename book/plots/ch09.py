@@ -1,6 +1,6 @@
-"""Chapter 9's plots: GFLOPS of each step against the measured peak (with OpenBLAS as a
-step of its own), and the roofline: each step at its FLOPs per byte under min(peak,
-intensity x bandwidth)."""
+"""Chapter 9's plots: GFLOPS of each step against the measured peak (with OpenBLAS and BLIS
+as steps of their own), the roofline: each step at its FLOPs per byte under min(peak,
+intensity x bandwidth), and the tiling table: steps 2 to 4 by tile, scalar and vector."""
 
 from plots import figure
 
@@ -19,7 +19,8 @@ def plots(data):
     fig, ax = figure(figsize=(6.4, 0.45 * len(steps) + 1.2))
     labels = [s["label"] for s in steps]
     gflops = [s["gflops"] for s in steps]
-    colors = ["#dd8452" if "OpenBLAS" in s["label"] else "#4c72b0" for s in steps]
+    colors = ["#dd8452" if "OpenBLAS" in s["label"] else "#55a868" if "BLIS" in s["label"] else "#4c72b0"
+              for s in steps]
     bars = ax.barh(labels, gflops, color=colors)
     ax.bar_label(bars, [f"{g:.1f}" for g in gflops], padding=3, fontsize=8)
     ax.invert_yaxis()
@@ -52,4 +53,18 @@ def plots(data):
         ax.set_ylabel("GFLOPS")
         ax.legend(frameon=False, fontsize=8, loc="lower right")
         out["roofline"] = fig
+
+    tiling = (data.get("tiling") or {}).get("rows")
+    if tiling:
+        fig, ax = figure()
+        n = data.get("n")
+        names = ["untiled" if r["tile"] == n else str(r["tile"]) for r in tiling]
+        xs = range(len(tiling))
+        ax.bar([x - 0.2 for x in xs], [r["scalar"] for r in tiling], 0.4, label="one float per instruction (steps 2, 3)")
+        ax.bar([x + 0.2 for x in xs], [r["simd"] for r in tiling], 0.4, label="eight per instruction (step 4)")
+        ax.set_xticks(list(xs), names)
+        ax.set_xlabel(f"tile T (N = {n})")
+        ax.set_ylabel("GFLOPS")
+        ax.legend(frameon=False, fontsize=8)
+        out["tiling"] = fig
     return out

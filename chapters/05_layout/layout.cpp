@@ -1,5 +1,7 @@
 #include "layout.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -7,8 +9,6 @@
 #include <new>
 #include <numeric>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "cachebook/cache.hpp"
 #include "cachebook/chase.hpp"
@@ -18,7 +18,10 @@ namespace ch05 {
 namespace {
 
 // The compiler's own answer, never a typed number.
-#define CH05_FIELD(T, f) Field{#f, offsetof(T, f), sizeof(T::f)}
+#define CH05_FIELD(T, f)                 \
+    Field {                              \
+#f, offsetof(T, f), sizeof(T::f) \
+    }
 
 template <class T>
 StructLayout layout_of(std::string name, std::vector<Field> fields) {
@@ -51,10 +54,10 @@ double StructLayout::per_line(std::size_t line_bytes) const {
 }
 
 StructLayout particle_layout() {
-    return layout_of<Particle>("Particle", {CH05_FIELD(Particle, x), CH05_FIELD(Particle, y), CH05_FIELD(Particle, z),
-                                            CH05_FIELD(Particle, vx), CH05_FIELD(Particle, vy),
-                                            CH05_FIELD(Particle, vz), CH05_FIELD(Particle, id),
-                                            CH05_FIELD(Particle, name)});
+    return layout_of<Particle>(
+        "Particle",
+        {CH05_FIELD(Particle, x), CH05_FIELD(Particle, y), CH05_FIELD(Particle, z), CH05_FIELD(Particle, vx),
+         CH05_FIELD(Particle, vy), CH05_FIELD(Particle, vz), CH05_FIELD(Particle, id), CH05_FIELD(Particle, name)});
 }
 StructLayout hot_particle_layout() {
     return layout_of<HotParticle>(
@@ -65,12 +68,12 @@ StructLayout cold_particle_layout() {
     return layout_of<ColdParticle>("ColdParticle", {CH05_FIELD(ColdParticle, id), CH05_FIELD(ColdParticle, name)});
 }
 StructLayout char_double_int_layout() {
-    return layout_of<CharDoubleInt>("CharDoubleInt", {CH05_FIELD(CharDoubleInt, c), CH05_FIELD(CharDoubleInt, d),
-                                                      CH05_FIELD(CharDoubleInt, i)});
+    return layout_of<CharDoubleInt>(
+        "CharDoubleInt", {CH05_FIELD(CharDoubleInt, c), CH05_FIELD(CharDoubleInt, d), CH05_FIELD(CharDoubleInt, i)});
 }
 StructLayout double_int_char_layout() {
-    return layout_of<DoubleIntChar>("DoubleIntChar", {CH05_FIELD(DoubleIntChar, d), CH05_FIELD(DoubleIntChar, i),
-                                                      CH05_FIELD(DoubleIntChar, c)});
+    return layout_of<DoubleIntChar>(
+        "DoubleIntChar", {CH05_FIELD(DoubleIntChar, d), CH05_FIELD(DoubleIntChar, i), CH05_FIELD(DoubleIntChar, c)});
 }
 StructLayout body_layout() {
     return layout_of<Body>("Body", {CH05_FIELD(Body, position), CH05_FIELD(Body, velocity)});
@@ -80,7 +83,9 @@ StructLayout aligned_body_layout() {
                                   {CH05_FIELD(AlignedBody, position), CH05_FIELD(AlignedBody, velocity)});
 }
 
-std::uint64_t lines_for(std::uint64_t bytes, std::size_t line_bytes) { return (bytes + line_bytes - 1) / line_bytes; }
+std::uint64_t lines_for(std::uint64_t bytes, std::size_t line_bytes) {
+    return (bytes + line_bytes - 1) / line_bytes;
+}
 
 // [snippet: particle_lines]
 ParticleLines particle_lines(std::uint64_t n, std::size_t line_bytes) {
@@ -147,9 +152,9 @@ AlignmentFacts alignment_facts() {
     f.max_align = alignof(std::max_align_t);
     constexpr std::size_t k = 4;
     // [snippet: aligned_alloc]
-    void* plain = std::malloc(sizeof(Body));                         // aligned for any scalar, no more
-    void* lined = std::aligned_alloc(kLineBytes, k * kLineBytes);    // size: a multiple of the alignment
-    auto bodies = std::make_unique<AlignedBody[]>(k);                // new of an over-aligned type (C++17)
+    void* plain = std::malloc(sizeof(Body));                       // aligned for any scalar, no more
+    void* lined = std::aligned_alloc(kLineBytes, k * kLineBytes);  // size: a multiple of the alignment
+    auto bodies = std::make_unique<AlignedBody[]>(k);              // new of an over-aligned type (C++17)
     // [end: aligned_alloc]
     f.malloc_offset = reinterpret_cast<std::uintptr_t>(plain) % kLineBytes;
     f.aligned_alloc_offset = reinterpret_cast<std::uintptr_t>(lined) % kLineBytes;
@@ -162,8 +167,12 @@ AlignmentFacts alignment_facts() {
 // --- The update loop -----------------------------------------------------------------
 
 namespace {
-double initial_x(std::size_t i) { return 0.5 * static_cast<double>(i % 1000); }
-double initial_v(std::size_t i) { return 0.25 * static_cast<double>(i % 7) - 0.75; }
+double initial_x(std::size_t i) {
+    return 0.5 * static_cast<double>(i % 1000);
+}
+double initial_v(std::size_t i) {
+    return 0.25 * static_cast<double>(i % 7) - 0.75;
+}
 void name_into(char* out, std::size_t size, std::size_t i) {
     const auto end = fmt::format_to_n(out, size - 1, "p{}", i);
     *end.out = '\0';
@@ -213,7 +222,7 @@ ParticlesHotCold make_hot_cold(std::size_t n) {
 
 // [snippet: update]
 void update(ParticlesAoS& s, double dt) {
-    for (Particle& p : s.p) p.x += p.vx * dt;       // 16 bytes used of every 72 brought in
+    for (Particle& p : s.p) p.x += p.vx * dt;  // 16 bytes used of every 72 brought in
 }
 void update(ParticlesSoA& s, double dt) {
     double* x = s.x.data();
@@ -221,7 +230,7 @@ void update(ParticlesSoA& s, double dt) {
     for (std::size_t i = 0, n = s.x.size(); i < n; ++i) x[i] += vx[i] * dt;  // every byte used
 }
 void update(ParticlesHotCold& s, double dt) {
-    for (HotParticle& p : s.hot) p.x += p.vx * dt;   // 16 of 48: the cold 24 stay away
+    for (HotParticle& p : s.hot) p.x += p.vx * dt;  // 16 of 48: the cold 24 stay away
 }
 // [end: update]
 
@@ -230,7 +239,9 @@ double sum_x(const ParticlesAoS& s) {
     for (const Particle& p : s.p) t += p.x;
     return t;
 }
-double sum_x(const ParticlesSoA& s) { return std::accumulate(s.x.begin(), s.x.end(), 0.0); }
+double sum_x(const ParticlesSoA& s) {
+    return std::accumulate(s.x.begin(), s.x.end(), 0.0);
+}
 double sum_x(const ParticlesHotCold& s) {
     double t = 0;
     for (const HotParticle& p : s.hot) t += p.x;
@@ -266,7 +277,9 @@ LayoutTimes time_layouts(std::size_t n, int runs) {
 // --- Linked list against vector ----------------------------------------------------------
 
 namespace {
-std::int64_t value_of(std::size_t i) { return static_cast<std::int64_t>((i * 7919) % 1000) - 500; }
+std::int64_t value_of(std::size_t i) {
+    return static_cast<std::int64_t>((i * 7919) % 1000) - 500;
+}
 }  // namespace
 
 ListBench make_lists(std::size_t n, std::uint64_t seed) {
@@ -369,6 +382,13 @@ PrefetchTimes time_prefetch(std::size_t n, const std::vector<std::size_t>& dista
     return t;
 }
 
+std::size_t fastest(const std::vector<cachebook::Timing>& times) {
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < times.size(); ++i)
+        if (times[i].min() < times[best].min()) best = i;
+    return best;
+}
+
 // --- Fusion and fission ----------------------------------------------------------------
 
 StreamSize choose_stream_size(std::size_t llc_bytes, std::size_t l2_bytes, std::size_t budget) {
@@ -443,10 +463,14 @@ FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, 
         if (r >= 0) into.runs.push_back(cachebook::thread_cpu_seconds() - start);
     };
     for (int r = -1; r < runs; ++r) {
-        once(r, [&] { separate_loops(a, b1, c1, n); }, t.separate);
-        once(r, [&] { fused_loop(a, b2, c2, n); }, t.fused);
-        once(r, [&] { one_loop_many_arrays(fa1, fb); }, t.fission_one);
-        once(r, [&] { one_loop_per_array(fa2, fb); }, t.fission_split);
+        once(
+            r, [&] { separate_loops(a, b1, c1, n); }, t.separate);
+        once(
+            r, [&] { fused_loop(a, b2, c2, n); }, t.fused);
+        once(
+            r, [&] { one_loop_many_arrays(fa1, fb); }, t.fission_one);
+        once(
+            r, [&] { one_loop_per_array(fa2, fb); }, t.fission_split);
     }
     t.same_result = std::equal(b1, b1 + n, b2) && std::equal(c1, c1 + n, c2) && fa1 == fa2;
     if (close_gap_bytes > 0) {
@@ -459,13 +483,15 @@ FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, 
             return true;
         };
         for (int r = -1; r < runs; ++r) {
-            once(r, [&] { separate_loops(a, cb, cc, n); }, t.separate_close);
+            once(
+                r, [&] { separate_loops(a, cb, cc, n); }, t.separate_close);
             if (r < 0) {
                 t.same_result = t.same_result && right();
                 std::fill(cb, cb + n, 0.0);
                 std::fill(cc, cc + n, 0.0);
             }
-            once(r, [&] { fused_loop(a, cb, cc, n); }, t.fused_close);
+            once(
+                r, [&] { fused_loop(a, cb, cc, n); }, t.fused_close);
             if (r < 0) t.same_result = t.same_result && right();
         }
     }

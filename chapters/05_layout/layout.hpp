@@ -5,10 +5,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cachebook/measure.hpp"
 
@@ -20,16 +19,16 @@ namespace ch05 {
 inline constexpr std::size_t kLineBytes = 64;
 
 // [snippet: particle]
-struct Particle {              // the seed's particle: one struct per particle (AoS)
+struct Particle {  // the course notes' particle: one struct per particle (AoS)
     double x, y, z, vx, vy, vz;
     int id;
     char name[20];
 };
 
-struct HotParticle {           // hot/cold split: what every step touches ...
+struct HotParticle {  // hot/cold split: what every step touches ...
     double x, y, z, vx, vy, vz;
 };
-struct ColdParticle {          // ... and what is read now and then, in a parallel array
+struct ColdParticle {  // ... and what is read now and then, in a parallel array
     int id;
     char name[20];
 };
@@ -49,7 +48,7 @@ struct DoubleIntChar {  // the same fields, largest first
 // [end: field_order]
 
 // [snippet: aligned_body]
-struct Body {                      // 48 bytes: in a plain array some straddle two lines
+struct Body {  // 48 bytes: in a plain array some straddle two lines
     double position[3], velocity[3];
 };
 struct alignas(kLineBytes) AlignedBody {  // rounded up to a whole line: none straddle
@@ -87,14 +86,14 @@ StructLayout aligned_body_layout();
 /// Lines that `bytes` contiguous bytes starting on a line boundary span.
 std::uint64_t lines_for(std::uint64_t bytes, std::size_t line_bytes);
 
-/// R8: how many lines the update loop x += vx * dt brings in, three ways.
+/// How many lines the update loop x += vx * dt brings in, three ways.
 struct ParticleLines {
     std::uint64_t n = 0;
     std::size_t line_bytes = 0;
-    std::uint64_t aos = 0;        // n x sizeof(Particle) / line: every line of the array
-    std::uint64_t soa = 0;        // two arrays of n doubles (x and vx)
-    std::uint64_t hot_cold = 0;   // the hot array only
-    double used_fraction = 0;     // bytes the loop uses / bytes it brings in, AoS: 16 / 72
+    std::uint64_t aos = 0;       // n x sizeof(Particle) / line: every line of the array
+    std::uint64_t soa = 0;       // two arrays of n doubles (x and vx)
+    std::uint64_t hot_cold = 0;  // the hot array only
+    double used_fraction = 0;    // bytes the loop uses / bytes it brings in, AoS: 16 / 72
     // The same counts from the cache model: the loop's addresses through a small
     // LRU cache, misses counted (a streaming walk misses once per line).
     std::uint64_t aos_simulated = 0, soa_simulated = 0, hot_cold_simulated = 0;
@@ -167,9 +166,9 @@ struct Node {
 };
 /// The same values three ways, plus the scattered order as a list of indices.
 struct ListBench {
-    std::vector<Node> ordered_pool;    // linked in address order (nodes from a pool, in order)
-    std::vector<Node> scattered_pool;  // linked in a random order: each hop lands anywhere
-    std::vector<std::int64_t> values;  // a vector of the same values
+    std::vector<Node> ordered_pool;              // linked in address order (nodes from a pool, in order)
+    std::vector<Node> scattered_pool;            // linked in a random order: each hop lands anywhere
+    std::vector<std::int64_t> values;            // a vector of the same values
     std::vector<std::uint32_t> scattered_order;  // the slots of the scattered list, in list order
     Node* ordered_head = nullptr;
     Node* scattered_head = nullptr;
@@ -196,9 +195,11 @@ struct PrefetchTimes {
     std::size_t n = 0;
     std::vector<std::size_t> distances;  // 0 first: no prefetch
     std::vector<cachebook::Timing> times;
-    std::vector<double> sums;            // identical
+    std::vector<double> sums;  // identical
 };
 PrefetchTimes time_prefetch(std::size_t n, const std::vector<std::size_t>& distances, int runs);
+/// The index of the timing with the fastest run (the first of equals); 0 for none.
+std::size_t fastest(const std::vector<cachebook::Timing>& times);
 
 // --- Loop fusion and fission --------------------------------------------------------------
 
@@ -206,7 +207,7 @@ PrefetchTimes time_prefetch(std::size_t n, const std::vector<std::size_t>& dista
 /// that is affordable, else beyond L2 (said so).
 struct StreamSize {
     std::size_t bytes_per_array = 0;
-    std::string beyond;   // "L3", "L2" or "default"
+    std::string beyond;  // "L3", "L2" or "default"
     std::string reason;
 };
 /// `llc_bytes`, `l2_bytes`: as sysfs reports them (0 if unknown); `budget`: most bytes per array.

@@ -1,5 +1,9 @@
-// ch05_layout: prints what chapter 5 shows. Logic lives in layout.cpp.
+// ch05_layout: prints what chapter 5 shows, one function per numbered section.
+// Logic lives in layout.cpp; each result is written once, through cachebook::Report.
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
 
 #include "cachebook/cli.hpp"
 #include "cachebook/machine.hpp"
@@ -9,8 +13,44 @@
 
 namespace {
 
-using cachebook::measured;
+using cachebook::Report;
+using cachebook::Timing;
+using cachebook::Value;
 constexpr double kMiB = 1024.0 * 1024.0;
+constexpr std::uint64_t kCountedParticles = 1'000'000;  // the particles whose lines section 1 counts
+
+struct Options {
+    std::int64_t particles = 2'000'000;
+    std::int64_t nodes = 1 << 20;
+    std::int64_t gather = 1 << 22;
+    std::int64_t runs = 5;
+    std::int64_t stream_mib = 0;
+    bool quick = false;
+    [[nodiscard]] std::size_t n_particles() const { return static_cast<std::size_t>(particles); }
+    [[nodiscard]] std::size_t n_nodes() const { return static_cast<std::size_t>(nodes); }
+    [[nodiscard]] std::size_t n_gather() const { return static_cast<std::size_t>(gather); }
+    [[nodiscard]] int n_runs() const { return static_cast<int>(runs); }
+};
+
+std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char** argv) {
+    cli.add_int("--particles", options.particles, "Particles in the measured update loop", 1'000'000, 64'000'000);
+    cli.add_int("--nodes", options.nodes, "Nodes of the measured lists", 1024, 1 << 26);
+    cli.add_int("--gather", options.gather, "Elements of the prefetch gather", 1024, 1 << 27);
+    cli.add_int("--runs", options.runs, "Timed runs per measurement (the minimum is reported)", 1, 100);
+    cli.add_int("--stream-mib", options.stream_mib, "MiB per array for fusion (0: chosen from the caches)", 0, 4096);
+    if (auto status = cli.parse(argc, argv)) return status;
+    options.quick = cli.quick();
+    if (options.quick) {
+        options.particles = 1'000'000;
+        options.nodes = 1 << 18;
+        options.gather = 1 << 20;
+        options.runs = std::min<std::int64_t>(options.runs, 3);
+    }
+    cachebook::require_memory(3ull * options.n_particles() * sizeof(ch05::Particle), "--particles");
+    cachebook::require_memory(7ull * options.n_nodes() * 8, "--nodes");
+    cachebook::require_memory(12ull * options.n_gather(), "--gather");
+    return std::nullopt;
+}
 
 std::string with_commas(std::uint64_t v) {
     const std::string digits = std::to_string(v);
@@ -22,294 +62,287 @@ std::string with_commas(std::uint64_t v) {
     return s;
 }
 
-// Nanoseconds per element of the fastest run.
-double ns_per(const cachebook::Timing& t, std::size_t n) { return t.min() * 1e9 / static_cast<double>(n); }
-
-nlohmann::json timing_json(const cachebook::Timing& t, std::size_t n) {
-    return {{"min_s", t.min()}, {"median_s", t.median()}, {"runs_s", t.runs}, {"ns_per_element", ns_per(t, n)}};
+// A count printed with thousands separators, recorded as a number (and as the printed text for the prose).
+Value count(std::string key, std::uint64_t n) {
+    return Value::exact_as(std::move(key), n, with_commas(n)).quoted();
 }
 
-void print_struct(const ch05::StructLayout& s) {
-    fmt::print("  {:<14} sizeof {:>2}, alignof {}, padding {:>2}: {}\n", s.name, s.size, s.align, s.padding(),
-               s.picture());
+// Nanoseconds per element of the fastest run.
+double ns_per(const Timing& t, std::size_t n) {
+    return t.min() * 1e9 / static_cast<double>(n);
+}
+
+// A timing's cell, nanoseconds per element, recorded at `key`.ns_per_element with the runs beside it.
+Value ns_cell(Report& report, const std::string& key, const Timing& t, std::size_t n) {
+    report.record(key + ".min_s", t.min());
+    report.record(key + ".median_s", t.median());
+    report.record(key + ".runs_s", t.runs);
+    return Value::measured(key + ".ns_per_element", ns_per(t, n), "{:.2f}");
+}
+
+// A ratio of two fastest runs, printed and recorded as text with `digits` decimals (empty key: printed only).
+Value ratio(std::string key, const Timing& a, const Timing& b, int digits) {
+    return Value::measured(std::move(key), fmt::format("{:.{}f}", a.min() / b.min(), digits));
+}
+
+void struct_line(Report& report, const ch05::StructLayout& s) {
+    report.line("  {:<14} sizeof {:>2}, alignof {}, padding {:>2}: {}", s.name, s.size, s.align, s.padding(),
+                s.picture());
+}
+
+void particle_section(Report& report) {
+    const auto particle = ch05::particle_layout();
+    const auto hot = ch05::hot_particle_layout();
+    const auto cold = ch05::cold_particle_layout();
+    const auto lines = ch05::particle_lines(kCountedParticles);
+    report.section("The particle, as the compiler lays it out (sizeof, offsetof, alignof)");
+    for (const auto* s : {&particle, &hot, &cold}) struct_line(report, *s);
+    report.record("particle_lines.particle", ch05::to_json(particle));
+    report.record("particle_lines.hot", ch05::to_json(hot));
+    report.record("particle_lines.cold", ch05::to_json(cold));
+    report.blank_line();
+    report.line("  x += vx * dt over {} particles, {}-byte lines:", count("particle_lines.n", kCountedParticles),
+                lines.line_bytes);
+    auto table = report.table({"layout", "lines brought in", "simulated misses", "bytes used per line"});
+    const double used_percent = 100.0 * lines.used_fraction;
+    table.row({"AoS (array of Particle)", count("particle_lines.aos_lines", lines.aos),
+               Value::exact_as("particle_lines.aos_simulated", lines.aos_simulated, with_commas(lines.aos_simulated)),
+               Value::exact_as("particle_lines.used_percent", fmt::format("{:.0f}", used_percent),
+                               fmt::format("{:.0f} %", used_percent))});
+    table.row({"SoA (x[] and vx[])", count("particle_lines.soa_lines", lines.soa),
+               Value::exact_as("particle_lines.soa_simulated", lines.soa_simulated, with_commas(lines.soa_simulated)),
+               "100 %"});
+    table.row({"hot/cold (HotParticle[])", count("particle_lines.hot_cold_lines", lines.hot_cold),
+               Value::exact_as("particle_lines.hot_cold_simulated", lines.hot_cold_simulated,
+                               with_commas(lines.hot_cold_simulated)),
+               fmt::format("{:.0f} %", 100.0 * 16 / static_cast<double>(hot.size))});
+    table.print();
+    const double aos_over_soa = static_cast<double>(lines.aos) / static_cast<double>(lines.soa);
+    report.line("  AoS / SoA = {}x the lines; AoS / hot-cold = {:.1f}x",
+                Value::exact("particle_lines.aos_over_soa", fmt::format("{:.1f}", aos_over_soa)),
+                static_cast<double>(lines.aos) / static_cast<double>(lines.hot_cold));
+}
+
+void update_loop_section(Report& report, const Options& options) {
+    const std::size_t n = options.n_particles();
+    report.section("The update loop, measured ({} particles, {} runs each, fastest shown)",
+                   Value::exact_as("layouts.n", n, with_commas(n)), Value::exact("layouts.runs", options.n_runs()));
+    const auto times = ch05::time_layouts(n, options.n_runs());
+    auto table = report.table({"layout", "array MiB", "ms", "ns/particle", "vs SoA"});
+    auto row = [&](const char* name, const std::string& key, double bytes, const Timing& t, Value vs_soa) {
+        table.row({name, fmt::format("{:.0f}", bytes / kMiB), Value::measured("", t.min() * 1e3, "{:.2f}"),
+                   ns_cell(report, "layouts." + key, t, n), std::move(vs_soa)});
+    };
+    row("AoS", "aos", static_cast<double>(n * sizeof(ch05::Particle)), times.aos,
+        ratio("layouts.aos_over_soa", times.aos, times.soa, 2));
+    row("SoA", "soa", static_cast<double>(n * 2 * sizeof(double)), times.soa, ratio("", times.soa, times.soa, 2));
+    row("hot/cold", "hot_cold", static_cast<double>(n * sizeof(ch05::HotParticle)), times.hot_cold,
+        ratio("", times.hot_cold, times.soa, 2));
+    table.print();
+    report.record("layouts.aos_over_hot_cold", fmt::format("{:.2f}", times.aos.min() / times.hot_cold.min()));
+    const bool same = times.sum_aos == times.sum_soa && times.sum_soa == times.sum_hot_cold;
+    report.line("  the three layouts end with the same positions: {}",
+                Value::exact_as("layouts.same_result", same, same ? "yes" : "NO"));
+}
+
+void field_order_section(Report& report) {
+    const auto cdi = ch05::char_double_int_layout();
+    const auto dic = ch05::double_int_char_layout();
+    report.section("Padding and field order");
+    struct_line(report, cdi);
+    struct_line(report, dic);
+    report.record("field_order.char_double_int", ch05::to_json(cdi));
+    report.record("field_order.double_int_char", ch05::to_json(dic));
+    const auto lines_cdi = ch05::lines_for(kCountedParticles * cdi.size, ch05::kLineBytes);
+    const auto lines_dic = ch05::lines_for(kCountedParticles * dic.size, ch05::kLineBytes);
+    const double fewer = 100.0 * (1.0 - static_cast<double>(dic.size) / static_cast<double>(cdi.size));
+    report.line("  per {}-byte line: {:.2f} against {:.2f}; a million of them: {} lines against {} ({} % fewer)",
+                ch05::kLineBytes, cdi.per_line(ch05::kLineBytes), dic.per_line(ch05::kLineBytes),
+                Value::exact_as("field_order.lines_cdi", lines_cdi, with_commas(lines_cdi)),
+                Value::exact_as("field_order.lines_dic", lines_dic, with_commas(lines_dic)),
+                Value::exact("field_order.fewer_percent", fmt::format("{:.0f}", fewer)));
+}
+
+void straddle_table(Report& report, const ch05::StructLayout& body, const ch05::StructLayout& aligned) {
+    const auto plain = ch05::straddle(body.size, body.size, 1024, 0);
+    const auto plain_16 = ch05::straddle(body.size, body.size, 1024, 16);
+    const auto aligned_at_line = ch05::straddle(aligned.size, aligned.size, 1024, 0);
+    auto table = report.table({"array of 1,024", "starts at", "straddle", "lines per object", "bytes"});
+    auto row = [&](const char* name, const char* start, const ch05::Straddle& s, std::size_t size) {
+        table.row({name, start, fmt::format("{}", s.straddling), fmt::format("{:.2f}", s.lines_per_object()),
+                   with_commas(1024 * size)});
+    };
+    row("Body", "a line", plain, body.size);
+    row("Body", "line + 16", plain_16, body.size);
+    row("AlignedBody", "a line", aligned_at_line, aligned.size);
+    table.print();
+    report.record("straddle.plain", ch05::to_json(plain));
+    report.record("straddle.plain_16", ch05::to_json(plain_16));
+    report.record("straddle.aligned", ch05::to_json(aligned_at_line));
+}
+
+void alignment_lines(Report& report) {
+    const auto facts = ch05::alignment_facts();
+    const std::string gcc = fmt::format("{}.{}", __GNUC__, __GNUC_MINOR__);
+    report.line("  std::hardware_destructive_interference_size  = {} ({}, for this -mtune)",
+                Value::measured("alignment.destructive", facts.destructive),
+                Value::measured_as("alignment.gcc", gcc, "g++ " + gcc));
+    report.line("  std::hardware_constructive_interference_size = {}",
+                Value::measured("alignment.constructive", facts.constructive));
+    const auto& machine = cachebook::machine();
+    const auto line = machine.line_bytes();
+    report.line(
+        "  the line size the machine reports            = {}",
+        line ? Value::measured_as("alignment.line_bytes", *line,
+                                  fmt::format("{} (from {})", *line, cachebook::source_name(machine.line_source())))
+             : Value::unknown("alignment.line_bytes", machine.why_unknown("the line size")));
+    report.record("alignment.line_source", cachebook::source_name(machine.line_source()));
+    report.line("  malloc(48): address mod 64 = {} (malloc promises alignof(max_align_t) = {})",
+                Value::measured("alignment.malloc_offset", facts.malloc_offset),
+                Value::exact("alignment.max_align", facts.max_align));
+    report.line("  aligned_alloc(64, 256): address mod 64 = {}; new AlignedBody[4]: address mod 64 = {}",
+                Value::exact("alignment.aligned_alloc_offset", facts.aligned_alloc_offset),
+                Value::exact("alignment.aligned_new_offset", facts.aligned_new_offset));
+}
+
+void straddle_section(Report& report) {
+    const auto body = ch05::body_layout();
+    const auto aligned = ch05::aligned_body_layout();
+    report.section("Objects that straddle two lines, and alignas({})", ch05::kLineBytes);
+    struct_line(report, body);
+    struct_line(report, aligned);
+    report.record("straddle.body", ch05::to_json(body));
+    report.record("straddle.aligned_body", ch05::to_json(aligned));
+    straddle_table(report, body, aligned);
+    alignment_lines(report);
+}
+
+void lists_section(Report& report, const Options& options) {
+    const std::size_t n = options.n_nodes();
+    report.section("Linked list against vector: the same sum ({} values, {} runs, fastest shown)",
+                   Value::exact_as("lists.n", n, with_commas(n)), options.n_runs());
+    const auto lists = ch05::time_lists(n, options.n_runs());
+    auto table = report.table({"walk", "ns/element", "vs vector"});
+    auto row = [&](const char* name, const std::string& key, const Timing& t, Value vs_vector) {
+        table.row({name, ns_cell(report, "lists." + key, t, n), std::move(vs_vector)});
+    };
+    row("vector", "vector", lists.vector, ratio("", lists.vector, lists.vector, 1));
+    row("list, nodes in address order (pool)", "ordered", lists.ordered,
+        ratio("lists.ordered_over_vector", lists.ordered, lists.vector, 1));
+    row("list, nodes scattered", "scattered", lists.scattered,
+        ratio("lists.scattered_over_vector", lists.scattered, lists.vector, 1));
+    row("vector read in the scattered order", "gather", lists.gather, ratio("", lists.gather, lists.vector, 1));
+    table.print();
+    report.record("lists.scattered_over_gather", fmt::format("{:.1f}", lists.scattered.min() / lists.gather.min()));
+    const bool agree = lists.sum_vector == lists.sum_ordered && lists.sum_ordered == lists.sum_scattered &&
+                       lists.sum_scattered == lists.sum_gather;
+    report.line("  all four sums agree: {}", agree ? "yes" : "NO");
+}
+
+void prefetch_section(Report& report, const Options& options) {
+    const std::size_t n = options.n_gather();
+    const std::vector<std::size_t> distances{0, 4, 16, 64, 256};
+    report.section("Software prefetch on a gather sum += a[idx[i]] ({} doubles, {:.0f} MiB, random idx)",
+                   Value::exact_as("prefetch.n", n, with_commas(n)), static_cast<double>(n * sizeof(double)) / kMiB);
+    const auto prefetch = ch05::time_prefetch(n, distances, options.n_runs());
+    auto table = report.table_of_rows("prefetch.rows", {"prefetch distance", "ns/element", "vs none"});
+    bool sums_agree = true;
+    for (std::size_t d = 0; d < distances.size(); ++d) {
+        const Timing& t = prefetch.times[d];
+        const nlohmann::json timing = {{"min_s", t.min()}, {"median_s", t.median()}, {"runs_s", t.runs}};
+        table.row({Value::exact_as("distance", distances[d],
+                                   distances[d] == 0 ? std::string("none") : fmt::format("{}", distances[d])),
+                   Value::measured("timing.ns_per_element", ns_per(t, n), "{:.2f}"),
+                   ratio("vs_none", t, prefetch.times[0], 2)},
+                  {{"timing", timing}});
+        sums_agree = sums_agree && prefetch.sums[d] == prefetch.sums[0];
+    }
+    table.print();
+    const std::size_t best = ch05::fastest(prefetch.times);
+    report.line(
+        "  sums agree: {}; fastest: {}", sums_agree ? "yes" : "NO",
+        Value::measured_as("prefetch.best_distance", distances[best],
+                           best == 0 ? std::string("no prefetch") : fmt::format("distance {}", distances[best])));
+    report.record("prefetch.best_vs_none", fmt::format("{:.2f}", prefetch.times[best].min() / prefetch.times[0].min()));
+}
+
+std::string kib_text(std::size_t bytes) {
+    return bytes % 1024 == 0 ? fmt::format("{} KiB", bytes >> 10)
+                             : fmt::format("{} KiB + {} B", bytes >> 10, bytes % 1024);
+}
+
+// The fusion arrays' size: from the caches the machine reports, or the options.
+ch05::StreamSize fusion_size(const Options& options) {
+    const auto& machine = cachebook::machine();
+    const auto l2 = machine.data_cache(2);
+    const auto l3 = machine.data_cache(3);
+    constexpr std::size_t kBudget = std::size_t{128} << 20;
+    auto size = ch05::choose_stream_size(l3 ? l3->size_bytes : 0, l2 ? l2->size_bytes : 0, kBudget);
+    if (options.stream_mib > 0) size = {static_cast<std::size_t>(options.stream_mib) << 20, "option", "--stream-mib"};
+    if (options.quick) size = {std::size_t{8} << 20, "quick", "--quick: 8 MiB"};
+    return size;
+}
+
+void fusion_section(Report& report, const Options& options) {
+    const auto size = fusion_size(options);
+    const std::size_t n = size.bytes_per_array / sizeof(double);
+    constexpr std::size_t kWays = 8;
+    const std::size_t n_fission = std::max<std::size_t>(1024, 2 * n / (2 * kWays));
+    cachebook::require_memory(5ull * size.bytes_per_array + 6ull * kWays * n_fission * sizeof(double),
+                              "the fusion arrays");
+    report.section("Loop fusion and fission");
+    report.line("  arrays of {} MiB each: {}",
+                Value::measured("", static_cast<double>(size.bytes_per_array) / kMiB, "{:.0f}"),
+                Value::measured("fusion.reason", size.reason));
+    report.record("fusion.bytes_per_array", size.bytes_per_array);
+    report.record("fusion.mib_per_array", size.bytes_per_array >> 20);
+    report.record("fusion.beyond", size.beyond);
+    report.record("fusion.ways", kWays);
+    const auto fu =
+        ch05::time_fusion(n, n_fission, kWays, options.n_runs(), ch05::kFusionGapBytes, ch05::kFusionCloseGapBytes);
+    auto apart = report.table({"loops", "ns/element", "ratio"});
+    apart.row({"b = 2a; then c = b + 1 (two loops)", ns_cell(report, "fusion.separate", fu.separate, n),
+               ratio("fusion.separate_over_fused", fu.separate, fu.fused, 2)});
+    apart.row({"both in one loop (fused)", ns_cell(report, "fusion.fused", fu.fused, n), "1.00"});
+    apart.row({fmt::format("{} pairs a_k += b_k in one loop", kWays),
+               ns_cell(report, "fusion.fission_one", fu.fission_one, n_fission * kWays),
+               ratio("fusion.one_over_split", fu.fission_one, fu.fission_split, 2)});
+    apart.row({"one loop per pair (fission)",
+               ns_cell(report, "fusion.fission_split", fu.fission_split, n_fission * kWays), "1.00"});
+    apart.print();
+    report.line("  the fusion arrays lie {} apart; the same two versions with them {} apart:",
+                Value::exact("fusion.gap", kib_text(fu.gap_bytes)),
+                Value::exact("fusion.close_gap", kib_text(fu.close_gap_bytes)));
+    auto close = report.table({"loops, arrays close", "ns/element", "vs arrays apart"});
+    close.row({"two loops", ns_cell(report, "fusion.separate_close", fu.separate_close, n),
+               ratio("", fu.separate_close, fu.separate, 2)});
+    close.row({"fused", ns_cell(report, "fusion.fused_close", fu.fused_close, n),
+               ratio("fusion.fused_close_over_apart", fu.fused_close, fu.fused, 2)});
+    close.print();
+    report.line("  two loops / fused with the arrays close: {}",
+                ratio("fusion.close_separate_over_fused", fu.separate_close, fu.fused_close, 2));
+    report.line("  results identical: {}",
+                Value::exact_as("fusion.same_result", fu.same_result, fu.same_result ? "yes" : "NO"));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     return cachebook::guarded_main("ch05_layout", [&] {
-        cachebook::Cli cli("ch05_layout", "Chapter 5: data layout -- AoS and SoA, padding, alignment, lists, "
-                                          "prefetch, fusion and fission");
-        std::int64_t particles = 2'000'000;
-        std::int64_t nodes = 1 << 20;
-        std::int64_t gather_n = 1 << 22;
-        std::int64_t runs = 5;
-        std::int64_t stream_mib = 0;
-        cli.add_int("--particles", particles, "Particles in the measured update loop", 1'000'000, 64'000'000);
-        cli.add_int("--nodes", nodes, "Nodes of the measured lists", 1024, 1 << 26);
-        cli.add_int("--gather", gather_n, "Elements of the prefetch gather", 1024, 1 << 27);
-        cli.add_int("--runs", runs, "Timed runs per measurement (the minimum is reported)", 1, 100);
-        cli.add_int("--stream-mib", stream_mib, "MiB per array for fusion (0: chosen from the caches)", 0, 4096);
-        if (auto status = cli.parse(argc, argv)) return *status;
-        if (cli.quick()) {
-            particles = 1'000'000;
-            nodes = 1 << 18;
-            gather_n = 1 << 20;
-            runs = std::min<std::int64_t>(runs, 3);
-        }
-        const auto n_particles = static_cast<std::size_t>(particles);
-        const auto n_nodes = static_cast<std::size_t>(nodes);
-        const auto n_gather = static_cast<std::size_t>(gather_n);
-        const int n_runs = static_cast<int>(runs);
-        cachebook::require_memory(3ull * n_particles * sizeof(ch05::Particle), "--particles");
-        cachebook::require_memory(7ull * n_nodes * 8, "--nodes");
-        cachebook::require_memory(12ull * n_gather, "--gather");
-        nlohmann::json out;
-
-        fmt::print("Chapter 5 · Data layout\n\n");
-
-        // 1. R8: sizes and lines, from the compiler.
-        const auto particle = ch05::particle_layout();
-        const auto hot = ch05::hot_particle_layout();
-        const auto cold = ch05::cold_particle_layout();
-        constexpr std::uint64_t kR8Particles = 1'000'000;
-        const auto lines = ch05::particle_lines(kR8Particles);
-        fmt::print("1. The particle, as the compiler lays it out (sizeof, offsetof, alignof)\n");
-        print_struct(particle);
-        print_struct(hot);
-        print_struct(cold);
-        fmt::print("\n  x += vx * dt over {} particles, {}-byte lines:\n", with_commas(kR8Particles), lines.line_bytes);
-        cachebook::Table t1({"layout", "lines brought in", "simulated misses", "bytes used per line"});
-        t1.row({"AoS (array of Particle)", with_commas(lines.aos), with_commas(lines.aos_simulated),
-                fmt::format("{:.0f} %", 100.0 * lines.used_fraction)});
-        t1.row({"SoA (x[] and vx[])", with_commas(lines.soa), with_commas(lines.soa_simulated), "100 %"});
-        t1.row({"hot/cold (HotParticle[])", with_commas(lines.hot_cold), with_commas(lines.hot_cold_simulated),
-                fmt::format("{:.0f} %", 100.0 * 16 / static_cast<double>(hot.size))});
-        fmt::print("{}", t1.render());
-        fmt::print("  AoS / SoA = {:.1f}x the lines; AoS / hot-cold = {:.1f}x\n\n",
-                   static_cast<double>(lines.aos) / static_cast<double>(lines.soa),
-                   static_cast<double>(lines.aos) / static_cast<double>(lines.hot_cold));
-        out["r8"] = {{"particle", ch05::to_json(particle)},
-                     {"hot", ch05::to_json(hot)},
-                     {"cold", ch05::to_json(cold)},
-                     {"n", kR8Particles},
-                     {"n_commas", with_commas(kR8Particles)},
-                     {"aos_lines", lines.aos},
-                     {"aos_lines_commas", with_commas(lines.aos)},
-                     {"soa_lines", lines.soa},
-                     {"soa_lines_commas", with_commas(lines.soa)},
-                     {"hot_cold_lines", lines.hot_cold},
-                     {"hot_cold_lines_commas", with_commas(lines.hot_cold)},
-                     {"aos_simulated", lines.aos_simulated},
-                     {"soa_simulated", lines.soa_simulated},
-                     {"hot_cold_simulated", lines.hot_cold_simulated},
-                     {"used_percent", fmt::format("{:.0f}", 100.0 * lines.used_fraction)},
-                     {"aos_over_soa", fmt::format("{:.1f}", static_cast<double>(lines.aos) / lines.soa)}};
-
-        // 2. The update loop, measured.
-        fmt::print("2. The update loop, measured ({} particles, {} runs each, fastest shown)\n",
-                   with_commas(n_particles), n_runs);
-        const auto lt = ch05::time_layouts(n_particles, n_runs);
-        cachebook::Table t2({"layout", "array MiB", "ms", "ns/particle", "vs SoA"});
-        auto layout_row = [&](const char* name, double mib, const cachebook::Timing& t) {
-            t2.row({name, fmt::format("{:.0f}", mib), measured("{:.2f}", t.min() * 1e3),
-                    measured("{:.2f}", ns_per(t, n_particles)), measured("{:.2f}", t.min() / lt.soa.min())});
-        };
-        layout_row("AoS", static_cast<double>(n_particles * sizeof(ch05::Particle)) / kMiB, lt.aos);
-        layout_row("SoA", static_cast<double>(n_particles * 2 * sizeof(double)) / kMiB, lt.soa);
-        layout_row("hot/cold", static_cast<double>(n_particles * sizeof(ch05::HotParticle)) / kMiB, lt.hot_cold);
-        fmt::print("{}", t2.render());
-        fmt::print("  the three layouts end with the same positions: {}\n\n",
-                   lt.sum_aos == lt.sum_soa && lt.sum_soa == lt.sum_hot_cold ? "yes" : "NO");
-        out["layouts"] = {{"n", n_particles},
-                         {"runs", n_runs},
-                         {"aos", timing_json(lt.aos, n_particles)},
-                         {"soa", timing_json(lt.soa, n_particles)},
-                         {"hot_cold", timing_json(lt.hot_cold, n_particles)},
-                         {"aos_over_soa", fmt::format("{:.2f}", lt.aos.min() / lt.soa.min())},
-                         {"aos_over_hot_cold", fmt::format("{:.2f}", lt.aos.min() / lt.hot_cold.min())},
-                         {"same_result", lt.sum_aos == lt.sum_soa && lt.sum_soa == lt.sum_hot_cold}};
-
-        // 3. Field order, alignment, straddling.
-        const auto cdi = ch05::char_double_int_layout();
-        const auto dic = ch05::double_int_char_layout();
-        fmt::print("3. Padding and field order\n");
-        print_struct(cdi);
-        print_struct(dic);
-        fmt::print("  per {}-byte line: {:.2f} against {:.2f}; a million of them: {} lines against {} ({:.0f} % fewer)\n\n",
-                   ch05::kLineBytes, cdi.per_line(ch05::kLineBytes), dic.per_line(ch05::kLineBytes),
-                   with_commas(ch05::lines_for(kR8Particles * cdi.size, ch05::kLineBytes)),
-                   with_commas(ch05::lines_for(kR8Particles * dic.size, ch05::kLineBytes)),
-                   100.0 * (1.0 - static_cast<double>(dic.size) / static_cast<double>(cdi.size)));
-        out["field_order"] = {
-            {"char_double_int", ch05::to_json(cdi)},
-            {"double_int_char", ch05::to_json(dic)},
-            {"lines_cdi", ch05::lines_for(kR8Particles * cdi.size, ch05::kLineBytes)},
-            {"lines_dic", ch05::lines_for(kR8Particles * dic.size, ch05::kLineBytes)},
-            {"fewer_percent",
-             fmt::format("{:.0f}", 100.0 * (1.0 - static_cast<double>(dic.size) / static_cast<double>(cdi.size)))}};
-
-        const auto body = ch05::body_layout();
-        const auto aligned = ch05::aligned_body_layout();
-        const auto s_plain = ch05::straddle(body.size, body.size, 1024, 0);
-        const auto s_plain16 = ch05::straddle(body.size, body.size, 1024, 16);
-        const auto s_aligned = ch05::straddle(aligned.size, aligned.size, 1024, 0);
-        fmt::print("4. Objects that straddle two lines, and alignas({})\n", ch05::kLineBytes);
-        print_struct(body);
-        print_struct(aligned);
-        cachebook::Table t4({"array of 1,024", "starts at", "straddle", "lines per object", "bytes"});
-        t4.row({"Body", "a line", fmt::format("{}", s_plain.straddling), fmt::format("{:.2f}", s_plain.lines_per_object()),
-                with_commas(1024 * body.size)});
-        t4.row({"Body", "line + 16", fmt::format("{}", s_plain16.straddling),
-                fmt::format("{:.2f}", s_plain16.lines_per_object()), with_commas(1024 * body.size)});
-        t4.row({"AlignedBody", "a line", fmt::format("{}", s_aligned.straddling),
-                fmt::format("{:.2f}", s_aligned.lines_per_object()), with_commas(1024 * aligned.size)});
-        fmt::print("{}", t4.render());
-        const auto facts = ch05::alignment_facts();
-        fmt::print("  std::hardware_destructive_interference_size  = {} ({}, for this -mtune)\n",
-                   measured("{}", facts.destructive), measured("g++ {}.{}", __GNUC__, __GNUC_MINOR__));
-        fmt::print("  std::hardware_constructive_interference_size = {}\n", measured("{}", facts.constructive));
-        const auto& machine = cachebook::machine();
-        const auto line = machine.line_bytes();
-        fmt::print("  the line size the machine reports            = {}\n",
-                   measured("{}", line ? fmt::format("{} (from {})", *line, cachebook::source_name(machine.line_source()))
-                                       : machine.why_unknown("the line size")));
-        fmt::print("  malloc(48): address mod 64 = {} (malloc promises alignof(max_align_t) = {})\n",
-                   measured("{}", facts.malloc_offset), facts.max_align);
-        fmt::print("  aligned_alloc(64, 256): address mod 64 = {}; new AlignedBody[4]: address mod 64 = {}\n\n",
-                   facts.aligned_alloc_offset, facts.aligned_new_offset);
-        out["straddle"] = {{"body", ch05::to_json(body)},
-                           {"aligned_body", ch05::to_json(aligned)},
-                           {"plain", ch05::to_json(s_plain)},
-                           {"plain_16", ch05::to_json(s_plain16)},
-                           {"aligned", ch05::to_json(s_aligned)}};
-        out["alignment"] = {{"destructive", facts.destructive},
-                            {"constructive", facts.constructive},
-                            {"max_align", facts.max_align},
-                            {"malloc_offset", facts.malloc_offset},
-                            {"aligned_alloc_offset", facts.aligned_alloc_offset},
-                            {"aligned_new_offset", facts.aligned_new_offset},
-                            {"gcc", fmt::format("{}.{}", __GNUC__, __GNUC_MINOR__)},
-                            {"line_bytes", line ? nlohmann::json(*line) : nlohmann::json()},
-                            {"line_source", cachebook::source_name(machine.line_source())}};
-
-        // 5. Lists.
-        fmt::print("5. Linked list against vector: the same sum ({} values, {} runs, fastest shown)\n",
-                   with_commas(n_nodes), n_runs);
-        const auto ls = ch05::time_lists(n_nodes, n_runs);
-        cachebook::Table t5({"walk", "ns/element", "vs vector"});
-        auto list_row = [&](const char* name, const cachebook::Timing& t) {
-            t5.row({name, measured("{:.2f}", ns_per(t, n_nodes)), measured("{:.1f}", t.min() / ls.vector.min())});
-        };
-        list_row("vector", ls.vector);
-        list_row("list, nodes in address order (pool)", ls.ordered);
-        list_row("list, nodes scattered", ls.scattered);
-        list_row("vector read in the scattered order", ls.gather);
-        fmt::print("{}", t5.render());
-        fmt::print("  all four sums agree: {}\n\n",
-                   ls.sum_vector == ls.sum_ordered && ls.sum_ordered == ls.sum_scattered &&
-                           ls.sum_scattered == ls.sum_gather
-                       ? "yes"
-                       : "NO");
-        out["lists"] = {{"n", n_nodes},
-                        {"vector", timing_json(ls.vector, n_nodes)},
-                        {"ordered", timing_json(ls.ordered, n_nodes)},
-                        {"scattered", timing_json(ls.scattered, n_nodes)},
-                        {"gather", timing_json(ls.gather, n_nodes)},
-                        {"scattered_over_vector", fmt::format("{:.1f}", ls.scattered.min() / ls.vector.min())},
-                        {"ordered_over_vector", fmt::format("{:.1f}", ls.ordered.min() / ls.vector.min())},
-                        {"scattered_over_gather", fmt::format("{:.1f}", ls.scattered.min() / ls.gather.min())}};
-
-        // 6. Prefetch.
-        const std::vector<std::size_t> distances{0, 4, 16, 64, 256};
-        fmt::print("6. Software prefetch on a gather sum += a[idx[i]] ({} doubles, {:.0f} MiB, random idx)\n",
-                   with_commas(n_gather), static_cast<double>(n_gather * sizeof(double)) / kMiB);
-        const auto pf = ch05::time_prefetch(n_gather, distances, n_runs);
-        cachebook::Table t6({"prefetch distance", "ns/element", "vs none"});
-        bool sums_agree = true;
-        nlohmann::json pf_json = nlohmann::json::array();
-        for (std::size_t d = 0; d < distances.size(); ++d) {
-            t6.row({distances[d] == 0 ? std::string("none") : fmt::format("{}", distances[d]),
-                    measured("{:.2f}", ns_per(pf.times[d], n_gather)),
-                    measured("{:.2f}", pf.times[d].min() / pf.times[0].min())});
-            sums_agree = sums_agree && pf.sums[d] == pf.sums[0];
-            pf_json.push_back({{"distance", distances[d]},
-                               {"timing", timing_json(pf.times[d], n_gather)},
-                               {"vs_none", fmt::format("{:.2f}", pf.times[d].min() / pf.times[0].min())}});
-        }
-        fmt::print("{}", t6.render());
-        std::size_t best = 0;
-        for (std::size_t d = 1; d < distances.size(); ++d)
-            if (pf.times[d].min() < pf.times[best].min()) best = d;
-        fmt::print("  sums agree: {}; fastest: {}\n\n", sums_agree ? "yes" : "NO",
-                   measured("{}", best == 0 ? std::string("no prefetch") : fmt::format("distance {}", distances[best])));
-        out["prefetch"] = {{"n", n_gather},
-                           {"rows", pf_json},
-                           {"best_distance", distances[best]},
-                           {"best_vs_none", fmt::format("{:.2f}", pf.times[best].min() / pf.times[0].min())}};
-
-        // 7. Fusion and fission.
-        const auto l2 = machine.data_cache(2);
-        const auto l3 = machine.data_cache(3);
-        constexpr std::size_t kBudget = std::size_t{128} << 20;
-        auto size = ch05::choose_stream_size(l3 ? l3->size_bytes : 0, l2 ? l2->size_bytes : 0, kBudget);
-        if (stream_mib > 0) size = {static_cast<std::size_t>(stream_mib) << 20, "option", "--stream-mib"};
-        if (cli.quick()) size = {std::size_t{8} << 20, "quick", "--quick: 8 MiB"};
-        const std::size_t n_stream = size.bytes_per_array / sizeof(double);
-        constexpr std::size_t kWays = 8;
-        const std::size_t n_fission = std::max<std::size_t>(1024, 2 * n_stream / (2 * kWays));
-        cachebook::require_memory(5ull * size.bytes_per_array + 6ull * kWays * n_fission * sizeof(double),
-                                  "the fusion arrays");
-        fmt::print("7. Loop fusion and fission\n");
-        fmt::print("  arrays of {} MiB each: {}\n",
-                   measured("{:.0f}", static_cast<double>(size.bytes_per_array) / kMiB), measured("{}", size.reason));
-        auto kib_text = [](std::size_t bytes) {
-            return bytes % 1024 == 0 ? fmt::format("{} KiB", bytes >> 10)
-                                     : fmt::format("{} KiB + {} B", bytes >> 10, bytes % 1024);
-        };
-        const auto fu = ch05::time_fusion(n_stream, n_fission, kWays, n_runs, ch05::kFusionGapBytes,
-                                          ch05::kFusionCloseGapBytes);
-        cachebook::Table t7({"loops", "ns/element", "ratio"});
-        t7.row({"b = 2a; then c = b + 1 (two loops)", measured("{:.2f}", ns_per(fu.separate, n_stream)),
-                measured("{:.2f}", fu.separate.min() / fu.fused.min())});
-        t7.row({"both in one loop (fused)", measured("{:.2f}", ns_per(fu.fused, n_stream)), "1.00"});
-        t7.row({fmt::format("{} pairs a_k += b_k in one loop", kWays),
-                measured("{:.2f}", ns_per(fu.fission_one, n_fission * kWays)),
-                measured("{:.2f}", fu.fission_one.min() / fu.fission_split.min())});
-        t7.row({"one loop per pair (fission)", measured("{:.2f}", ns_per(fu.fission_split, n_fission * kWays)), "1.00"});
-        fmt::print("{}", t7.render());
-        fmt::print("  the fusion arrays lie {} apart; the same two versions with them {} apart:\n",
-                   kib_text(fu.gap_bytes), kib_text(fu.close_gap_bytes));
-        cachebook::Table t7c({"loops, arrays close", "ns/element", "vs arrays apart"});
-        t7c.row({"two loops", measured("{:.2f}", ns_per(fu.separate_close, n_stream)),
-                 measured("{:.2f}", fu.separate_close.min() / fu.separate.min())});
-        t7c.row({"fused", measured("{:.2f}", ns_per(fu.fused_close, n_stream)),
-                 measured("{:.2f}", fu.fused_close.min() / fu.fused.min())});
-        fmt::print("{}", t7c.render());
-        fmt::print("  two loops / fused with the arrays close: {}\n",
-                   measured("{:.2f}", fu.separate_close.min() / fu.fused_close.min()));
-        fmt::print("  results identical: {}\n", fu.same_result ? "yes" : "NO");
-        out["fusion"] = {{"bytes_per_array", size.bytes_per_array},
-                         {"mib_per_array", size.bytes_per_array >> 20},
-                         {"beyond", size.beyond},
-                         {"reason", size.reason},
-                         {"separate", timing_json(fu.separate, n_stream)},
-                         {"fused", timing_json(fu.fused, n_stream)},
-                         {"fission_one", timing_json(fu.fission_one, n_fission * kWays)},
-                         {"fission_split", timing_json(fu.fission_split, n_fission * kWays)},
-                         {"separate_over_fused", fmt::format("{:.2f}", fu.separate.min() / fu.fused.min())},
-                         {"one_over_split", fmt::format("{:.2f}", fu.fission_one.min() / fu.fission_split.min())},
-                         {"ways", kWays},
-                         {"gap", kib_text(fu.gap_bytes)},
-                         {"close_gap", kib_text(fu.close_gap_bytes)},
-                         {"separate_close", timing_json(fu.separate_close, n_stream)},
-                         {"fused_close", timing_json(fu.fused_close, n_stream)},
-                         {"close_separate_over_fused",
-                          fmt::format("{:.2f}", fu.separate_close.min() / fu.fused_close.min())},
-                         {"fused_close_over_apart", fmt::format("{:.2f}", fu.fused_close.min() / fu.fused.min())},
-                         {"same_result", fu.same_result}};
-
-        if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), out);
+        cachebook::Cli cli("ch05_layout",
+                           "Chapter 5: data layout -- AoS and SoA, padding, alignment, lists, "
+                           "prefetch, fusion and fission");
+        Options options;
+        if (auto status = parse(cli, options, argc, argv)) return *status;
+        Report report("Chapter 5 · Data layout");
+        particle_section(report);
+        update_loop_section(report, options);
+        field_order_section(report);
+        straddle_section(report);
+        lists_section(report, options);
+        prefetch_section(report, options);
+        fusion_section(report, options);
+        report.save(cli.json_path());
         return 0;
     });
 }

@@ -1,5 +1,6 @@
 #include "cliff.hpp"
 
+#include <fmt/format.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -9,8 +10,6 @@
 #include <numeric>
 #include <stdexcept>
 
-#include <fmt/format.h>
-
 #include "cachebook/measure.hpp"
 
 namespace ch08 {
@@ -19,8 +18,8 @@ std::vector<std::size_t> sweep_sizes(std::size_t min_bytes, std::size_t max_byte
                                      std::size_t node_bytes) {
     if (steps_per_octave < 1) throw std::invalid_argument("sweep_sizes: at least one step per octave");
     if (node_bytes == 0 || min_bytes < node_bytes || max_bytes < min_bytes)
-        throw std::invalid_argument(fmt::format("sweep_sizes: bad range {}..{} for {}-byte nodes", min_bytes,
-                                                max_bytes, node_bytes));
+        throw std::invalid_argument(
+            fmt::format("sweep_sizes: bad range {}..{} for {}-byte nodes", min_bytes, max_bytes, node_bytes));
     std::vector<std::size_t> sizes;
     const double octaves = std::log2(static_cast<double>(max_bytes) / static_cast<double>(min_bytes));
     const auto steps = static_cast<int>(std::floor(octaves * steps_per_octave + 1e-9));
@@ -32,6 +31,16 @@ std::vector<std::size_t> sweep_sizes(std::size_t min_bytes, std::size_t max_byte
     }
     if (sizes.back() != max_bytes) sizes.push_back(max_bytes / node_bytes * node_bytes);
     return sizes;
+}
+
+std::size_t nearest_size(const std::vector<std::size_t>& sizes, std::size_t want) {
+    auto distance = [want](std::size_t size) {
+        return std::abs(std::log(static_cast<double>(size) / static_cast<double>(want)));
+    };
+    std::size_t nearest = 0;
+    for (std::size_t k = 1; k < sizes.size(); ++k)
+        if (distance(sizes[k]) < distance(sizes[nearest])) nearest = k;
+    return nearest;
 }
 
 UpperBound sweep_upper_bound(std::optional<std::size_t> llc_bytes, std::size_t floor_bytes, std::size_t cap_bytes) {
@@ -134,10 +143,11 @@ SweepSize prepare(const SweepConfig& config, std::size_t k, bool interleaved) {
 }
 
 void time_size(const SweepConfig& config, SweepSize& s, int runs) {
-    s.best.chase_ns = std::min(s.best.chase_ns, cachebook::chase_ns_per_hop(s.start, s.hops.timed, s.hops.warmup, runs));
+    s.best.chase_ns =
+        std::min(s.best.chase_ns, cachebook::chase_ns_per_hop(s.start, s.hops.timed, s.hops.warmup, runs));
     if (config.strided)
-        s.best.strided_ns = std::min(
-            s.best.strided_ns, strided_ns_per_load(s.buf.data(), s.buf.size(), kNodeBytes, s.hops.timed, runs));
+        s.best.strided_ns = std::min(s.best.strided_ns,
+                                     strided_ns_per_load(s.buf.data(), s.buf.size(), kNodeBytes, s.hops.timed, runs));
 }
 
 }  // namespace
@@ -309,8 +319,12 @@ std::vector<Cliff> detect_cliffs(const std::vector<std::size_t>& bytes, const st
 namespace {
 
 #if defined(__x86_64__)
-inline void flush_line(const void* p) { asm volatile("clflush (%0)" : : "r"(p) : "memory"); }
-inline void fence() { asm volatile("mfence" : : : "memory"); }
+inline void flush_line(const void* p) {
+    asm volatile("clflush (%0)" : : "r"(p) : "memory");
+}
+inline void fence() {
+    asm volatile("mfence" : : : "memory");
+}
 #endif
 
 }  // namespace
@@ -333,7 +347,8 @@ LineSizeResult measure_line_size(LineMethod method, const std::vector<std::size_
     // Address space only; a page is faulted in (zeroed) only where a trial will read.
     const std::size_t total = chunks * gap;
     void* m = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) throw std::runtime_error(fmt::format("mmap of {} bytes failed: {}", total, std::strerror(errno)));
+    if (m == MAP_FAILED)
+        throw std::runtime_error(fmt::format("mmap of {} bytes failed: {}", total, std::strerror(errno)));
     auto* buf = static_cast<std::byte*>(m);
     (void)madvise(buf, total, MADV_NOHUGEPAGE);  // 4 KiB pages, so a trial's page is its own
     for (std::size_t c = 0; c < chunks; ++c)
@@ -394,8 +409,8 @@ LineSizeResult measure_line_size(LineMethod method, const std::vector<std::size_
     munmap(m, total);
     result.measured = true;
     for (std::size_t si = 0; si < strides.size(); ++si) result.points.push_back({strides[si], best[si]});
-    result.line_bytes = method == LineMethod::Touches ? line_size_from_touches(result.points)
-                                                      : line_size_from_probe(result.points);
+    result.line_bytes =
+        method == LineMethod::Touches ? line_size_from_touches(result.points) : line_size_from_probe(result.points);
 #else
     (void)method, (void)strides, (void)chunks, (void)gap, (void)runs, (void)seed;
 #endif
@@ -499,8 +514,11 @@ nlohmann::json to_json(const Point& p) {
 }
 
 nlohmann::json to_json(const Cliff& c) {
-    return {{"last_flat", c.last_flat},   {"first_high", c.first_high}, {"capacity_bytes", c.capacity_bytes},
-            {"below_ns", c.below_ns}, {"above_ns", c.above_ns}};
+    return {{"last_flat", c.last_flat},
+            {"first_high", c.first_high},
+            {"capacity_bytes", c.capacity_bytes},
+            {"below_ns", c.below_ns},
+            {"above_ns", c.above_ns}};
 }
 
 namespace {

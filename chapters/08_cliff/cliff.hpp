@@ -4,11 +4,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cachebook/chase.hpp"
 
@@ -25,6 +24,9 @@ inline constexpr std::size_t kNodeBytes = 64;
 /// rounded to a multiple of `node_bytes`, without repeats.
 std::vector<std::size_t> sweep_sizes(std::size_t min_bytes, std::size_t max_bytes, int steps_per_octave,
                                      std::size_t node_bytes = kNodeBytes);
+
+/// The index of the size in `sizes` nearest `want` on a log scale (the first of equals).
+std::size_t nearest_size(const std::vector<std::size_t>& sizes, std::size_t want);
 
 /// The largest working set of a sweep, and why.
 struct UpperBound {
@@ -99,17 +101,17 @@ double strided_ns_per_load(const std::byte* data, std::size_t bytes, std::size_t
 
 /// A step up in a latency curve.
 struct Cliff {
-    std::size_t last_flat = 0;   ///< index of the last point of the plateau below the step
-    std::size_t first_high = 0;  ///< index of the first point of the plateau above
+    std::size_t last_flat = 0;       ///< index of the last point of the plateau below the step
+    std::size_t first_high = 0;      ///< index of the first point of the plateau above
     std::size_t capacity_bytes = 0;  ///< where the curve is halfway up (log scale): the lower level's size
-    double below_ns = 0;         ///< latency of the plateau below (its median)
-    double above_ns = 0;         ///< latency of the plateau above (its median)
+    double below_ns = 0;             ///< latency of the plateau below (its median)
+    double above_ns = 0;             ///< latency of the plateau above (its median)
 };
 
 struct DetectorOptions {
-    double min_jump = 1.5;      ///< a step must raise the latency by at least this factor
+    double min_jump = 1.5;         ///< a step must raise the latency by at least this factor
     double flat_tolerance = 0.15;  ///< a point belongs to a plateau while within this fraction of its level
-    int smooth = 3;             ///< running-median window (odd; 1 = none)
+    int smooth = 3;                ///< running-median window (odd; 1 = none)
 };
 
 /// Finds the steps of a latency curve (sizes ascending, ns per access).
@@ -128,7 +130,7 @@ struct StridePoint {
 
 /// The two ways of asking for the line size.
 enum class LineMethod {
-    /// Seed 003 as written: in each chunk, 4 dependent touches at 0, S, 2S, 3S
+    /// The course notes' experiment as written: in each chunk, 4 dependent touches at 0, S, 2S, 3S
     /// (ascending) on lines flushed from every cache; ns per touch. Prefetchers
     /// that fetch the next lines on a miss make strides past the line look cheap.
     Touches,

@@ -1,6 +1,7 @@
 #pragma once
-// The kernels compiled for one instruction set each (matmul_avx2.cpp with -mavx2 -mfma,
-// matmul_avx512.cpp with -mavx512f), so the rest of the build runs on any x86-64. Call
+// The kernels compiled for one instruction set each (on x86-64: matmul_avx2.cpp with -mavx2
+// -mfma, matmul_avx512.cpp with -mavx512f, so the rest of the build runs on any x86-64; on
+// aarch64: matmul_neon.cpp). A file built for another architecture holds no kernel. Call
 // them only when isa_supported() says the CPU has the instructions.
 
 #include <cstddef>
@@ -13,14 +14,18 @@ namespace ch09::detail {
 /// Whether this build holds the isa's kernels (a CACHEBOOK_PORTABLE build has only the scalar ones).
 bool avx2_built();
 bool avx512_built();
+bool neon_built();
 
 void tiled_avx2(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile);
+void tiled_neon(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile);
 std::vector<MicroKernel> avx2_micro_kernels();
 std::vector<MicroKernel> avx512_micro_kernels();  // empty when the compiler cannot build them
+std::vector<MicroKernel> neon_micro_kernels();
 std::vector<MicroKernel> scalar_micro_kernels();
 /// FLOPs done by `iterations` rounds of the isa's independent-FMA loop.
 double fma_loop_avx2(std::size_t iterations);
 double fma_loop_avx512(std::size_t iterations);
+double fma_loop_neon(std::size_t iterations);
 double fma_loop_scalar(std::size_t iterations);
 
 }  // namespace ch09::detail

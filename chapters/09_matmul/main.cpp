@@ -95,58 +95,78 @@ std::size_t sample_rows(Shape s, double flops, std::size_t multiple) {
     return std::min(rows, s.m);
 }
 
+/// Step 6 and the two libraries, timed in turn in one process. Seconds, minimum of the runs;
+/// index 0 is one thread, index 1 all threads (0: not measured, e.g. --threads 1 or no library).
 struct BlasSide {
-    std::string core;
-    double blis1 = 0, blas1 = 0, blisT = 0, blasT = 0;  // seconds, minimum of the runs
-    double blis1_plain = 0;  // step 6's kernel without the prefetch of C, 1 thread (0: no such twin)
-    bool matches = false;
+    std::string core;      // OpenBLAS's kernel ("" without OpenBLAS)
+    std::string blis_lib;  // "BLIS <version>, <its kernels>" ("" without BLIS)
+    std::array<double, 2> step6{}, openblas{}, blis{};
+    double step6_plain = 0;  // step 6's kernel without the prefetch of C, 1 thread (0: no such twin)
+    bool openblas_matches = false, blis_matches = false;
 };
 
 nlohmann::json to_json(const BlasSide& s) {
-    return {{"core", s.core},   {"blis1", s.blis1}, {"blas1", s.blas1},     {"blisT", s.blisT},
-            {"blasT", s.blasT}, {"blis1_plain", s.blis1_plain}, {"matches", s.matches}};
+    return {{"core", s.core},         {"blis_lib", s.blis_lib},         {"step6", s.step6},
+            {"openblas", s.openblas}, {"blis", s.blis},                 {"step6_plain", s.step6_plain},
+            {"openblas_matches", s.openblas_matches}, {"blis_matches", s.blis_matches}};
+}
+
+BlasSide side_from_json(const nlohmann::json& j) {
+    return BlasSide{j.at("core"),        j.at("blis_lib"),         j.at("step6"),       j.at("openblas"),
+                    j.at("blis"),        j.at("step6_plain"),      j.at("openblas_matches"), j.at("blis_matches")};
 }
 
 void pause_for_idle_blas_threads() {
-    // OpenBLAS's worker threads keep spinning for a while after a call; give them time to
+    // The libraries' worker threads keep spinning for a while after a call; give them time to
     // sleep so they do not take cycles from the next measurement.
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
-/// Step 6 and cblas_sgemm side by side in one process, runs interleaved: 1 thread, then `threads`.
-BlasSide side_by_side(std::size_t n, int threads, int runs, const ch09::MicroKernel& kernel) {
+/// The thread counts the side-by-side runs: 1, and `threads` when that is more.
+std::vector<int> thread_counts(int threads) { return threads > 1 ? std::vector<int>{1, threads} : std::vector<int>{1}; }
+
+/// Step 6, OpenBLAS and BLIS (those present) side by side in one process, runs interleaved.
+BlasSide side_by_side(std::size_t n, int threads, int runs, const ch09::MicroKernel& kernel, ch09::Blocking blocks) {
     Problem p({n, n, n});
     const Reference ref(p);
-    const auto blocks = ch09::machine_blocking(kernel);
     BlasSide out;
-    out.core = ch09::blas_corename();
-    auto time_once = [&](auto&& f) {
+    out.core = ch09::blas_available() ? ch09::blas_corename() : "";
+    out.blis_lib = ch09::blis_lib_name();
+    auto time_once = [](auto&& f) {
+        pause_for_idle_blas_threads();  // the same pause before each, so none starts from a busier core
         const auto start = cachebook::Clock::now();
         f();
         return cachebook::seconds_since(start);
     };
-    auto blis = [&](int t) { ch09::matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, kernel, blocks, t); };
-    auto blas = [&](int t) { ch09::matmul_blas(p.a.get(), p.b.get(), p.c.get(), p.shape, t); };
+    struct Contender {
+        std::array<double, 2>* seconds;
+        std::function<void(int)> run;
+    };
+    std::vector<Contender> all = {{&out.step6, [&](int t) {
+                                       ch09::matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, kernel, blocks, t);
+                                   }}};
+    if (ch09::blas_available()) {
+        all.push_back({&out.openblas, [&](int t) { ch09::matmul_blas(p.a.get(), p.b.get(), p.c.get(), p.shape, t); }});
+        all.back().run(1);
+        out.openblas_matches = ref.check(p, true).matches;
+    }
+    if (ch09::blis_lib_available()) {
+        all.push_back({&out.blis, [&](int t) { ch09::matmul_blis_lib(p.a.get(), p.b.get(), p.c.get(), p.shape, t); }});
+        all.back().run(1);
+        out.blis_matches = ref.check(p, true).matches;
+    }
     const auto plain = ch09::without_c_prefetch(kernel);
-    auto blis_plain = [&] { ch09::matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, *plain, blocks, 1); };
-    blas(1);
-    out.matches = ref.check(p, true).matches;
-    for (int t : {1, threads}) {
-        double best_blis = HUGE_VAL, best_blas = HUGE_VAL;
-        blis(t);  // warm-up
-        for (int r = 0; r < runs; ++r) {  // the same pause before each, so neither starts from a busier core
-            pause_for_idle_blas_threads();
-            best_blis = std::min(best_blis, time_once([&] { blis(t); }));
-            pause_for_idle_blas_threads();
-            best_blas = std::min(best_blas, time_once([&] { blas(t); }));
+    const std::vector<int> counts = thread_counts(threads);
+    for (std::size_t slot = 0; slot < counts.size(); ++slot) {
+        const int t = counts[slot];
+        for (auto& c : all) c.run(t), (*c.seconds)[slot] = HUGE_VAL;  // warm-up
+        for (int r = 0; r < runs; ++r) {
+            for (auto& c : all) (*c.seconds)[slot] = std::min((*c.seconds)[slot], time_once([&] { c.run(t); }));
             if (t == 1 && plain) {
-                pause_for_idle_blas_threads();
-                const double sec = time_once(blis_plain);
-                out.blis1_plain = out.blis1_plain > 0 ? std::min(out.blis1_plain, sec) : sec;
+                const double sec = time_once([&] { ch09::matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, *plain, blocks, 1); });
+                out.step6_plain = out.step6_plain > 0 ? std::min(out.step6_plain, sec) : sec;
             }
         }
-        (t == 1 ? out.blis1 : out.blisT) = best_blis;
-        (t == 1 ? out.blas1 : out.blasT) = best_blas;
     }
     pause_for_idle_blas_threads();
     return out;
@@ -161,13 +181,13 @@ std::string self_path() {
 /// Runs this program again with OPENBLAS_CORETYPE=`core` (empty: the environment as it is),
 /// so that OpenBLAS picks its kernel at load time; returns what the child measured.
 std::optional<BlasSide> blas_child(const std::string& core, std::size_t n, int threads, int runs,
-                                   const std::string& kernel) {
+                                   const std::string& kernel, ch09::Blocking blocks) {
     const std::string self = self_path();
     if (self.empty()) return std::nullopt;
     std::string cmd;
     if (!core.empty()) cmd += "OPENBLAS_CORETYPE=" + core + " ";
-    cmd += fmt::format("'{}' --blas-child --n {} --threads {} --runs {} --kernel '{}' 2>/dev/null", self, n, threads,
-                       runs, kernel);
+    cmd += fmt::format("'{}' --blas-child --n {} --threads {} --runs {} --kernel '{}' --mc {} --kc {} --nc {} 2>/dev/null",
+                       self, n, threads, runs, kernel, blocks.mc, blocks.kc, blocks.nc);
     std::FILE* pipe = ::popen(cmd.c_str(), "r");
     if (pipe == nullptr) return std::nullopt;
     std::string text;
@@ -175,28 +195,226 @@ std::optional<BlasSide> blas_child(const std::string& core, std::size_t n, int t
     while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) text += buf.data();
     if (::pclose(pipe) != 0) return std::nullopt;
     try {
-        const auto j = nlohmann::json::parse(text);
-        return BlasSide{j.at("core"),  j.at("blis1"),       j.at("blas1"),  j.at("blisT"),
-                        j.at("blasT"), j.at("blis1_plain"), j.at("matches")};
+        return side_from_json(nlohmann::json::parse(text));
     } catch (...) {
         return std::nullopt;
     }
 }
 
+std::string kib(std::size_t bytes) { return fmt::format("{} KiB", bytes / 1024); }
+
+/// The child whose OpenBLAS kernel was fastest (on one thread and all, summed); without
+/// OpenBLAS, the one child (which timed BLIS). nullopt when no child ran.
+std::optional<std::size_t> best_openblas(const std::vector<std::pair<std::string, BlasSide>>& cores) {
+    std::optional<std::size_t> best;
+    auto total = [](const BlasSide& x) { return x.openblas[0] + x.openblas[1]; };
+    for (std::size_t i = 0; i < cores.size(); ++i)
+        if (!best || total(cores[i].second) < total(cores[*best].second)) best = i;
+    return best;
+}
+
+/// Step 7's four rows of the table (OpenBLAS and BLIS, one thread and all), "-" where not measured.
+void library_rows(cachebook::Table& table, nlohmann::json& jsteps, const BlasSide* best, int threads, double flops,
+                  double naive_gflops, double peak_core, double peak_all) {
+    for (int lib = 0; lib < 2; ++lib)
+        for (std::size_t slot = 0; slot < 2; ++slot) {
+            const std::string name = lib == 0 ? "OpenBLAS" : "BLIS";
+            const double sec = best ? (lib == 0 ? best->openblas : best->blis)[slot] : 0;
+            const bool matches = best && (lib == 0 ? best->openblas_matches : best->blis_matches);
+            const double gflops = sec > 0 ? flops / sec / 1e9 : 0;
+            const double peak = slot == 0 ? peak_core : peak_all;
+            auto cell = [&](const std::string& text) { return measured("{}", sec > 0 ? text : std::string("-")); };
+            table.row({"7 " + name + (slot == 0 ? ", 1 thread" : ", threads: " + measured("{}", threads)), "all",
+                       cell(fmt::format("{:.3g}", sec)), cell(fmt::format("{:.2f}", gflops)),
+                       cell(fmt::format("{:.1f}", 100 * gflops / peak)), cell(fmt::format("{:.0f}", gflops / naive_gflops)),
+                       "-", cell(matches ? "yes" : "NO")});
+            if (sec > 0)
+                jsteps[(lib == 0 ? "blas" : "blis_lib") + std::string(slot == 0 ? "1" : "T")] = {
+                    {"label", "7 " + (lib == 0 ? "OpenBLAS " + best->core : best->blis_lib)},
+                    {"seconds", round_to(sec, 3)},
+                    {"threads", slot == 0 ? 1 : threads},
+                    {"gflops", round_to(gflops, 2)},
+                    {"pct_peak", round_to(100 * gflops / peak, 1)},
+                    {"speedup", round_to(gflops / naive_gflops, 1)},
+                    {"matches", matches}};
+        }
+}
+
+/// Section 6: OpenBLAS's kernels, BLIS, and step 6 against them (the goals), from the children.
+void print_goals(const std::vector<std::pair<std::string, BlasSide>>& cores, std::optional<std::size_t> best_core,
+                 const std::string& default_core, int threads, double flops, double peak_core, std::size_t n,
+                 nlohmann::json& out) {
+    constexpr double kGoal = 0.95;  // step 6 against OpenBLAS at its best kernel, on 1 thread and on all
+    auto gflops = [&](double sec) { return sec > 0 ? flops / sec / 1e9 : 0.0; };
+    auto g = [&](double sec) { return measured("{}", sec > 0 ? fmt::format("{:.1f}", gflops(sec)) : "-"); };
+    auto ratio = [](double sec_lib, double sec_6) { return sec_lib > 0 && sec_6 > 0 ? sec_lib / sec_6 : 0.0; };
+    auto pct = [](double r) { return measured("{}", r > 0 ? fmt::format("{:.0f}%", 100 * r) : "-"); };
+    fmt::print("6. Step 6 beside the libraries (each OpenBLAS kernel in its own process)\n");
+    std::string tried;
+    nlohmann::json jcores = nlohmann::json::array();
+    for (const auto& [name, side] : cores) {
+        if (side.core.empty()) continue;
+        tried += fmt::format("{}{} ({}, {})", tried.empty() ? "" : ", ", side.core, g(side.openblas[0]), g(side.openblas[1]));
+        jcores.push_back({{"coretype", name}, {"core", side.core}, {"gflops1", round_to(gflops(side.openblas[0]), 1)},
+                          {"gflopsT", round_to(gflops(side.openblas[1]), 1)}});
+    }
+    const BlasSide* best = best_core ? &cores[*best_core].second : nullptr;
+    const bool have_openblas = best && !best->core.empty();
+    fmt::print("  OpenBLAS kernels tried, GFLOPS on 1 and {} threads: {}\n", measured("{}", threads),
+               measured("{}", tried.empty() ? "none" : tried));
+    fmt::print("  OpenBLAS's own choice: {}; the best here: {} (OPENBLAS_CORETYPE={})\n",
+               measured("{}", default_core.empty() ? "-" : default_core), measured("{}", have_openblas ? best->core : "-"),
+               measured("{}", have_openblas ? (cores[*best_core].first.empty() ? "not set" : cores[*best_core].first) : "-"));
+    fmt::print("  BLIS: {}\n", measured("{}", best && !best->blis_lib.empty() ? best->blis_lib : "-"));
+    fmt::print("  goals: step 6 and the libraries timed in turn in one process, N = {}\n", n);
+    const double r1 = have_openblas ? ratio(best->openblas[0], best->step6[0]) : 0;
+    const double rT = have_openblas ? ratio(best->openblas[1], best->step6[1]) : 0;
+    for (std::size_t slot = 0; slot < 2; ++slot) {
+        const double r = slot == 0 ? r1 : rT;
+        fmt::print("    {} step 6 {} GFLOPS, OpenBLAS {}, BLIS {}: step 6 reaches {} of OpenBLAS (goal {:.0f}%), {} of BLIS\n",
+                   slot == 0 ? std::string("1 thread: ") : "threads " + measured("{}", threads) + ":", g(best ? best->step6[slot] : 0),
+                   g(best ? best->openblas[slot] : 0), g(best ? best->blis[slot] : 0), pct(r), 100 * kGoal,
+                   pct(best ? ratio(best->blis[slot], best->step6[slot]) : 0));
+    }
+    const double step6_1 = best ? gflops(best->step6[0]) : 0;
+    fmt::print("    1 thread:  step 6 reaches {} of the measured FMA peak, OpenBLAS {}\n", pct(step6_1 / peak_core),
+               pct(have_openblas ? gflops(best->openblas[0]) / peak_core : 0));
+    const double plain = best ? best->step6_plain : 0;
+    fmt::print("    1 thread, the same kernel without the prefetch of C: {} GFLOPS, {} of OpenBLAS\n\n", g(plain),
+               pct(have_openblas ? ratio(best->openblas[0], plain) : 0));
+    out["blas"] = {{"available", ch09::blas_available()}, {"default_core", default_core}, {"cores", jcores},
+                   {"best_core", have_openblas ? best->core : ""}, {"blis_lib", best ? best->blis_lib : ""}};
+    // Every key is present (null where not measured), so the book's references to them resolve.
+    auto num = [](double x, int digits) { return x > 0 ? nlohmann::json(round_to(x, digits)) : nlohmann::json(nullptr); };
+    out["goals"] = {{"n", n},
+                    {"threads", threads},
+                    {"goal_pct", 100 * kGoal},
+                    {"blis1_gflops", num(step6_1, 1)},
+                    {"blisT_gflops", num(best ? gflops(best->step6[1]) : 0, 1)},
+                    {"blas1_gflops", num(have_openblas ? gflops(best->openblas[0]) : 0, 1)},
+                    {"blasT_gflops", num(have_openblas ? gflops(best->openblas[1]) : 0, 1)},
+                    {"lib_blis1_gflops", num(best ? gflops(best->blis[0]) : 0, 1)},
+                    {"lib_blisT_gflops", num(best ? gflops(best->blis[1]) : 0, 1)},
+                    {"pct_1", num(100 * r1, 1)},
+                    {"pct_T", num(100 * rT, 1)},
+                    {"pct_1_blis", num(best ? 100 * ratio(best->blis[0], best->step6[0]) : 0, 1)},
+                    {"pct_T_blis", num(best ? 100 * ratio(best->blis[1], best->step6[1]) : 0, 1)},
+                    {"pct_of_peak_1", num(100 * step6_1 / peak_core, 1)},
+                    {"met_1", r1 >= kGoal},
+                    {"met_T", rT >= kGoal},
+                    {"plain1_gflops", num(gflops(plain), 1)},
+                    {"pct_1_plain", num(have_openblas ? 100 * ratio(best->openblas[0], plain) : 0, 1)}};
+}
+
+/// Steps 2 to 4 with tiles of several sizes, one float per instruction and eight: T = N is
+/// step 2's untiled i-k-j. Prints a table; returns its figures and the best gain of each.
+nlohmann::json tiling_study(Problem& p, Isa isa, int runs, double scale, cachebook::Progress& progress) {
+    const Shape s = p.shape;
+    const float *a = p.a.get(), *b = p.b.get();
+    float* c = p.c.get();
+    fmt::print("  Tiling with one float per instruction and with {} (GFLOPS; T = N is step 2's i-k-j, untiled):\n",
+               measured("{}", isa == Isa::Scalar ? "the scalar fallback" : "eight"));
+    cachebook::Table table({"T", "scalar (steps 2, 3)", "vector (step 4)"});
+    nlohmann::json rows = nlohmann::json::array();
+    double untiled[2] = {0, 0}, best[2] = {0, 0};
+    std::size_t best_tile[2] = {0, 0};
+    for (std::size_t t : {s.n, std::size_t{16}, std::size_t{32}, std::size_t{64}, std::size_t{128}}) {
+        if (t > s.n || (t == s.n && t <= 128 && !rows.empty())) continue;
+        progress.step(fmt::format("tiles of {}", t));
+        // At least one whole tile of rows, so that each tile of B is used as often as in the full product.
+        const std::size_t rows_scalar = sample_rows(s, 0.1e9 * scale, std::min(t, std::size_t{128}));
+        const std::size_t rows_simd = sample_rows(s, 0.5e9 * scale, std::min(t, std::size_t{128}));
+        const double g[2] = {
+            s.flops() / time_rows(p, rows_scalar, runs, 0, [&](RowRange r) { ch09::matmul_tiled(a, b, c, s, r, t); }) / 1e9,
+            s.flops() / time_rows(p, rows_simd, runs, 1, [&](RowRange r) { ch09::matmul_tiled_simd(a, b, c, s, r, t, isa); }) / 1e9};
+        for (int k = 0; k < 2; ++k) {
+            if (t == s.n) untiled[k] = g[k];
+            if (t != s.n && g[k] > best[k]) best[k] = g[k], best_tile[k] = t;
+        }
+        table.row({t == s.n ? fmt::format("N = {}", t) : fmt::format("{}", t), measured("{:.2f}", g[0]), measured("{:.2f}", g[1])});
+        rows.push_back({{"tile", t}, {"scalar", round_to(g[0], 2)}, {"simd", round_to(g[1], 2)}});
+    }
+    fmt::print("{}", table.render());
+    auto gain = [](double x, double y) { return y > 0 ? round_to(x / y, 2) : 0.0; };
+    fmt::print("  best tile over untiled: scalar {}x (T = {}), vector {}x (T = {})\n\n", measured("{:.2f}", gain(best[0], untiled[0])),
+               measured("{}", best_tile[0]), measured("{:.2f}", gain(best[1], untiled[1])), measured("{}", best_tile[1]));
+    return {{"rows", rows},
+            {"scalar_gain", gain(best[0], untiled[0])}, {"scalar_best_tile", best_tile[0]},
+            {"simd_gain", gain(best[1], untiled[1])},   {"simd_best_tile", best_tile[1]}};
+}
+
+/// One candidate of the block search and its time (seconds, minimum of the runs).
+struct BlockTrial {
+    ch09::Blocking blocks;
+    double seconds = HUGE_VAL;
+};
+
+/// Step 6 on one thread with each candidate block, the candidates taken in turn in every run
+/// so that a noisy moment falls on one run of each rather than on every run of one.
+std::vector<BlockTrial> search_blocks(Problem& p, const ch09::MicroKernel& kernel, ch09::Blocking rule, int runs) {
+    std::vector<BlockTrial> trials;
+    for (const auto& b : ch09::block_candidates(rule, kernel.mr)) trials.push_back({b});
+    for (int r = 0; r <= runs; ++r)  // run 0 warms up
+        for (auto& trial : trials) {
+            const auto start = cachebook::Clock::now();
+            ch09::matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, kernel, trial.blocks, 1);
+            if (r > 0) trial.seconds = std::min(trial.seconds, cachebook::seconds_since(start));
+        }
+    return trials;
+}
+
+/// Section 4: the rule's blocks, the search around them, and the blocks step 6 used.
+void print_blocks(const ch09::MicroKernel& kernel, ch09::Blocking rule, const std::vector<BlockTrial>& trials,
+                  ch09::Blocking used, double flops, nlohmann::json& out) {
+    fmt::print("4. Step 6's blocks: a rule from this machine's caches, then a short search around it\n");
+    fmt::print("  micro-kernel {}: a block of {} x {} elements of C stays in registers\n", measured("{}", kernel.name),
+               measured("{}", kernel.mr), measured("{}", kernel.nr));
+    fmt::print("  rule: KC = {}: a KC x NR sliver of B ({}) fills 3/4 of L1\n", measured("{}", rule.kc),
+               measured("{}", kib(rule.kc * kernel.nr * sizeof(float))));
+    fmt::print("        MC = {}: an MC x KC block of A ({}) fills 3/4 of L2\n", measured("{}", rule.mc),
+               measured("{}", kib(rule.mc * rule.kc * sizeof(float))));
+    fmt::print("        NC = {}: a KC x NC panel of B ({}) fills half of L3, at most 4096 columns\n",
+               measured("{}", rule.nc), measured("{}", kib(rule.kc * rule.nc * sizeof(float))));
+    out["blocking_rule"] = {{"mc", rule.mc}, {"kc", rule.kc}, {"nc", rule.nc}};
+    if (trials.empty()) {
+        fmt::print("  search: skipped, blocks given with --mc, --kc or --nc\n");
+    } else {
+        double rule_seconds = 0;
+        for (const auto& t : trials)
+            if (t.blocks.mc == rule.mc && t.blocks.kc == rule.kc) rule_seconds = t.seconds;
+        fmt::print("  search: step 6 on one thread at this N, GFLOPS (each candidate's fastest run)\n");
+        cachebook::Table table({"KC", "MC", "GFLOPS", "vs rule", "used"});
+        nlohmann::json js = nlohmann::json::array();
+        for (const auto& t : trials) {
+            const bool chosen = t.blocks.mc == used.mc && t.blocks.kc == used.kc;
+            table.row({measured("{}", t.blocks.kc), measured("{}", t.blocks.mc), measured("{:.1f}", flops / t.seconds / 1e9),
+                       measured("{:+.1f}%", 100 * (rule_seconds / t.seconds - 1)), measured("{}", chosen ? "*" : "")});
+            js.push_back({{"mc", t.blocks.mc}, {"kc", t.blocks.kc}, {"gflops", round_to(flops / t.seconds / 1e9, 1)}});
+        }
+        fmt::print("{}", table.render());
+        out["block_search"] = js;
+        double best = HUGE_VAL;
+        for (const auto& t : trials) best = std::min(best, t.seconds);
+        out["block_search_gain_pct"] = round_to(100 * (rule_seconds / best - 1), 1);
+    }
+    fmt::print("  used: KC = {}, MC = {}, NC = {}\n", measured("{}", used.kc), measured("{}", used.mc),
+               measured("{}", used.nc));
+}
+
 Isa parse_isa(const std::string& name) {
     if (name.empty()) return ch09::best_isa();
-    for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
+    for (Isa isa : ch09::kAllIsas)
         if (ch09::isa_name(isa) == name) {
             if (!ch09::isa_supported(isa))
                 throw cachebook::UsageError(fmt::format("--isa {}: {}", name, ch09::isa_unavailable_reason(isa)));
             return isa;
         }
-    throw cachebook::UsageError(fmt::format("--isa: expected scalar, avx2 or avx512, got '{}'", name));
+    throw cachebook::UsageError(fmt::format("--isa: expected scalar, avx2, avx512 or neon, got '{}'", name));
 }
 
 ch09::MicroKernel parse_kernel(const std::string& name, Isa isa) {
     if (name.empty()) return ch09::default_micro_kernel(isa);
-    for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
+    for (Isa i : ch09::kAllIsas)
         for (const auto& k : ch09::micro_kernels(i))
             if (k.name == name) {
                 if (!ch09::isa_supported(i))
@@ -204,13 +422,12 @@ ch09::MicroKernel parse_kernel(const std::string& name, Isa isa) {
                 return k;
             }
     std::string known;
-    for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
+    for (Isa i : ch09::kAllIsas)
         for (const auto& k : ch09::micro_kernels(i))
             if (ch09::isa_supported(i)) known += (known.empty() ? "" : ", ") + k.name;
     throw cachebook::UsageError(fmt::format("--kernel: expected one of {}; got '{}'", known, name));
 }
 
-std::string kib(std::size_t bytes) { return fmt::format("{} KiB", bytes / 1024); }
 
 std::string size_or_unknown(const std::optional<cachebook::CacheInfo>& c) { return c ? kib(c->size_bytes) : "unknown"; }
 
@@ -240,26 +457,52 @@ std::string blocking_caches(const cachebook::Machine& machine) {
     return s;
 }
 
+// The vector instructions the kernels choose between, as this architecture names them.
+std::string instruction_sets(const cachebook::CpuFeatures& f) {
+    auto yes = [](bool b) { return b ? "yes" : "no"; };
+#if defined(__aarch64__)
+    return fmt::format("NEON {} (with FMA)", yes(f.neon));
+#else
+    return fmt::format("AVX2 {}, FMA {}, AVX-512 {}", yes(f.avx2), yes(f.fma), yes(f.avx512f));
+#endif
+}
+
+// What steps 4 and 5 run: the vector kernel, or the scalar fallback and why.
+std::string steps45_kernel(Isa isa) {
+    if (isa == Isa::Avx2 || isa == Isa::Avx512) return "avx2 + fma";
+    if (isa == Isa::Neon) return "neon fma";
+#if defined(__aarch64__)
+    constexpr Isa vector = Isa::Neon;
+#else
+    constexpr Isa vector = Isa::Avx2;
+#endif
+    return ch09::isa_supported(vector) ? "scalar, as --isa asks"
+                                       : "scalar fallback, " + ch09::isa_unavailable_reason(vector);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     return cachebook::guarded_main("ch09_matmul", [&] {
         cachebook::Cli cli("ch09_matmul", "Chapter 9: one matrix multiply, from the definition to within reach of BLAS");
         const int cpus = cachebook::usable_cpus();
-        std::int64_t n_opt = 2048, threads_opt = cpus, tile_opt = 32, runs_opt = 3;
+        std::int64_t n_opt = 2048, threads_opt = cpus, tile_opt = 32, runs_opt = 3, mc_opt = 0, kc_opt = 0, nc_opt = 0;
         std::string isa_opt, kernel_opt;
         bool sweep_tiles = false, sweep_threads = false, sweep_kernels = false, child = false, no_blas = false;
         auto* n_flag = cli.add_int("--n", n_opt, "Order N of the N x N matrices (--quick: 512)", 1, 8192);
         cli.add_int("--threads", threads_opt, "Threads for steps 5 to 7 (default: every usable CPU)", 1, 256);
         auto* tile_flag = cli.add_int("--tile", tile_opt, "Tile of steps 3 to 5 (default: from the L1 size)", 1, 4096);
         auto* runs_flag = cli.add_int("--runs", runs_opt, "Timed runs per measurement; the minimum is reported (--quick: 2)", 1, 100);
-        cli.add_string("--isa", isa_opt, "Kernels to use: scalar, avx2 or avx512 (default: the widest this CPU has)");
+        cli.add_string("--isa", isa_opt, "Kernels to use: scalar, avx2, avx512 or neon (default: the widest this CPU has)");
         cli.add_string("--kernel", kernel_opt, "Micro-kernel of step 6, e.g. 'avx2 6x16' (default: the isa's first)");
+        auto* mc_flag = cli.add_int("--mc", mc_opt, "Step 6's MC (default: the rule, then a short search)", 1, 1 << 16);
+        auto* kc_flag = cli.add_int("--kc", kc_opt, "Step 6's KC (default: the rule, then a short search)", 1, 1 << 16);
+        auto* nc_flag = cli.add_int("--nc", nc_opt, "Step 6's NC (default: the rule, then a short search)", 1, 1 << 16);
         cli.app().add_flag("--sweep-tiles", sweep_tiles, "Also time steps 3 and 4 for tiles 8 to 256");
         cli.app().add_flag("--sweep-threads", sweep_threads, "Also time steps 5 and 6 for 1 to --threads threads");
         cli.app().add_flag("--sweep-kernels", sweep_kernels, "Also time step 6 with every micro-kernel (register block)");
-        cli.app().add_flag("--no-blas", no_blas, "Skip step 7 (OpenBLAS)");
-        cli.app().add_flag("--blas-child", child, "Internal: time step 6 and OpenBLAS side by side, print one JSON line");
+        cli.app().add_flag("--no-blas", no_blas, "Skip step 7 (OpenBLAS and BLIS)");
+        cli.app().add_flag("--blas-child", child, "Internal: time step 6, OpenBLAS and BLIS side by side, print one JSON line");
         if (auto status = cli.parse(argc, argv)) return *status;
 
         const bool quick = cli.quick();
@@ -270,9 +513,17 @@ int main(int argc, char** argv) {
         const ch09::MicroKernel kernel = parse_kernel(kernel_opt, isa);
         cachebook::require_memory(3 * n * n * sizeof(float) * 2, fmt::format("--n {}", n));
 
+        // Blocks given on the command line replace the rule's, one by one; any given skips the search.
+        const bool blocks_given = mc_flag->count() + kc_flag->count() + nc_flag->count() > 0;
+        ch09::Blocking rule = ch09::machine_blocking(kernel), given = rule;
+        if (mc_flag->count()) given.mc = static_cast<std::size_t>(mc_opt);
+        if (kc_flag->count()) given.kc = static_cast<std::size_t>(kc_opt);
+        if (nc_flag->count()) given.nc = static_cast<std::size_t>(nc_opt);
+
         if (child) {
-            if (!ch09::blas_available()) throw cachebook::UsageError("--blas-child: this build has no OpenBLAS");
-            fmt::print("{}\n", to_json(side_by_side(n, threads, runs, kernel)).dump());
+            if (!ch09::blas_available() && !ch09::blis_lib_available())
+                throw cachebook::UsageError("--blas-child: this program has neither OpenBLAS nor BLIS");
+            fmt::print("{}\n", to_json(side_by_side(n, threads, runs, kernel, given)).dump());
             return 0;
         }
 
@@ -288,7 +539,7 @@ int main(int argc, char** argv) {
         if (tile > n) throw cachebook::UsageError(fmt::format("--tile {} is larger than --n {}", tile, n));
         const auto features = cachebook::cpu_features();
         const bool blas = ch09::blas_available() && !no_blas;
-        cachebook::Progress progress("ch09_matmul", 16);
+        cachebook::Progress progress("ch09_matmul", 24);
 
         // 1. The machine.
         fmt::print("Chapter 9 · The matrix multiply project\n\n");
@@ -302,13 +553,9 @@ int main(int argc, char** argv) {
                    measured("{}", size_or_unknown(l2)), measured("{}", size_or_unknown(l3)),
                    measured("{}", reported_line ? fmt::format("{} bytes", *reported_line) : "unknown"));
         fmt::print("  where they come from: {}\n", measured("{}", cache_sources(machine)));
-        fmt::print("  instruction sets: AVX2 {}, FMA {}, AVX-512 {}\n", measured("{}", features.avx2 ? "yes" : "no"),
-                   measured("{}", features.fma ? "yes" : "no"), measured("{}", features.avx512f ? "yes" : "no"));
+        fmt::print("  instruction sets: {}\n", measured("{}", instruction_sets(features)));
         // The scalar fallback says why: the CPU lacks the instructions, or the build left the kernels out.
-        const std::string steps45 = isa != Isa::Scalar ? "avx2 + fma"
-                                    : ch09::isa_supported(Isa::Avx2)
-                                        ? "scalar, as --isa asks"
-                                        : "scalar fallback, " + ch09::isa_unavailable_reason(Isa::Avx2);
+        const std::string steps45 = steps45_kernel(isa);
         fmt::print("  kernels that run here: {} (step 4 and 5: {}; step 6: {})\n", measured("{}", ch09::isa_name(isa)),
                    measured("{}", steps45), measured("{}", kernel.name));
         progress.step("clock");
@@ -333,6 +580,7 @@ int main(int argc, char** argv) {
                           {"avx2", features.avx2},
                           {"fma", features.fma},
                           {"avx512", features.avx512f},
+                          {"neon", features.neon},
                           {"isa", ch09::isa_name(isa)},
                           {"ghz_measured", round_to(ghz, 2)},
                           {"ghz_nominal", ghz_nominal > 0 ? nlohmann::json(round_to(ghz_nominal, 2)) : nlohmann::json()}};
@@ -340,7 +588,9 @@ int main(int argc, char** argv) {
         // 2. The peak and the roofline's two ceilings.
         progress.step("peak");
         const int width = ch09::simd_width(isa);
-        constexpr int kFmaPorts = 2;  // two FMA units per core: Intel since Haswell, AMD since Zen 2
+        // Two FMA units per core: Intel since Haswell, AMD since Zen 2, ARM's Cortex-A76 and Neoverse N1
+        // (128-bit each); some ARM cores have four (Neoverse V2): the measured line below shows it.
+        constexpr int kFmaPorts = 2;
         const double formula_core = ch09::formula_peak_gflops(1, ghz, width, kFmaPorts);
         const double formula_all = ch09::formula_peak_gflops(cpus, ghz, width, kFmaPorts);
         const double fma_seconds = quick ? 0.15 : 0.4;
@@ -384,7 +634,13 @@ int main(int argc, char** argv) {
         const Shape s = p.shape;
         progress.step("reference");
         const Reference ref(p);
-        const auto blocks = ch09::machine_blocking(kernel);
+        std::vector<BlockTrial> trials;
+        ch09::Blocking blocks = given;
+        if (!blocks_given) {
+            progress.step("block search");
+            trials = search_blocks(p, kernel, rule, runs);
+            blocks = std::min_element(trials.begin(), trials.end(), [](auto& x, auto& y) { return x.seconds < y.seconds; })->blocks;
+        }
         std::vector<StepResult> steps;
         const float *a = p.a.get(), *b = p.b.get();
         float* c = p.c.get();
@@ -424,7 +680,7 @@ int main(int argc, char** argv) {
                 ch09::intensity_ikj());
         sampled("tiled", "3 tiled, T = " + measured("{}", tile), 0.2e9 * scale, tile, 0,
                 [&](RowRange r) { ch09::matmul_tiled(a, b, c, s, r, tile); }, ch09::intensity_tiled(tile));
-        sampled("simd", "4 tiled + " + measured("{}", isa == Isa::Scalar ? "scalar fallback" : "AVX2 FMA"),
+        sampled("simd", "4 tiled + " + measured("{}", isa == Isa::Scalar ? "scalar fallback" : isa == Isa::Neon ? "NEON FMA" : "AVX2 FMA"),
                 1e9 * scale, tile, 1, [&](RowRange r) { ch09::matmul_tiled_simd(a, b, c, s, r, tile, isa); },
                 ch09::intensity_tiled(tile));
         whole("threaded", "5 step 4, threads: " + measured("{}", threads), threads,
@@ -432,24 +688,28 @@ int main(int argc, char** argv) {
         const double ai_blis = ch09::intensity_blis(s, blocks);
         whole("blis1", "6 packed + micro-kernel, 1 thread", 1,
               [&] { ch09::matmul_blis(a, b, c, s, kernel, blocks, 1); }, ai_blis);
-        whole("blisT", "6 packed + micro-kernel, threads: " + measured("{}", threads), threads,
-              [&] { ch09::matmul_blis(a, b, c, s, kernel, blocks, threads); }, ai_blis);
+        if (threads > 1)
+            whole("blisT", "6 packed + micro-kernel, threads: " + measured("{}", threads), threads,
+                  [&] { ch09::matmul_blis(a, b, c, s, kernel, blocks, threads); }, ai_blis);
+        else  // the row stays, empty, so the output has one shape; the line under the table says why
+            steps.push_back({"blisT", "6 packed + micro-kernel, threads: " + measured("{}", threads), 0, s.m, 1, {}, ai_blis});
 
         // Step 7 runs in child processes: OpenBLAS reads OPENBLAS_CORETYPE only when it loads.
+        // Each child also times BLIS, where it is installed, beside step 6 and OpenBLAS.
         std::vector<std::pair<std::string, BlasSide>> cores;
-        std::string default_core;
-        if (blas) {
-            default_core = ch09::blas_corename();
+        const std::string default_core = blas ? ch09::blas_corename() : "";
+        if (!no_blas && (blas || ch09::blis_lib_available())) {
             std::vector<std::string> candidates = {""};
-            if (features.avx2 && features.fma) candidates.push_back("Haswell");
-            if (features.avx512f) candidates.push_back("SkylakeX");
+            if (blas && features.avx2 && features.fma) candidates.push_back("Haswell");
+            if (blas && features.avx512f) candidates.push_back("SkylakeX");
             const int blas_runs = std::max(runs, quick ? 2 : 4);
             for (const auto& name : candidates) {
                 if (!name.empty() && name == default_core) continue;
-                progress.step("OpenBLAS " + (name.empty() ? default_core : name));
-                if (auto side = blas_child(name, n, threads, blas_runs, kernel.name)) cores.emplace_back(name, *side);
+                progress.step("libraries " + (name.empty() ? default_core : name));
+                if (auto side = blas_child(name, n, threads, blas_runs, kernel.name, blocks)) cores.emplace_back(name, *side);
             }
         }
+        const auto best_core = best_openblas(cores);
         fmt::print("3. C = A x B, N = {}, float, row-major: seconds (minimum of {} runs), GFLOPS = 2 N^3 / seconds\n", n,
                    measured("{}", runs));
         fmt::print("  % of peak: of the measured FMA peak for the threads used; 'matches': every checked element\n");
@@ -460,6 +720,10 @@ int main(int argc, char** argv) {
         const double naive_gflops = s.flops() / steps.front().seconds / 1e9;
         nlohmann::json jsteps;
         for (const auto& r : steps) {
+            if (r.seconds <= 0) {  // not run: --threads 1
+                table.row({r.label, "all", measured("-"), measured("-"), measured("-"), measured("-"), measured("-"), "-"});
+                continue;
+            }
             const double gflops = s.flops() / r.seconds / 1e9;
             const double peak = r.threads == 1 ? peak_core : peak_all;
             const bool have_err = r.check.elements > 0;
@@ -481,47 +745,28 @@ int main(int argc, char** argv) {
                              {"intensity", round_to(r.intensity, 3)},
                              {"roof_gflops", round_to(bound, 2)}};
         }
-        // Step 7 always has its two rows, so the output has one shape with or without OpenBLAS.
-        const BlasSide* by_default = cores.empty() ? nullptr : &cores.front().second;
-        for (const bool one : {true, false}) {  // by row, not by thread count: with one CPU both are 1
-            const int t = one ? 1 : threads;
-            const double sec = by_default ? (one ? by_default->blas1 : by_default->blasT) : 0;
-            const double gflops = sec > 0 ? s.flops() / sec / 1e9 : 0;
-            const double peak = one ? peak_core : peak_all;
-            auto cell = [&](const std::string& text) { return measured("{}", sec > 0 ? text : std::string("-")); };
-            table.row({one ? "7 OpenBLAS, 1 thread" : "7 OpenBLAS, threads: " + measured("{}", threads), "all",
-                       cell(fmt::format("{:.3g}", sec)), cell(fmt::format("{:.2f}", gflops)),
-                       cell(fmt::format("{:.1f}", 100 * gflops / peak)), cell(fmt::format("{:.0f}", gflops / naive_gflops)),
-                       "-", cell(by_default && by_default->matches ? "yes" : "NO")});
-            if (sec > 0)
-                jsteps[one ? "blas1" : "blasT"] = {{"label", "7 OpenBLAS " + by_default->core},
-                                                      {"seconds", round_to(sec, 3)},
-                                                      {"threads", t},
-                                                      {"gflops", round_to(gflops, 2)},
-                                                      {"pct_peak", round_to(100 * gflops / peak, 1)},
-                                                      {"speedup", round_to(gflops / naive_gflops, 1)},
-                                                      {"matches", by_default->matches}};
-        }
+        // Step 7 always has its four rows, so the output has one shape with or without the libraries.
+        const BlasSide* best = best_core ? &cores[*best_core].second : nullptr;
+        library_rows(table, jsteps, best, threads, s.flops(), naive_gflops, peak_core, peak_all);
         fmt::print("{}", table.render());
-        fmt::print("  step 7: {}\n\n", measured("{}", !ch09::blas_available() ? "skipped, this build has no OpenBLAS"
-                                                    : no_blas                    ? "skipped (--no-blas)"
-                                                    : cores.empty()              ? "skipped, its process failed"
-                                                                                 : "OpenBLAS's default kernel, " + cores.front().second.core));
+        fmt::print("  several threads: {}\n", measured("{}", threads > 1 ? fmt::format("{} threads in the rows that say so", threads)
+                                                               : "not run, --threads 1 (the rows for several threads need two)"));
+        fmt::print("  step 7: {}\n", measured("{}", no_blas                     ? "OpenBLAS skipped (--no-blas)"
+                                                  : !ch09::blas_available() ? "OpenBLAS skipped, this build has no OpenBLAS"
+                                                  : best == nullptr ? "OpenBLAS skipped, its process failed"
+                                                                 : "OpenBLAS at its best kernel here, " + best->core));
+        fmt::print("  step 7: {}\n\n", measured("{}", no_blas                           ? "BLIS skipped (--no-blas)"
+                                                    : !ch09::blis_lib_available()     ? "BLIS skipped, " + ch09::blis_lib_unavailable_reason()
+                                                    : best == nullptr                 ? "BLIS skipped, its process failed"
+                                                                                      : best->blis_lib));
+        out["tiling"] = tiling_study(p, isa, runs, scale, progress);
         out["steps"] = jsteps;
         out["tile"] = tile;
         out["blocking"] = {{"kernel", kernel.name}, {"mr", kernel.mr}, {"nr", kernel.nr}, {"mc", blocks.mc},
                            {"kc", blocks.kc},       {"nc", blocks.nc}};
 
         // 4. Where the blocks of step 6 come from.
-        fmt::print("4. Step 6's blocks, from this machine's caches\n");
-        fmt::print("  micro-kernel {}: a block of {} x {} elements of C stays in registers\n", measured("{}", kernel.name),
-                   measured("{}", kernel.mr), measured("{}", kernel.nr));
-        fmt::print("  KC = {}: a KC x NR sliver of B ({}) fills 3/4 of L1\n", measured("{}", blocks.kc),
-                   measured("{}", kib(blocks.kc * kernel.nr * sizeof(float))));
-        fmt::print("  MC = {}: an MC x KC block of A ({}) fills 3/4 of L2\n", measured("{}", blocks.mc),
-                   measured("{}", kib(blocks.mc * blocks.kc * sizeof(float))));
-        fmt::print("  NC = {}: a KC x NC panel of B ({}) fills half of L3, at most 4096 columns\n",
-                   measured("{}", blocks.nc), measured("{}", kib(blocks.kc * blocks.nc * sizeof(float))));
+        print_blocks(kernel, rule, trials, blocks, s.flops(), out);
         fmt::print("  caches used: {}\n\n", measured("{}", blocking_caches(machine)));
 
         // 5. The roofline.
@@ -529,6 +774,10 @@ int main(int argc, char** argv) {
         cachebook::Table roof({"step", "FLOPs/byte", "roof GFLOPS", "measured", "% of roof"});
         for (const auto& r : steps) {
             if (r.intensity <= 0) continue;
+            if (r.seconds <= 0) {  // not run: --threads 1
+                roof.row({r.label, measured("{:.3g}", r.intensity), measured("-"), measured("-"), measured("-")});
+                continue;
+            }
             const double gflops = s.flops() / r.seconds / 1e9;
             const double bound = std::min(r.threads == 1 ? peak_core : peak_all, r.intensity * bandwidth);
             roof.row({r.label, measured("{:.3g}", r.intensity), measured("{:.1f}", bound), measured("{:.2f}", gflops),
@@ -537,69 +786,10 @@ int main(int argc, char** argv) {
         fmt::print("{}", roof.render());
         fmt::print("  roof = min(peak, FLOPs/byte x {} GB/s)\n\n", measured("{:.1f}", bandwidth));
 
-        // 6. OpenBLAS and the goals.
-        fmt::print("6. OpenBLAS: the kernel it picks, and the best it has here (each run in its own process)\n");
-        {
-            const BlasSide* best = nullptr;
-            std::string best_name, tried;
-            nlohmann::json jcores = nlohmann::json::array();
-            for (const auto& [name, side] : cores) {
-                if (best == nullptr || side.blas1 + side.blasT < best->blas1 + best->blasT) best = &side, best_name = name;
-                tried += fmt::format("{}{} ({:.1f}, {:.1f})", tried.empty() ? "" : ", ", side.core,
-                                     s.flops() / side.blas1 / 1e9, s.flops() / side.blasT / 1e9);
-                jcores.push_back({{"coretype", name},
-                                  {"core", side.core},
-                                  {"gflops1", round_to(s.flops() / side.blas1 / 1e9, 1)},
-                                  {"gflopsT", round_to(s.flops() / side.blasT / 1e9, 1)}});
-            }
-            auto g = [&](double sec) { return measured("{}", sec > 0 ? fmt::format("{:.1f}", s.flops() / sec / 1e9) : "-"); };
-            fmt::print("  kernels tried, GFLOPS on 1 and {} threads: {}\n", measured("{}", threads),
-                       measured("{}", tried.empty() ? "none" : tried));
-            fmt::print("  best: {} (OPENBLAS_CORETYPE={})\n", measured("{}", best ? best->core : "-"),
-                       measured("{}", best ? (best_name.empty() ? "not set" : best_name) : "-"));
-            const double r1 = best ? best->blas1 / best->blis1 : 0, rT = best ? best->blasT / best->blisT : 0;
-            const double blis1_gflops = best ? s.flops() / best->blis1 / 1e9 : 0;
-            auto pct = [&](double x) { return measured("{}", best ? fmt::format("{:.0f}%", 100 * x) : "-"); };
-            fmt::print("  goals: step 6 and that kernel timed in turn in one process, N = {}\n", n);
-            fmt::print("    1 thread:  step 6 {} GFLOPS, OpenBLAS {}: step 6 reaches {} of OpenBLAS (goal 80%)\n",
-                       g(best ? best->blis1 : 0), g(best ? best->blas1 : 0), pct(r1));
-            fmt::print("    threads {}: step 6 {} GFLOPS, OpenBLAS {}: step 6 reaches {} of OpenBLAS (goal 80%)\n",
-                       measured("{}", threads), g(best ? best->blisT : 0), g(best ? best->blasT : 0), pct(rT));
-            fmt::print("    1 thread:  step 6 reaches {} of the measured FMA peak (goal 50%)\n",
-                       pct(blis1_gflops / peak_core));
-            const double plain_sec = best ? best->blis1_plain : 0;
-            fmt::print("    1 thread, the same kernel without the prefetch of C: {} GFLOPS, {} of OpenBLAS\n\n",
-                       g(plain_sec), measured("{}", plain_sec > 0 ? fmt::format("{:.0f}%", 100 * best->blas1 / plain_sec) : "-"));
-            out["blas"] = {{"available", ch09::blas_available()}, {"default_core", default_core}, {"cores", jcores}};
-            // Present even without OpenBLAS (as nulls), so the book's references to it resolve.
-            out["goals"] = {{"n", n}, {"threads", threads}, {"met_1", false}, {"met_T", false}, {"met_peak", false}};
-            for (const char* key : {"blis1_gflops", "blas1_gflops", "blisT_gflops", "blasT_gflops", "pct_1", "pct_T",
-                                    "pct_of_peak_1", "plain1_gflops", "pct_1_plain"})
-                out["goals"][key] = nullptr;
-            if (best) {
-                out["blas"]["best_core"] = best->core;
-                out["goals"] = {{"n", n},
-                                {"threads", threads},
-                                {"blis1_gflops", round_to(blis1_gflops, 1)},
-                                {"blas1_gflops", round_to(s.flops() / best->blas1 / 1e9, 1)},
-                                {"blisT_gflops", round_to(s.flops() / best->blisT / 1e9, 1)},
-                                {"blasT_gflops", round_to(s.flops() / best->blasT / 1e9, 1)},
-                                {"pct_1", round_to(100 * r1, 1)},
-                                {"pct_T", round_to(100 * rT, 1)},
-                                {"pct_of_peak_1", round_to(100 * blis1_gflops / peak_core, 1)},
-                                {"met_1", r1 >= 0.8},
-                                {"met_T", rT >= 0.8},
-                                {"met_peak", blis1_gflops >= 0.5 * peak_core},
-                                {"plain1_gflops", nullptr},
-                                {"pct_1_plain", nullptr}};
-                if (best->blis1_plain > 0) {
-                    out["goals"]["plain1_gflops"] = round_to(s.flops() / best->blis1_plain / 1e9, 1);
-                    out["goals"]["pct_1_plain"] = round_to(100 * best->blas1 / best->blis1_plain, 1);
-                }
-            }
-        }
+        // 6. Step 6 beside the libraries, and the goals.
+        print_goals(cores, best_core, default_core, threads, s.flops(), peak_core, n, out);
 
-        // Options: the seed's challenges.
+        // Options: the challenges at the end of the course notes.
         if (sweep_tiles) {
             fmt::print("Tile sweep (steps 3 and 4, GFLOPS)\n");
             cachebook::Table t({"T", "3 tiled", "4 tiled + SIMD"});
@@ -636,7 +826,7 @@ int main(int argc, char** argv) {
             fmt::print("Micro-kernel sweep (step 6 on 1 thread; blocks derived for each kernel)\n");
             cachebook::Table t({"kernel", "MC", "KC", "NC", "GFLOPS", "% peak"});
             nlohmann::json js = nlohmann::json::array();
-            for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+            for (Isa i : ch09::kAllIsas) {
                 if (!ch09::isa_supported(i)) continue;
                 for (const auto& k : ch09::micro_kernels(i)) {
                     progress.step(k.name);

@@ -23,6 +23,7 @@ std::string isa_name(Isa isa) {
         case Isa::Scalar: return "scalar";
         case Isa::Avx2: return "avx2";
         case Isa::Avx512: return "avx512";
+        case Isa::Neon: return "neon";
     }
     return "?";
 }
@@ -33,6 +34,7 @@ bool isa_supported(Isa isa) {
         case Isa::Scalar: return true;
         case Isa::Avx2: return f.avx2 && f.fma && detail::avx2_built();
         case Isa::Avx512: return f.avx512f && f.avx2 && f.fma && detail::avx512_built();
+        case Isa::Neon: return f.neon && detail::neon_built();
     }
     return false;
 }
@@ -42,16 +44,35 @@ std::string isa_unavailable_reason(Isa isa) {
     const auto f = cachebook::cpu_features();
     if (isa == Isa::Avx2 && !(f.avx2 && f.fma)) return "this CPU has no AVX2 + FMA";
     if (isa == Isa::Avx512 && !(f.avx512f && f.avx2 && f.fma)) return "this CPU has no AVX-512";
+    if (isa == Isa::Neon && !f.neon) return "this CPU has no NEON (Advanced SIMD)";
+#if defined(__x86_64__)
     return "this build has no " + isa_name(isa) + " kernels (built with -DCACHEBOOK_PORTABLE=ON for plain x86-64)";
+#else
+    return "this build has no " + isa_name(isa) + " kernels (built for another architecture)";
+#endif
 }
 
 Isa best_isa() {
-    if (isa_supported(Isa::Avx512)) return Isa::Avx512;
-    if (isa_supported(Isa::Avx2)) return Isa::Avx2;
+    for (Isa isa : {Isa::Avx512, Isa::Avx2, Isa::Neon})
+        if (isa_supported(isa)) return isa;
     return Isa::Scalar;
 }
 
-int simd_width(Isa isa) { return isa == Isa::Avx512 ? 16 : isa == Isa::Avx2 ? 8 : 1; }
+Isa step4_isa() {
+    if (isa_supported(Isa::Avx2)) return Isa::Avx2;
+    if (isa_supported(Isa::Neon)) return Isa::Neon;
+    return Isa::Scalar;
+}
+
+int simd_width(Isa isa) {
+    switch (isa) {
+        case Isa::Avx512: return 16;
+        case Isa::Avx2: return 8;
+        case Isa::Neon: return 4;  // 128-bit registers
+        case Isa::Scalar: break;
+    }
+    return 1;
+}
 
 namespace {
 
@@ -79,6 +100,10 @@ std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to *
 void matmul_tiled_simd(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile, Isa isa) {
     if (tile == 0) throw std::invalid_argument("tile must be at least 1");
     if (isa == Isa::Scalar) return matmul_tiled(a, b, c, s, rows, tile);  // the fallback
+    if (isa == Isa::Neon) {
+        require_isa(Isa::Neon);
+        return detail::tiled_neon(a, b, c, s, rows, tile);
+    }
     require_isa(Isa::Avx2);
     detail::tiled_avx2(a, b, c, s, rows, tile);
 }
@@ -106,6 +131,7 @@ std::vector<MicroKernel> micro_kernels(Isa isa) {
         case Isa::Scalar: return detail::scalar_micro_kernels();
         case Isa::Avx2: return detail::avx2_micro_kernels();
         case Isa::Avx512: return detail::avx512_micro_kernels();
+        case Isa::Neon: return detail::neon_micro_kernels();
     }
     return {};
 }
@@ -141,6 +167,20 @@ Blocking derive_blocking(std::size_t l1, std::size_t l2, std::size_t l3, std::si
 }
 // [end: derive_blocking]
 
+// [snippet: block_candidates]
+std::vector<Blocking> block_candidates(Blocking rule, std::size_t mr) {
+    // The rule fills 3/4 of a cache with one operand, but the others pass through the same
+    // cache and the replacement policy is not perfect; so try smaller blocks too, and a
+    // slightly deeper KC: every micro-kernel call pays for loading and storing its block of C
+    // once, and a deeper KC spreads that cost over more FMAs.
+    std::vector<Blocking> out;
+    for (std::size_t kc : {rule.kc / 2, rule.kc * 3 / 4, rule.kc, rule.kc * 5 / 4})
+        for (std::size_t mc : {rule.mc / 4, rule.mc / 2, rule.mc})
+            out.push_back({std::max(mr, mc / mr * mr), std::max<std::size_t>(8, kc / 8 * 8), rule.nc});
+    return out;
+}
+// [end: block_candidates]
+
 Blocking machine_blocking(const MicroKernel& kernel, const cachebook::Machine& machine) {
     auto size = [&](int level) {
         const auto c = machine.data_cache(level);
@@ -173,6 +213,36 @@ void pack_b(const float* b, std::size_t ldb, std::size_t kc, std::size_t nc, std
 }
 // [end: packing]
 
+namespace {
+
+// Loops 2 and 1 around the micro-kernel: one packed block of A (mcur x kcur) against the
+// packed panel of B (kcur x ncur), into the block of C at `c`. The sliver of B stays in L1
+// while loop 1 runs it past every sliver of A; the block of A stays in L2 throughout.
+void macro_kernel(const MicroKernel& kernel, std::size_t mcur, std::size_t ncur, std::size_t kcur,
+                  const float* a_packed, const float* b_packed, float* c, std::size_t ldc, bool accumulate,
+                  float* edge) {
+    const std::size_t mr = kernel.mr, nr = kernel.nr;
+    for (std::size_t jr = 0; jr < ncur; jr += nr)        // loop 2: slivers of B
+        for (std::size_t ir = 0; ir < mcur; ir += mr) {  // loop 1: slivers of A
+            const std::size_t h = std::min(mr, mcur - ir), w = std::min(nr, ncur - jr);
+            float* cij = c + ir * ldc + jr;
+            const float* ap = a_packed + ir * kcur;
+            const float* bp = b_packed + jr * kcur;
+            if (h == mr && w == nr) {
+                kernel.fn(kcur, ap, bp, cij, ldc, accumulate);
+            } else {  // edge of C: the full block into `edge`, then only the part that exists
+                kernel.fn(kcur, ap, bp, edge, nr, false);
+                for (std::size_t i = 0; i < h; ++i)
+                    for (std::size_t j = 0; j < w; ++j)
+                        cij[i * ldc + j] = (accumulate ? cij[i * ldc + j] : 0.0f) + edge[i * nr + j];
+            }
+        }
+}
+
+std::size_t ceil_div(std::size_t x, std::size_t y) { return (x + y - 1) / y; }
+
+}  // namespace
+
 // [snippet: blis]
 void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroKernel& kernel, Blocking blocks,
                  int threads) {
@@ -181,51 +251,47 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
     const std::size_t m = s.m, n = s.n, k = s.k, mr = kernel.mr, nr = kernel.nr;
     if (m == 0 || n == 0) return;
     if (k == 0) return std::fill(c, c + m * n, 0.0f);
-    const std::size_t mc = std::max(mr, blocks.mc / mr * mr), kc = std::min(std::max<std::size_t>(blocks.kc, 1), k);
+    const std::size_t kc = std::min(std::max<std::size_t>(blocks.kc, 1), k);
     const std::size_t nc = std::min(std::max(nr, blocks.nc / nr * nr), round_up(n, nr));
-    // Threads share each packed panel of B and take blocks of mc rows of C in turn from a
-    // counter: a thread slowed by other work on its core takes fewer blocks, rather than
-    // holding up the others at the next barrier.
-    const std::size_t slivers = (m + mr - 1) / mr;
-    const int parts = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), slivers));
-    const std::size_t blocks_m = (m + mc - 1) / mc;
-    Buffer b_packed = make_buffer(kc * nc);  // shared: every thread packs some slivers, all read all
-    std::barrier sync(parts);
-    std::atomic<std::size_t> next_block{0};
+    const int parts = static_cast<int>(std::min(static_cast<std::size_t>(threads), ceil_div(m, mr)));
+    // Loop 3 is the one the threads divide: each thread packs its own blocks of A, which stay
+    // in its own core's L2. The rows of C are cut into blocks of equal height, at most mc and
+    // as many as a multiple of the threads, so that no thread is left with a short last block.
+    const std::size_t blocks_m = round_up(ceil_div(m, std::max(mr, blocks.mc / mr * mr)), parts);
+    const std::size_t mc = round_up(ceil_div(m, blocks_m), mr);
+    // The panel of B is packed once, by all threads together, and shared. Two panels
+    // alternate, so a thread that finishes early packs the next one while the others compute.
+    Buffer panels[2] = {make_buffer(kc * nc), make_buffer(kc * nc)};
+    std::atomic<std::size_t> next_block[2] = {0, 0};  // blocks of rows taken so far, per panel
+    std::barrier panel_ready(parts);
 
     run_threads(parts, [&](int t) {
         Buffer a_packed = make_buffer(mc * kc);  // private: the block of A this thread works on
         std::vector<float> edge(mr * nr);        // a partial block of C is computed here first
-        for (std::size_t jc = 0; jc < n; jc += nc) {          // loop 5: panels of nc columns of B and C
+        std::size_t slice = 0;
+        for (std::size_t jc = 0; jc < n; jc += nc) {                // loop 5: panels of nc columns
             const std::size_t ncur = std::min(nc, n - jc);
-            for (std::size_t pc = 0; pc < k; pc += kc) {      // loop 4: kc-deep slices of A and B
+            for (std::size_t pc = 0; pc < k; pc += kc, ++slice) {   // loop 4: kc-deep slices
                 const std::size_t kcur = std::min(kc, k - pc);
-                if (t == 0) next_block.store(0, std::memory_order_relaxed);  // nobody takes blocks until the barrier
-                for (std::size_t sl = static_cast<std::size_t>(t); sl * nr < ncur; sl += static_cast<std::size_t>(parts))
-                    pack_b(b + pc * n + jc + sl * nr, n, kcur, std::min(nr, ncur - sl * nr), nr,
-                           b_packed.get() + sl * nr * kcur);
-                sync.arrive_and_wait();                        // the panel of B is ready
-                for (std::size_t blk; (blk = next_block.fetch_add(1, std::memory_order_relaxed)) < blocks_m;) {
-                    const std::size_t ic = blk * mc;           // loop 3: blocks of mc rows
+                float* b_packed = panels[slice % 2].get();
+                // Each thread packs its own run of slivers of the panel.
+                const std::size_t slivers = ceil_div(ncur, nr), per = ceil_div(slivers, static_cast<std::size_t>(parts));
+                const std::size_t first = std::min(slivers, per * static_cast<std::size_t>(t)) * nr;
+                const std::size_t last = std::min(ncur, first + per * nr);
+                if (first < last) pack_b(b + pc * n + jc + first, n, kcur, last - first, nr, b_packed + first * kcur);
+                // This panel's counter was last used two slices ago, which every thread has left.
+                if (t == 0) next_block[slice % 2].store(0, std::memory_order_relaxed);
+                panel_ready.arrive_and_wait();
+                // Loop 3: blocks of mc rows, taken in turn, so a thread slowed by other work on
+                // its core takes fewer of them instead of holding up the others.
+                for (std::size_t blk; (blk = next_block[slice % 2].fetch_add(1)) < blocks_m;) {
+                    const std::size_t ic = blk * mc;
+                    if (ic >= m) break;
                     const std::size_t mcur = std::min(mc, m - ic);
                     pack_a(a + ic * k + pc, k, mcur, kcur, mr, a_packed.get());
-                    for (std::size_t jr = 0; jr < ncur; jr += nr)        // loop 2: slivers of B
-                        for (std::size_t ir = 0; ir < mcur; ir += mr) {  // loop 1: slivers of A
-                            const std::size_t h = std::min(mr, mcur - ir), w = std::min(nr, ncur - jr);
-                            float* cij = c + (ic + ir) * n + jc + jr;
-                            const float* ap = a_packed.get() + ir * kcur;
-                            const float* bp = b_packed.get() + jr * kcur;
-                            if (h == mr && w == nr) {
-                                kernel.fn(kcur, ap, bp, cij, n, pc > 0);
-                            } else {  // edge of C: full block into `edge`, then only the part that exists
-                                kernel.fn(kcur, ap, bp, edge.data(), nr, false);
-                                for (std::size_t i = 0; i < h; ++i)
-                                    for (std::size_t j = 0; j < w; ++j)
-                                        cij[i * n + j] = (pc > 0 ? cij[i * n + j] : 0.0f) + edge[i * nr + j];
-                            }
-                        }
+                    macro_kernel(kernel, mcur, ncur, kcur, a_packed.get(), b_packed, c + ic * n + jc, n, pc > 0,
+                                 edge.data());
                 }
-                sync.arrive_and_wait();  // everyone is done with the panel before it is overwritten
             }
         }
     });
@@ -290,6 +356,7 @@ double measure_fma_gflops(Isa isa, int threads, double seconds) {
         switch (isa) {
             case Isa::Avx512: return detail::fma_loop_avx512(iterations);
             case Isa::Avx2: return detail::fma_loop_avx2(iterations);
+            case Isa::Neon: return detail::fma_loop_neon(iterations);
             case Isa::Scalar: break;
         }
         return detail::fma_loop_scalar(iterations);
@@ -315,25 +382,44 @@ double measure_fma_gflops(Isa isa, int threads, double seconds) {
 }
 
 // [snippet: clock]
+namespace {
+// Ten dependent adds per round: each waits for the one before, one cycle apiece. The amount
+// added is in a register: some cores (Intel's since Golden Cove) fold additions of a constant
+// into one another before they execute, and would seem to run at 15 GHz.
+std::uint64_t dependent_adds(std::uint64_t rounds) {
+    std::uint64_t x = 0;
+    [[maybe_unused]] const std::uint64_t one = 1;
+#if defined(__x86_64__)
+    asm volatile(
+        "1:\n\t"
+        "add %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\t"
+        "add %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\t"
+        "dec %1\n\tjnz 1b"
+        : "+r"(x), "+r"(rounds)
+        : "r"(one)
+        : "cc");
+#elif defined(__aarch64__)
+    asm volatile(
+        "1:\n\t"
+        "add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\t"
+        "add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\t"
+        "subs %1, %1, #1\n\tb.ne 1b"
+        : "+r"(x), "+r"(rounds)
+        :
+        : "cc");
+#else
+#error "measure_clock_ghz: no dependent-add loop written for this architecture"
+#endif
+    return x;
+}
+}  // namespace
+
 double measure_clock_ghz(double seconds) {
-    // Ten dependent adds per round: each waits for the one before, one cycle apiece.
-    auto rounds_of = [](std::uint64_t rounds) {
-        std::uint64_t x = 0;
-        asm volatile(
-            "1:\n\t"
-            "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-            "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-            "dec %1\n\tjnz 1b"
-            : "+r"(x), "+r"(rounds)
-            :
-            : "cc");
-        return x;
-    };
     // Many short attempts, keeping the fastest: on a shared machine some attempt runs undisturbed.
     std::uint64_t rounds = 1 << 12;
     while (true) {  // calibrate one attempt to about 2 ms
         const auto start = cachebook::Clock::now();
-        cachebook::do_not_optimize(rounds_of(rounds));
+        cachebook::do_not_optimize(dependent_adds(rounds));
         if (cachebook::seconds_since(start) > 0.002 || rounds > (std::uint64_t{1} << 36)) break;
         rounds *= 2;
     }
@@ -341,7 +427,7 @@ double measure_clock_ghz(double seconds) {
     const auto begin = cachebook::Clock::now();
     for (int attempt = 0; attempt < 10 || cachebook::seconds_since(begin) < seconds; ++attempt) {
         const auto start = cachebook::Clock::now();
-        cachebook::do_not_optimize(rounds_of(rounds));
+        cachebook::do_not_optimize(dependent_adds(rounds));
         best = std::max(best, 10.0 * double(rounds) / cachebook::seconds_since(start) / 1e9);
     }
     return best;
@@ -419,14 +505,14 @@ std::uint32_t next(std::uint32_t& state) {
 }
 }  // namespace
 
-void fill_random(float* p, std::size_t count, std::uint32_t seed) {
-    std::uint32_t state = seed ? seed : 1;
+void fill_random(float* p, std::size_t count, std::uint32_t start) {
+    std::uint32_t state = start ? start : 1;
     for (std::size_t i = 0; i < count; ++i)
         p[i] = float(next(state) >> 8) * (1.0f / 8388608.0f) - 1.0f;  // 24 bits -> [-1, 1)
 }
 
-void fill_small_integers(float* p, std::size_t count, std::uint32_t seed) {
-    std::uint32_t state = seed ? seed : 1;
+void fill_small_integers(float* p, std::size_t count, std::uint32_t start) {
+    std::uint32_t state = start ? start : 1;
     for (std::size_t i = 0; i < count; ++i) p[i] = float(int(next(state) % 5) - 2);
 }
 

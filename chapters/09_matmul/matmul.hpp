@@ -31,17 +31,23 @@ struct RowRange {
     [[nodiscard]] std::size_t size() const { return end - begin; }
 };
 
-/// The instruction sets the kernels are written for.
-enum class Isa { Scalar, Avx2, Avx512 };
+/// The instruction sets the kernels are written for: AVX2 and AVX-512 on x86-64, NEON on aarch64.
+enum class Isa { Scalar, Avx2, Avx512, Neon };
+/// Every isa, narrowest first within each architecture.
+inline constexpr Isa kAllIsas[] = {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon};
 std::string isa_name(Isa isa);
 /// Whether this build has the kernels written for `isa` and this CPU can run them (AVX2 kernels
-/// also need FMA; a CACHEBOOK_PORTABLE build has only the scalar ones).
+/// also need FMA; a CACHEBOOK_PORTABLE build has only the scalar ones; a build for one
+/// architecture has none of the other's).
 bool isa_supported(Isa isa);
 /// Why `isa` cannot run here ("this CPU has no AVX2 + FMA", "this build has no AVX2 kernels ..."),
 /// or empty when it can.
 std::string isa_unavailable_reason(Isa isa);
 /// The widest instruction set this CPU supports, among those the kernels are written for.
 Isa best_isa();
+/// The vector isa of steps 4 and 5 on this CPU: Avx2 (also on an AVX-512 CPU), Neon, or Scalar
+/// where neither runs.
+Isa step4_isa();
 
 // ---- The steps -------------------------------------------------------------------------
 
@@ -55,8 +61,9 @@ void transpose(const float* b, float* bt, std::size_t k, std::size_t n);
 void matmul_ikj(const float* a, const float* b, float* c, Shape s, RowRange rows);
 /// Step 3: tiles of tile x tile; tile loops ii, kk, jj, then i, k, j inside a tile.
 void matmul_tiled(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile);
-/// Step 4: step 3 with the inner j loop in 8-float AVX2 FMA instructions, remainder in scalar code.
-/// `isa` Scalar runs step 3 (the fallback); Avx2 and Avx512 both run the AVX2 kernel.
+/// Step 4: step 3 with the inner j loop in vector FMA instructions (8 floats with AVX2, 4 with
+/// NEON), remainder in scalar code. `isa` Scalar runs step 3 (the fallback); Avx2 and Avx512
+/// both run the AVX2 kernel; Neon the NEON one.
 void matmul_tiled_simd(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile, Isa isa);
 /// Step 5: step 4 with the rows of C split across `threads` threads.
 void matmul_threaded(const float* a, const float* b, float* c, Shape s, std::size_t tile, Isa isa, int threads);
@@ -66,7 +73,7 @@ void matmul_threaded(const float* a, const float* b, float* c, Shape s, std::siz
 /// A register-blocked micro-kernel: computes an mr x nr block of C from a packed
 /// mr x kc sliver of A and a packed kc x nr sliver of B.
 struct MicroKernel {
-    std::string name;  // e.g. "avx2 6x16"
+    std::string name;  // e.g. "avx2 6x16", "neon 8x12"
     Isa isa = Isa::Scalar;
     std::size_t mr = 0, nr = 0;
     /// c[i * ldc + j] (+)= sum over p of a[p * mr + i] * b[p * nr + j]; overwrite unless `accumulate`.
@@ -91,6 +98,9 @@ struct Blocking {
 Blocking derive_blocking(std::size_t l1, std::size_t l2, std::size_t l3, std::size_t mr, std::size_t nr);
 /// The same from the caches `machine` reports (an unknown level takes derive_blocking's common size).
 Blocking machine_blocking(const MicroKernel& kernel, const cachebook::Machine& machine = cachebook::machine());
+/// The blocks a short search tries around the rule's: KC of 1/2, 3/4, 1 and 5/4 of the rule's
+/// times MC of 1/4, 1/2 and 1 of it (rounded to whole slivers), NC the rule's; always 12.
+std::vector<Blocking> block_candidates(Blocking rule, std::size_t mr);
 
 /// Packs rows [0, mc) x columns [0, kc) of A (leading dimension lda) into slivers of mr rows:
 /// sliver r holds a[(r*mr + i) * lda + p] at out[r*mr*kc + p*mr + i], zero beyond mc.
@@ -113,6 +123,13 @@ bool blas_available();
 std::string blas_corename();
 /// cblas_sgemm on `threads` threads; throws std::logic_error when no BLAS was linked.
 void matmul_blas(const float* a, const float* b, float* c, Shape s, int threads);
+/// Whether BLIS could be loaded (dlopen) and called; if not, blis_lib_unavailable_reason() says why.
+bool blis_lib_available();
+/// "BLIS <version>, <the kernel set it chose for this CPU>", or "" when it is not available.
+std::string blis_lib_name();
+std::string blis_lib_unavailable_reason();
+/// BLIS's sgemm on `threads` threads; throws std::logic_error when BLIS is not available.
+void matmul_blis_lib(const float* a, const float* b, float* c, Shape s, int threads);
 
 // ---- Checking --------------------------------------------------------------------------
 
@@ -143,7 +160,7 @@ double measure_fma_gflops(Isa isa, int threads, double seconds);
 double measure_clock_ghz(double seconds);
 /// The nominal clock the machine reports ("cpu MHz" of /proc/cpuinfo), in GHz, or 0.
 double nominal_clock_ghz();
-/// Floats per vector register of the isa (1, 8, 16).
+/// Floats per vector register of the isa (1, 8, 16; NEON 4).
 int simd_width(Isa isa);
 /// Peak by the formula: cores x GHz x (2 FLOPs per FMA x width x FMA ports).
 double formula_peak_gflops(int cores, double ghz, int width, int fma_ports);
@@ -167,13 +184,13 @@ struct AlignedFree {
 };
 using Buffer = std::unique_ptr<float[], AlignedFree>;
 Buffer make_buffer(std::size_t floats);
-/// Fills with uniform values in [-1, 1) from a fixed seed.
-void fill_random(float* p, std::size_t count, std::uint32_t seed);
+/// Fills with uniform values in [-1, 1) from a fixed starting state.
+void fill_random(float* p, std::size_t count, std::uint32_t start);
 /// Fills with small integers in [-2, 2]: every product and partial sum is exact in float
 /// while k * 4 < 2^24, so every correct step gives exactly the reference.
-void fill_small_integers(float* p, std::size_t count, std::uint32_t seed);
+void fill_small_integers(float* p, std::size_t count, std::uint32_t start);
 
-/// The largest power of two t with three t x t float tiles in `l1_bytes` (seed: 3 t^2 x 4 <= L1), at least 8.
+/// The largest power of two t with three t x t float tiles in `l1_bytes` (3 t^2 x 4 <= L1), at least 8.
 std::size_t tile_from_l1(std::size_t l1_bytes);
 
 }  // namespace ch09

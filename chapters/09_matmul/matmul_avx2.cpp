@@ -1,14 +1,17 @@
 // The AVX2 + FMA kernels of steps 4 to 6. This file alone is compiled with -mavx2 -mfma;
 // its functions run only after isa_supported(Isa::Avx2) said yes. A portable build
-// (CACHEBOOK_PORTABLE) compiles it without those flags: then it holds no kernel.
-#include <immintrin.h>
-
+// (CACHEBOOK_PORTABLE), or one for another architecture, compiles it without those flags:
+// then it holds no kernel.
 #include <cstring>
 #include <stdexcept>
 
 #include "cachebook/measure.hpp"
 #include "kernels.hpp"
 #include "micro_kernel.hpp"
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
 
 namespace ch09::detail {
 

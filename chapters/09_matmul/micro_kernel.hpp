@@ -13,7 +13,8 @@ namespace {
 // [snippet: micro_kernel]
 // An MR x (NV * V::width) block of C lives in MR * NV registers for the whole kc loop:
 // each step loads NV vectors of B, broadcasts MR values of A, and does MR * NV FMAs.
-template <class V, std::size_t MR, std::size_t NV, bool PrefetchC = true>
+// Ahead > 0: every step also asks for the packed A and B that step p + Ahead will read.
+template <class V, std::size_t MR, std::size_t NV, bool PrefetchC = true, std::size_t Ahead = 0>
 void micro_kernel(std::size_t kc, const float* a, const float* b, float* c, std::size_t ldc, bool accumulate) {
     constexpr std::size_t NR = NV * V::width;
     // Ask for the block of C now: its rows are a whole row of C apart, so no
@@ -31,6 +32,12 @@ void micro_kernel(std::size_t kc, const float* a, const float* b, float* c, std:
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < NV; ++v) acc[i][v] = V::zero();
     for (std::size_t p = 0; p < kc; ++p) {
+        if constexpr (Ahead > 0) {
+            // The packed slivers are read strictly in order, and the sliver of A of the next
+            // call follows this one in memory: so at its end these already fetch the next one.
+            __builtin_prefetch(a + Ahead * MR);
+            __builtin_prefetch(b + Ahead * NR);
+        }
         typename V::reg bv[NV];
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < NV; ++v) bv[v] = V::load(b + v * V::width);

@@ -3,6 +3,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -371,14 +375,27 @@ nlohmann::json machine_json(const Machine& m) {
             {"fixture", or_null(!m.fixture.empty(), m.fixture)}};
 }
 
+#if defined(__x86_64__)
 CpuFeatures cpu_features() {
-    __builtin_cpu_init();
+    __builtin_cpu_init();  // cpuid, read once by the compiler's runtime
     CpuFeatures f;
     f.avx2 = __builtin_cpu_supports("avx2");
     f.fma = __builtin_cpu_supports("fma");
     f.avx512f = __builtin_cpu_supports("avx512f");
     return f;
 }
+#elif defined(__aarch64__)
+CpuFeatures cpu_features() {
+    // User code may not read the ID registers itself: the kernel reports them as HWCAP bits.
+    const unsigned long hwcap = getauxval(AT_HWCAP);
+    CpuFeatures f;
+    f.neon = (hwcap & HWCAP_ASIMD) != 0;
+    f.fma = f.neon;  // ASIMD includes FMLA, the fused multiply-add on vectors
+    return f;
+}
+#else
+CpuFeatures cpu_features() { return {}; }  // no kernel here is written for this architecture
+#endif
 
 int usable_cpus() {
     cpu_set_t set;

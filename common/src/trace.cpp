@@ -33,13 +33,6 @@ std::vector<std::uint64_t> col_major_trace(std::size_t n, std::size_t elem, std:
     return t;
 }
 
-std::vector<Access> transpose_trace(std::size_t n, std::size_t tile, std::size_t elem) {
-    std::vector<Access> t;
-    t.reserve(2 * n * n);
-    for_each_transpose_access(n, tile, elem, [&](const Access& a) { t.push_back(a); });
-    return t;
-}
-
 std::string_view order_name(LoopOrder o) {
     switch (o) {
         case LoopOrder::ijk: return "ijk";

@@ -2,7 +2,7 @@
 #include "sum_kernel.hpp"
 
 #ifndef CH07_KERNEL_NS
-#error "build this file through chapters/07_measurement/build.cmake"
+#error "build this file through chapters/07_measurement/chapter.cmake"
 #endif
 
 namespace ch07::CH07_KERNEL_NS {

@@ -1,6 +1,6 @@
 #pragma once
 // The chapter 2 loops, compiled twice from sum_kernel.cpp: once with -O0 and
-// once with -O2 (chapters/07_measurement/build.cmake), into two namespaces.
+// once with -O2 (chapters/07_measurement/chapter.cmake), into two namespaces.
 
 #include <cstddef>
 #include <cstdint>

@@ -79,11 +79,13 @@ std::vector<CacheInfo> read_caches(const std::string& root = "/sys/devices/syste
 /// machine().data_cache(level).
 std::optional<CacheInfo> data_cache(int level);
 
-/// The SIMD features the book's kernels choose between.
+/// The SIMD features the book's kernels choose between. Each architecture fills in its own
+/// fields (cpuid on x86-64, the kernel's hardware capabilities on aarch64); the others stay false.
 struct CpuFeatures {
-    bool avx2 = false;
-    bool fma = false;
-    bool avx512f = false;
+    bool avx2 = false;     ///< x86-64: 256-bit AVX2
+    bool fma = false;      ///< fused multiply-add on vectors (x86-64: FMA3; aarch64: part of ASIMD)
+    bool avx512f = false;  ///< x86-64: 512-bit AVX-512 Foundation
+    bool neon = false;     ///< aarch64: Advanced SIMD (ASIMD, "NEON"), 128-bit registers
 };
 CpuFeatures cpu_features();
 

@@ -2,9 +2,9 @@
 /// @file trace.hpp
 /// @brief Address traces of the loop nests the book studies.
 ///
-/// Each generator exists in two forms: `for_each_*` calls a function for every
-/// access without storing anything (for large matrices), and the plain form
-/// returns the trace as a vector (for tables and tests). The matrices are
+/// A `for_each_*` generator calls a function for every access without storing
+/// anything (for large matrices); the plain walks also come as vectors (for
+/// tables and tests). The matrices are
 /// row-major: cell (i, j) of an n-column matrix of `elem`-byte values lives at
 /// base + (i * n + j) * elem.
 
@@ -69,8 +69,6 @@ void for_each_transpose_access(std::size_t n, std::size_t tile, std::size_t elem
                     f(Access{row_major_address(base_b, j, i, n, elem), 2, true});
                 }
 }
-/// The transpose trace as a vector.
-std::vector<Access> transpose_trace(std::size_t n, std::size_t tile = 0, std::size_t elem = 8);
 
 /// The six orders of the triple loop of C = A x B.
 enum class LoopOrder { ijk, ikj, jik, jki, kij, kji };

@@ -1,4 +1,4 @@
-# Chapter 7 extras, included from the top-level CMakeLists.txt after add_chapter(07_measurement ...).
+# Chapter 7 extras, included by add_chapter(07_measurement) (cmake/chapter.cmake).
 # 1. The kernel source built twice: the same file, -O0 and -O2, as two object libraries.
 #    The flag comes last on the command line, so it wins over the build type's -O3 or -O0.
 set(ch07_dir ${CMAKE_SOURCE_DIR}/chapters/07_measurement)
