@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -113,6 +114,7 @@ def render_plots(generated: Path, machine: dict) -> None:
 def run_doxygen(build: Path, out: Path) -> None:
     """Step 4: Doxygen XML of common/include for Breathe."""
     out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(out / "xml", ignore_errors=True)  # a header moved away must not stay on the API page
     doxyfile = out / "Doxyfile"
     doxyfile.write_text(
         "\n".join(

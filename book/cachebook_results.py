@@ -10,6 +10,7 @@ methods of str and dict, and a missing key is an error (Jinja's StrictUndefined)
 from __future__ import annotations
 
 import json
+import re
 
 
 def wrap(value):
@@ -59,3 +60,76 @@ class Results(str):
     @property
     def _plain(self) -> dict:
         return self.__dict__["_data"]
+
+
+def as_code(value) -> str:
+    """The Jinja filter `code`: a value shown as inline code, `{{ ch07.counters.d1_flag | code }}`
+    (a substitution cannot sit inside backticks: there it would be printed as written)."""
+    text = str(value)
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+def substitution_environment():
+    """The Jinja environment of `{{ ... }}` in the book: a missing key is an error."""
+    import jinja2
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    env.filters["code"] = as_code
+    return env
+
+
+def render_substitution(expr: str, values: dict) -> str:
+    """What `{{ expr }}` gives with these values (Markdown text, before it is parsed)."""
+    return substitution_environment().from_string("{{" + expr + "}}").render(values)
+
+
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+
+
+def escape_tags(markdown: str) -> str:
+    """A value like "<not supported>" would be read as an HTML tag and vanish from the page:
+    its `<` is escaped, outside code spans (where Markdown shows text as written)."""
+    out, last = [], 0
+    for m in _CODE_SPAN.finditer(markdown):
+        out.append(markdown[last:m.start()].replace("<", "\\<"))
+        out.append(m.group(0))
+        last = m.end()
+    out.append(markdown[last:].replace("<", "\\<"))
+    return "".join(out)
+
+
+def shown_text(markdown: str) -> str:
+    """The text a reader sees for a rendered substitution: code-span backticks and Markdown
+    backslash escapes removed, white space collapsed (what the page's span should hold)."""
+    text = _CODE_SPAN.sub(lambda m: m.group(2).strip(), markdown)
+    text = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
+    return " ".join(plain_typography(text).split())
+
+
+# Sphinx's smart quotes turn ' into ’, -- into – and ... into … in prose.
+_TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2013": "--",
+                             "\u2014": "---", "\u2026": "..."})
+
+
+def plain_typography(text: str) -> str:
+    """Text with typographic quotes, dashes and ellipses written plainly, for comparing."""
+    return text.translate(_TYPOGRAPHY)
+
+
+def load_substitutions(generated) -> dict:
+    """The values of `{{ ... }}`: chNN -> a chapter's --json results, `machine` -> the build
+    machine, `cachesim` -> book/cachesim.md's comparison; read from BUILD/book/generated."""
+    from pathlib import Path
+
+    import book_chapters
+
+    generated = Path(generated)
+    subs = {}
+    for ch in book_chapters.chapters():
+        path = generated / f"{ch.program}.json"
+        if path.exists():
+            subs[ch.key] = Results(json.loads(path.read_text()))
+    for key, name in (("machine", "machine.json"), ("cachesim", "cachesim_compare.json")):
+        if (generated / name).exists():
+            subs[key] = Results(json.loads((generated / name).read_text()))
+    return subs

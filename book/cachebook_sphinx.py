@@ -4,12 +4,19 @@
   as a literal block; ``:section: N`` (the part that starts with the line "N. ..."),
   ``:start-after: TEXT`` / ``:end-before: TEXT`` (the first line containing TEXT, left
   out), ``:start-at: TEXT`` / ``:end-at: TEXT`` (the same, kept),
-  ``:lines: 1-3,5`` (applied last), ``:caption: TEXT``.
+  ``:lines: 1-3,5`` (applied last), ``:caption: TEXT``; a block of more than FOLD_LINES
+  lines, or one with ``:fold:``, is folded (a click shows it).
 - ``chart chNN NAME``: the SVG that book/plots/chNN.py drew as NAME, with the content
   as caption and a sentence naming the machine that produced the data.
 - ``stepper chNN KEY``: an interactive stepper over the list of walks at ``chNN[KEY]``
   (see book/_static/stepper.js for the fields it reads).
 - ``chapter-list``: the chapters in order, one line each; links where a page exists.
+- ``fold SUMMARY``: the content folded under the summary line (<details>); source listings
+  of more than FOLD_LISTING_LINES lines are folded the same way.
+- ``{{ expr }}`` in the prose (MyST substitutions over the programs' JSON): each inline value
+  is wrapped in ``<span class="cb-value" data-expr="expr">`` so that book/check_rendered.py can
+  evaluate it again against the build's JSON; a ``<`` in a value is escaped (it would be read as
+  an HTML tag), and the filter ``code`` shows a value as inline code.
 - roles ``{notes}`` and ``{given}``: a number quoted from the course notes, or a number the
   prose chooses (not a result of the program); the check of hand-typed numbers skips them.
 """
@@ -29,6 +36,7 @@ from sphinx.directives.code import container_wrapper
 from sphinx.util.docutils import SphinxDirective
 
 import book_chapters
+from cachebook_results import escape_tags, render_substitution
 
 
 def _generated(env) -> Path:
@@ -76,6 +84,10 @@ def select_output(text: str, section=None, start_after=None, end_before=None, li
     return out
 
 
+# An output block longer than this is folded (<details>); `:fold:` folds a shorter one.
+FOLD_LINES = 30
+
+
 class ProgramOutput(SphinxDirective):
     required_arguments = 1
     has_content = False
@@ -87,6 +99,7 @@ class ProgramOutput(SphinxDirective):
         "end-at": directives.unchanged_required,
         "lines": directives.unchanged_required,
         "caption": directives.unchanged_required,
+        "fold": directives.flag,
     }
 
     def run(self):
@@ -108,11 +121,18 @@ class ProgramOutput(SphinxDirective):
         except ValueError as e:
             raise self.error(f"program-output {program}: {e}")
         text = textwrap.dedent("\n".join(picked))
-        literal = nodes.literal_block(text, text, classes=["program-output"])
+        literal = nodes.literal_block(text, text, classes=["program-output", f"cb-output-{program}"])
         literal["language"] = "text"
         self.set_source_info(literal)
         caption = self.options.get("caption", f"Output of {program}, run when this book was built")
-        return [container_wrapper(self, literal, caption)]
+        block = container_wrapper(self, literal, caption)
+        count = text.count("\n") + 1
+        if "fold" not in self.options and count <= FOLD_LINES:
+            return [block]
+        # A long block is folded: the page shows its caption; a click shows the lines.
+        holder = nodes.container(classes=["cb-folded"])
+        holder.extend(_fold(block, f"{caption} ({count} lines: show)"))
+        return [holder]
 
 
 class Chart(SphinxDirective):
@@ -268,6 +288,60 @@ class ExerciseList(SphinxDirective):
         return sections
 
 
+def api_entries(xml_dir: Path) -> list[tuple[str, str, list[str]]]:
+    """(header, its brief, Breathe directives for what it declares) for every header of the
+    Doxygen XML: its classes, and the functions, enums, typedefs and variables of namespace
+    cachebook declared in it. An overloaded function is named with its arguments."""
+    import xml.etree.ElementTree as ET
+
+    namespace = ET.parse(xml_dir / "namespacecachebook.xml").getroot()
+    members = [m for m in namespace.iter("memberdef")]
+    overloaded = {n for n in (m.findtext("name") for m in members)
+                  if sum(1 for o in members if o.findtext("name") == n) > 1}
+    kinds = {"function": "doxygenfunction", "enum": "doxygenenum", "typedef": "doxygentypedef",
+             "variable": "doxygenvariable"}
+    entries = []
+    for path in sorted(xml_dir.glob("*_8hpp.xml")):
+        compound = ET.parse(path).getroot().find("compounddef")
+        header = compound.findtext("compoundname")
+        brief = " ".join("".join(compound.find("briefdescription").itertext()).split())
+        found = []
+        for inner in compound.findall("innerclass"):
+            name = inner.text
+            if name.count("::") == 1:  # nested classes come with their outer class
+                kind = "doxygenstruct" if inner.get("refid", "").startswith("struct") else "doxygenclass"
+                found.append(f"{kind} {name}\n:members:\n:undoc-members:")
+        for m in members:
+            if m.find("location").get("file", "").split("/")[-1] != header or m.get("kind") not in kinds:
+                continue
+            name = "cachebook::" + m.findtext("name")
+            if m.findtext("name") in overloaded:
+                name += m.findtext("argsstring")
+            found.append(f"{kinds[m.get('kind')]} {name}")
+        entries.append((header, brief, found))
+    return entries
+
+
+class ApiByHeader(SphinxDirective):
+    """The API reference, one section per header of common/include/cachebook, titled by the
+    header's name and its brief description."""
+
+    has_content = False
+
+    def run(self):
+        xml_dir = Path(self.env.config.breathe_projects["cachebook"])
+        sections = []
+        for header, brief, found in api_entries(xml_dir):
+            section = nodes.section(ids=[f"api-{header.replace('.', '-').replace('_', '-')}"])
+            section += nodes.title("", "", nodes.literal("", header))
+            lines = [brief, ""] if brief else []
+            for directive in found:
+                lines += ["```{" + directive.split(" ", 1)[0] + "} " + directive.split(" ", 1)[1], "```", ""]
+            self.state.nested_parse(StringList(lines, source="api-by-header"), self.content_offset, section)
+            sections.append(section)
+        return sections
+
+
 def _title(page: Path) -> str:
     for line in page.read_text().splitlines():
         if line.startswith("# "):
@@ -315,13 +389,98 @@ def _repair_debian_furo(app, exception):
             js.write_text(gumshoe.read_text() + "\n" + text[len(imp):])
 
 
+# A source listing longer than this is folded too, its caption or first line shown.
+FOLD_LISTING_LINES = 40
+
+
+def _fold(node, summary: str) -> list:
+    return [nodes.raw("", f'<details class="cb-fold"><summary>{html.escape(summary)}</summary>', format="html"),
+            node, nodes.raw("", "</details>", format="html")]
+
+
+def _fold_long_listings(app, doctree, docname):
+    """Folds every source listing (literalinclude, code fence) of more than FOLD_LISTING_LINES."""
+    for block in list(doctree.findall(nodes.literal_block)):
+        if "program-output" in block["classes"] or block.astext().count("\n") + 1 <= FOLD_LISTING_LINES:
+            continue
+        target = block.parent if isinstance(block.parent, nodes.container) and \
+            block.parent.get("literal_block") else block
+        if isinstance(target.parent, nodes.container) and "cb-folded" in target.parent["classes"]:
+            continue
+        lines = block.astext().count("\n") + 1
+        source = Path(block.get("source", "")).name if block.get("source") else ""
+        summary = f"Listing{' from ' + source if source else ''} ({lines} lines: show)"
+        holder = nodes.container(classes=["cb-folded"])
+        target.replace_self(holder)
+        holder.extend(_fold(target, summary))
+
+
+class Fold(SphinxDirective):
+    """```{fold} Summary line``` : the content, folded under the summary (a click shows it)."""
+
+    required_arguments = 1
+    final_argument_whitespace = True
+    has_content = True
+
+    def run(self):
+        body = nodes.container(classes=["cb-fold-body"])
+        self.state.nested_parse(self.content, self.content_offset, body)
+        return _fold(body, self.arguments[0])
+
+
+class substituted_value(nodes.inline):
+    """The text of one `{{ expr }}` of the prose; node["expr"] is the expression."""
+
+
+def _visit_substituted_value(self, node):
+    self.body.append(self.starttag(node, "span", "", CLASS="cb-value", **{"data-expr": node["expr"]}))
+
+
+def _depart_substituted_value(self, node):
+    self.body.append("</span>")
+
+
+def _render_marked_substitution(self, token, inline: bool) -> None:
+    """MyST's renderer, for an inline `{{ expr }}`: the value marked, its `<` escaped."""
+    if not inline:
+        return _MYST_RENDER_SUBSTITUTION(self, token, inline)
+    from myst_parser.mdit_to_docutils.base import token_line
+
+    line = token_line(token)
+    try:
+        text = render_substitution(token.content, dict(self.md_config.substitutions))
+    except Exception as error:
+        self.current_node += [self.reporter.error(f"Substitution error: {error.__class__.__name__}: {error}", line=line)]
+        return
+    value = substituted_value(expr=token.content.strip())
+    with self.current_node_context(value, append=True):
+        self.nested_render_text(escape_tags(text), line, inline=True)
+
+
+_MYST_RENDER_SUBSTITUTION = None
+
+
+def _mark_substitutions() -> None:
+    global _MYST_RENDER_SUBSTITUTION
+    from myst_parser.mdit_to_docutils.base import DocutilsRenderer
+
+    if _MYST_RENDER_SUBSTITUTION is None:
+        _MYST_RENDER_SUBSTITUTION = DocutilsRenderer.render_substitution
+        DocutilsRenderer.render_substitution = _render_marked_substitution
+
+
 def setup(app):
+    _mark_substitutions()
+    app.add_node(substituted_value, html=(_visit_substituted_value, _depart_substituted_value))
     app.add_config_value("cachebook_generated", "", "env")
     app.add_directive("program-output", ProgramOutput)
     app.add_directive("chart", Chart)
     app.add_directive("stepper", Stepper)
     app.add_directive("chapter-list", ChapterList)
     app.add_directive("exercise-list", ExerciseList)
+    app.add_directive("fold", Fold)
+    app.add_directive("api-by-header", ApiByHeader)
+    app.connect("doctree-resolved", _fold_long_listings)
     app.add_role("notes", _number_role("notes-quote"))
     app.add_role("given", _number_role("given-number"))
     app.connect("source-read", _optional_pages)

@@ -2,7 +2,6 @@
 # root (so a chapter's literalinclude paths are relative to its own directory); only
 # book/*.md and chapters/*/chapter.md are read. book/build.py runs sphinx-build.
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -11,8 +10,7 @@ BOOK = Path(__file__).resolve().parent
 ROOT = BOOK.parent
 sys.path.insert(0, str(BOOK))
 
-import book_chapters  # noqa: E402
-from cachebook_results import Results  # noqa: E402
+from cachebook_results import load_substitutions  # noqa: E402
 
 GENERATED = Path(os.environ.get("CACHEBOOK_GENERATED", ROOT / "build" / "book" / "generated"))
 DOXYGEN_XML = Path(os.environ.get("CACHEBOOK_DOXYGEN_XML", ROOT / "build" / "book" / "doxygen" / "xml"))
@@ -33,23 +31,8 @@ myst_enable_extensions = ["substitution", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 
 
-def _load_results():
-    """chNN -> the chapter's --json results; `machine` -> the build machine."""
-    subs = {}
-    for ch in book_chapters.chapters():
-        path = GENERATED / f"{ch.program}.json"
-        if path.exists():
-            subs[ch.key] = Results(json.loads(path.read_text()))
-    machine = GENERATED / "machine.json"
-    if machine.exists():
-        subs["machine"] = Results(json.loads(machine.read_text()))
-    cachesim = GENERATED / "cachesim_compare.json"  # book/cachesim.md (book/build.py runs it)
-    if cachesim.exists():
-        subs["cachesim"] = Results(json.loads(cachesim.read_text()))
-    return subs
-
-
-myst_substitutions = _load_results()
+# `{{ chNN.key }}`, `{{ machine.cpu }}`, `{{ cachesim.* }}` (book/cachesim.md; book/build.py runs it).
+myst_substitutions = load_substitutions(GENERATED)
 cachebook_generated = str(GENERATED)
 
 # API reference: Breathe over Doxygen's XML of common/include.

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Unit tests of the book's machinery (ctest: book.pipeline). Run: /usr/bin/python3 book/test_book.py"""
 
+import html
 import json
 import pickle
 import sys
@@ -118,6 +119,113 @@ class CheckNumbers(unittest.TestCase):
 
         values = {v for v, _ in check_numbers.json_values({"a": 5, "bulk": list(range(100, 140)), "h": "0x10"})}
         self.assertEqual(values, {5, 16})
+
+
+def page(body: str) -> str:
+    """A built page as furo lays it out: the text in <article>, sections with headings."""
+    return ('<html><body><nav>{{ menu }}</nav><article role="main"><section id="t"><h1>Title</h1>'
+            f"<p>Intro.</p>{body}</section></article></body></html>")
+
+
+class CheckRendered(unittest.TestCase):
+    """book/check_rendered.py on small pages: a clean one passes, each defect fails."""
+
+    subs = {"ch07": Results({"perf": {"state": "perf reports the event as <not supported>"}, "n": 512,
+                             "ratio_text": "1.99", "flag": "--D1=49152,12,64",
+                             "won": "the formula's tile -- here"})}
+    outputs = {"ch07_measurement": "Chapter 7\n\n1. The clock\n  threads  ms\n  1        20\n  2        11\n"}
+
+    def defects(self, body):
+        import check_rendered
+
+        return check_rendered.page_defects(page(body), self.subs, self.outputs)
+
+    def value(self, expr, shown):
+        return f'<span class="cb-value" data-expr="{html.escape(expr)}">{html.escape(shown)}</span>'
+
+    def output(self, text, program="ch07_measurement"):
+        return (f'<div class="program-output cb-output-{program} highlight-text notranslate">'
+                f'<div class="highlight"><pre><span></span>{html.escape(text)}</pre></div></div>')
+
+    def test_a_clean_page_passes(self):
+        body = (f"<p>It was {self.value(' ch07.ratio_text ', '1.99')} on 2 threads; "
+                f"{self.value('ch07.perf.state', 'perf reports the event as <not supported>')}. Why? "
+                f"With {self.value('ch07.n * 4', '2048')} bytes; "
+                f"{self.value('ch07.flag | code', '--D1=49152,12,64')}; "
+                f"{self.value('ch07.won', 'the formula’s tile – here')} (smart quotes and dashes), empty by choice"
+                + self.value('"" if ch07.n else "x"', "") + ".</p>"
+                + self.output("threads  ms\n1        20\n2        11\n")
+                + '<section id="s"><h2>Sub</h2><div class="highlight-cpp notranslate"><pre>x ? a : b; {{1}}</pre></div>'
+                "</section>")
+        self.assertEqual(self.defects(body), [])
+
+    def test_each_defect_fails(self):
+        cases = {
+            "template leftover": "<p>the flag `--cache-sim=yes {{ ch07.counters.d1_flag }}`</p>",
+            "printed as written": "<p>a tile of {given}`64` bytes</p>",
+            "<measured>": "<p>it took &lt;measured&gt; ms</p>",
+            "'?' in place of a figure": "<p>the chase costs ? ns per access</p>",
+            "nan or inf": "<p>a speed-up of inf times</p>",
+            "empty section": '<section id="e"><h2>Results</h2></section>',
+            "is empty on the page": f"<p>perf reports the event as {self.value('ch07.perf.state', '')}.</p>",
+            "this build's JSON gives": f"<p>it was {self.value('ch07.ratio_text', '2.10')} on 2 threads</p>",
+            "cannot be evaluated": f"<p>it was {self.value('ch07.nope', '3')}</p>",
+            "is not what it printed": self.output("threads  ms\n1        21\n"),
+        }
+        for what, body in cases.items():
+            with self.subTest(defect=what):
+                found = self.defects(body)
+                self.assertTrue(found, "not caught")
+                for defect in found:
+                    self.assertIn(what, defect)
+
+    def test_a_swallowed_tag_is_caught(self):
+        # "<not supported>" read as an HTML tag leaves "perf reports the event as ".
+        found = self.defects(f"<p>{self.value('ch07.perf.state', 'perf reports the event as ')}.</p>")
+        self.assertEqual(len(found), 1, found)
+
+    def test_values_escape_tags_outside_code(self):
+        from cachebook_results import as_code, escape_tags, shown_text
+
+        self.assertEqual(escape_tags("as <not supported> and `a<b`"), "as \\<not supported> and `a<b`")
+        self.assertEqual(shown_text(escape_tags("as <x>")), "as <x>")
+        self.assertEqual(as_code("--D1=1"), "`--D1=1`")
+        self.assertEqual(shown_text(as_code("a`b")), "a`b")
+
+
+class ApiByHeader(unittest.TestCase):
+    """The API page's sections: each header's classes and the namespace members declared in it."""
+
+    def test_entries_from_doxygen_xml(self):
+        import tempfile
+
+        from cachebook_sphinx import api_entries
+
+        namespace = """<doxygen><compounddef kind="namespace"><compoundname>cachebook</compoundname>
+          <sectiondef kind="func">
+            <memberdef kind="function"><name>chase</name><argsstring>(int n)</argsstring><location file="x/chase.hpp"/></memberdef>
+            <memberdef kind="function"><name>chase</name><argsstring>(double s)</argsstring><location file="x/chase.hpp"/></memberdef>
+            <memberdef kind="function"><name>touch</name><argsstring>()</argsstring><location file="x/cache.hpp"/></memberdef>
+            <memberdef kind="enum"><name>Policy</name><location file="x/cache.hpp"/></memberdef>
+          </sectiondef></compounddef></doxygen>"""
+        cache = """<doxygen><compounddef kind="file"><compoundname>cache.hpp</compoundname>
+          <innerclass refid="structcachebook_1_1Config">cachebook::Config</innerclass>
+          <innerclass refid="classcachebook_1_1Cache">cachebook::Cache</innerclass>
+          <innerclass refid="structcachebook_1_1Cache_1_1Line">cachebook::Cache::Line</innerclass>
+          <briefdescription><para>The cache model.</para></briefdescription></compounddef></doxygen>"""
+        chase = """<doxygen><compounddef kind="file"><compoundname>chase.hpp</compoundname>
+          <briefdescription/></compounddef></doxygen>"""
+        with tempfile.TemporaryDirectory() as d:
+            for name, text in (("namespacecachebook.xml", namespace), ("cache_8hpp.xml", cache),
+                               ("chase_8hpp.xml", chase)):
+                (Path(d) / name).write_text(text)
+            entries = {h: (brief, found) for h, brief, found in api_entries(Path(d))}
+        self.assertEqual(entries["cache.hpp"], ("The cache model.", [
+            "doxygenstruct cachebook::Config\n:members:\n:undoc-members:",
+            "doxygenclass cachebook::Cache\n:members:\n:undoc-members:",
+            "doxygenfunction cachebook::touch", "doxygenenum cachebook::Policy"]))
+        self.assertEqual(entries["chase.hpp"], ("", ["doxygenfunction cachebook::chase(int n)",
+                                                     "doxygenfunction cachebook::chase(double s)"]))
 
 
 class Machine(unittest.TestCase):

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages cachebook needs, only those missing.
-# --book: the packages the HTML book needs (chromium: its browser test).
+# --book: the packages the HTML book needs (chromium: its browser test; python3-bs4: book/check_rendered.py).
 set -euo pipefail
 core=(g++ cmake ninja-build make pkg-config python3 libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind)
-book=(doxygen python3-sphinx python3-breathe python3-myst-parser furo python3-matplotlib chromium)
+book=(doxygen python3-sphinx python3-breathe python3-myst-parser furo python3-matplotlib python3-bs4 chromium)
 core+=(python-matplotlib-data)  # chapter 4's study reads its Stocks.csv
 # Chapter 9's step 7: BLIS beside OpenBLAS. The program loads it at run time (dlopen) and
 # skips it, saying why, where it is absent; nothing is linked against it.

@@ -1,6 +1,6 @@
 """Chapter 8's plot: ns per access against working-set size (log x), for the pointer chase
 with 4 KiB and with huge pages and for the strided sum; the detected levels (solid) and the
-sizes the machine reports (dotted) marked."""
+sizes the machine reports (dotted) marked, each level named above the plot."""
 
 from plots import figure
 
@@ -21,17 +21,22 @@ def plots(data):
     ax.set_yscale("log")
     ax.set_xlabel("working set")
     ax.set_ylabel("ns per access (best of runs)")
-    # Level labels sit low on the plot, clear of the legend in the upper left.
-    low = min(min(p["chase_ns"] for p in curve), min(p.get("strided_ns", 1e9) for p in curve))
+    # The level names sit above the plot, outside the curves: one name per level, between
+    # the line where it was found (solid) and the size the machine reports (dotted).
+    top = ax.get_xaxis_transform()  # x in data, y in axes fractions
     for name, level in (data.get("levels") or {}).items():
+        marks = []
         if level.get("detected_bytes"):
-            x = level["detected_bytes"] / 1024
-            ax.axvline(x, color="#333333", linewidth=1)
-            ax.text(x, low * 4, f" {name} found", rotation=90, va="bottom", fontsize=8)
+            marks.append(level["detected_bytes"] / 1024)
+            ax.axvline(marks[-1], color="#333333", linewidth=1)
         if level.get("reported_bytes") and level["reported_bytes"] / 1024 <= kib[-1]:
-            x = level["reported_bytes"] / 1024
-            ax.axvline(x, color="#999999", linestyle=":", linewidth=1)
-            ax.text(x, low, f" {name} reported", rotation=90, va="bottom", fontsize=8, color="#777777")
+            marks.append(level["reported_bytes"] / 1024)
+            ax.axvline(marks[-1], color="#999999", linestyle=":", linewidth=1)
+        if marks:
+            middle = (min(marks) * max(marks)) ** 0.5
+            ax.text(middle, 1.01, name, transform=top, ha="center", va="bottom", fontsize=8)
+    ax.plot([], [], color="#333333", linewidth=1, label="a level found here")
+    ax.plot([], [], color="#999999", linestyle=":", linewidth=1, label="its size as the machine reports it")
     ticks = [4 ** k for k in range(1, 12) if kib[0] <= 4 ** k <= kib[-1]]
     ax.set_xticks(ticks, [f"{t} KiB" if t < 1024 else f"{t // 1024} MiB" for t in ticks])
     ax.legend(frameon=False, loc="upper left", fontsize=8)
