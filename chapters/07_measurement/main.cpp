@@ -1,6 +1,7 @@
 // ch07_measurement: prints what chapter 7 shows, one function per numbered section.
 // Logic lives in measurement.cpp; each result is written once, through cachebook::Report.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cachebook/cli.hpp"
 #include "cachebook/cpu_time.hpp"
@@ -247,18 +248,23 @@ void counted_orders(Report& report, bool run_tool) {
                      : Value::unknown("orders.counted", "not run (" + counted.why_not + ")"));
     auto table = report.table_of_rows("orders.rows", {"order", "model A", "model B", "model C", "model total",
                                                       "cachegrind", "compared"});
+    std::vector<std::string> fewer, more;  // the orders cachegrind counts away from the model, for the prose
     for (std::size_t k = 0; k < std::size(cachebook::kAllOrders); ++k) {
         const auto order = cachebook::kAllOrders[k];
         const auto model = ch07::model_order_misses(order, n, cache);
         const double tool = have ? counted.per_iteration(k, n) : 0;
+        const std::string compared = have ? ch07::compare_with_model(tool, model.total()) : "";
+        if (compared == "fewer") fewer.emplace_back(cachebook::order_name(order));
+        if (compared == "more") more.emplace_back(cachebook::order_name(order));
         auto three = [](std::string key, double v) { return Value::exact_as(std::move(key), v, fmt::format("{:.3f}", v)); };
         table.row({Value::exact("order", std::string(cachebook::order_name(order))), three("model_a", model.a),
                    three("model_b", model.b), three("model_c", model.c), three("model_total", model.total()),
                    have ? Value::measured("cachegrind", tool, "{:.3f}") : Value::unknown("cachegrind", "n/a"),
-                   have ? Value::measured("compared", ch07::compare_with_model(tool, model.total()))
-                        : Value::unknown("compared", "-")});
+                   have ? Value::measured("compared", compared) : Value::unknown("compared", "-")});
     }
     table.print();
+    report.record("orders.fewer", fmt::format("{}", fmt::join(fewer, ", ")));
+    report.record("orders.more", fmt::format("{}", fmt::join(more, ", ")));
 }
 
 void counters_section(Report& report, const Options& options) {
