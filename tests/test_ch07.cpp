@@ -137,8 +137,10 @@ TEST_CASE("cachegrind counts chapter 3's six orders: the inner-j orders miss lea
         const bool inner_j = order == cachebook::LoopOrder::kij || order == cachebook::LoopOrder::ikj;
         // The compiler may serve several iterations with one access (fewer misses), never add many.
         CHECK(per <= ch07::model_order_misses(order, 64, cache).total() + 0.05);
-        if (inner_j) CHECK(ch07::compare_with_model(per, ch07::model_order_misses(order, 64, cache).total()) == "agrees");
-        else CHECK(per > 0.5);
+        if (inner_j)
+            CHECK(ch07::compare_with_model(per, ch07::model_order_misses(order, 64, cache).total()) == "agrees");
+        else
+            CHECK(per > 0.5);
     }
 }
 

@@ -144,8 +144,8 @@ void optimisation_section(Report& report, const Options& options) {
     const auto n = static_cast<std::size_t>(options.product_n);
     const auto builds = ch07::blocked_rule(n, tile, options.run_count());
     report.section("Judge at -O2, not -O0: the blocked product, one kernel file built twice");
-    report.line("  C = A x B, {0} x {0} doubles; naive ijk against tiles of {1} x {1}",
-                Value::exact("opt.n", n), Value::exact("opt.tile", tile));
+    report.line("  C = A x B, {0} x {0} doubles; naive ijk against tiles of {1} x {1}", Value::exact("opt.n", n),
+                Value::exact("opt.tile", tile));
     auto table = report.table({"build", "naive ms", "blocked ms", "naive / blocked"});
     table.row({"-O0", milliseconds("opt.naive_o0_ms", builds.naive_o0),
                milliseconds("opt.blocked_o0_ms", builds.blocked_o0), ratio("opt.gain_o0", builds.gain_o0()).quoted()});
@@ -161,8 +161,9 @@ void optimisation_section(Report& report, const Options& options) {
 Value l1_here() {
     const auto l1 = cachebook::data_cache(1);
     if (!l1) return Value::unknown("l1_kib", "unknown, 32 KiB assumed");
-    return Value::measured_as("l1_kib", l1->size_bytes / 1024,
-                              fmt::format("{} KiB, from {}", l1->size_bytes / 1024, cachebook::source_name(l1->source)));
+    return Value::measured_as(
+        "l1_kib", l1->size_bytes / 1024,
+        fmt::format("{} KiB, from {}", l1->size_bytes / 1024, cachebook::source_name(l1->source)));
 }
 
 void size_section(Report& report, const Options& options) {
@@ -240,14 +241,15 @@ void counted_orders(Report& report, bool run_tool) {
     const auto counted = run_tool ? ch07::cachegrind_orders(cache, n) : ch07::OrderCounts{"--counters 0", 0, {}};
     const bool have = counted.why_not.empty();
     report.blank_line();
-    report.line("  chapter 3's six orders, N = {}, misses per inner iteration; cache: {}",
-                Value::exact("orders.n", n), Value::exact("orders.cache", cache.describe()));
-    report.line("  cachegrind {} (chapter 3's code as this build compiled it, minus a run that only fills the matrices): {}",
-                Value::exact("orders.d1_flag", ch07::cachegrind_d1_flag(cache)),
-                have ? Value::measured_as("orders.counted", true, "counted")
-                     : Value::unknown("orders.counted", "not run (" + counted.why_not + ")"));
-    auto table = report.table_of_rows("orders.rows", {"order", "model A", "model B", "model C", "model total",
-                                                      "cachegrind", "compared"});
+    report.line("  chapter 3's six orders, N = {}, misses per inner iteration; cache: {}", Value::exact("orders.n", n),
+                Value::exact("orders.cache", cache.describe()));
+    report.line(
+        "  cachegrind {} (chapter 3's code as this build compiled it, minus a run that only fills the matrices): {}",
+        Value::exact("orders.d1_flag", ch07::cachegrind_d1_flag(cache)),
+        have ? Value::measured_as("orders.counted", true, "counted")
+             : Value::unknown("orders.counted", "not run (" + counted.why_not + ")"));
+    auto table = report.table_of_rows(
+        "orders.rows", {"order", "model A", "model B", "model C", "model total", "cachegrind", "compared"});
     std::vector<std::string> fewer, more;  // the orders cachegrind counts away from the model, for the prose
     for (std::size_t k = 0; k < std::size(cachebook::kAllOrders); ++k) {
         const auto order = cachebook::kAllOrders[k];
@@ -256,7 +258,9 @@ void counted_orders(Report& report, bool run_tool) {
         const std::string compared = have ? ch07::compare_with_model(tool, model.total()) : "";
         if (compared == "fewer") fewer.emplace_back(cachebook::order_name(order));
         if (compared == "more") more.emplace_back(cachebook::order_name(order));
-        auto three = [](std::string key, double v) { return Value::exact_as(std::move(key), v, fmt::format("{:.3f}", v)); };
+        auto three = [](std::string key, double v) {
+            return Value::exact_as(std::move(key), v, fmt::format("{:.3f}", v));
+        };
         table.row({Value::exact("order", std::string(cachebook::order_name(order))), three("model_a", model.a),
                    three("model_b", model.b), three("model_c", model.c), three("model_total", model.total()),
                    have ? Value::measured("cachegrind", tool, "{:.3f}") : Value::unknown("cachegrind", "n/a"),
@@ -323,14 +327,16 @@ void audit_section(Report& report, const Options& options) {
                                 fmt::format("{:.4f}", audit.model_prefetched)),
                 Value::exact("audit.distance", distance));
     report.line("  3. tile: none in this change, nothing to check");
-    report.line("  4. same sums: {}", Value::exact_as("audit.same_sums", audit.same_sums, audit.same_sums ? "yes" : "NO"));
-    report.line("  5. -O2, best of {0} interleaved runs, {1} x {1} ints: {2} ms without, {3} ms with", Value::exact("audit.runs", runs),
-                options.size(), milliseconds("audit.plain_ms", audit.plain_s),
+    report.line("  4. same sums: {}",
+                Value::exact_as("audit.same_sums", audit.same_sums, audit.same_sums ? "yes" : "NO"));
+    report.line("  5. -O2, best of {0} interleaved runs, {1} x {1} ints: {2} ms without, {3} ms with",
+                Value::exact("audit.runs", runs), options.size(), milliseconds("audit.plain_ms", audit.plain_s),
                 milliseconds("audit.prefetched_ms", audit.prefetched_s));
     const std::string verdict = ch07::audit_verdict(audit.speedup(), 1.0 + claimed_percent / 100.0, noise);
-    const std::string advice = verdict == "holds"     ? "the claim holds here: keep it, and state the machine"
-                               : verdict == "smaller" ? "a gain, smaller than claimed: keep it with the measured figure"
-                                                      : "no gain beyond the 5 % this machine's noise allows: take it out";
+    const std::string advice = verdict == "holds" ? "the claim holds here: keep it, and state the machine"
+                               : verdict == "smaller"
+                                   ? "a gain, smaller than claimed: keep it with the measured figure"
+                                   : "no gain beyond the 5 % this machine's noise allows: take it out";
     report.line("  6. measured on its own: {}x; {}", ratio("audit.speedup", audit.speedup()).quoted(),
                 Value::measured_as("audit.verdict", verdict, advice));
 }

@@ -177,10 +177,10 @@ cachebook::CacheConfig l1_geometry();
 
 struct PrefetchAudit {
     std::size_t n = 0, distance = 0;
-    std::uint64_t stride_bytes = 0;                 // the inner loop's step through memory
-    double model_plain = 0, model_prefetched = 0;   // the model's lines fetched per element
+    std::uint64_t stride_bytes = 0;                // the inner loop's step through memory
+    double model_plain = 0, model_prefetched = 0;  // the model's lines fetched per element
     bool same_sums = false;
-    double plain_s = 0, prefetched_s = 0;           // best of the runs, interleaved
+    double plain_s = 0, prefetched_s = 0;  // best of the runs, interleaved
     [[nodiscard]] double speedup() const { return plain_s / prefetched_s; }
 };
 /// The model's part of the audit: the row walk of an n x n int array through `l1`,
