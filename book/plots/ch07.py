@@ -57,7 +57,7 @@ def orders(data):
     ax.set_xticks(range(len(rows)), names)
     ax.set_ylabel("misses per inner iteration")
     ax.grid(axis="x", visible=False)
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=8, loc="upper left")
     fig.tight_layout()
     return fig
 
