@@ -8,6 +8,7 @@
 #include "cachebook/cli.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
+#include "cachebook/prefetch.hpp"
 #include "cachebook/report.hpp"
 #include "cachebook/trace.hpp"
 #include "tiling.hpp"
@@ -105,7 +106,7 @@ void tile_choice_lines(Report& report, const ch04::TileChoice& choice, const std
                 value("cache_bytes", choice.cache_bytes, fmt::format("{}", choice.cache_bytes)),
                 value("bound", bound, bound), value("tile", choice.tile, fmt::format("{}", choice.tile)),
                 Value::exact(key + ".n", choice.n));
-    report.line("  three tiles: {} B = {} KiB; estimated misses per iteration 2 / (8 x T) = {}",
+    report.line("  three tiles: {} B = {} KiB; misses per iteration, one per line of a tile of A and of B: 2 / (8 x T) = {}",
                 value("three_tiles", choice.three_tiles, fmt::format("{}", choice.three_tiles)),
                 value("three_tiles_kib", choice.three_tiles / 1024,
                       fmt::format("{:g}", static_cast<double>(choice.three_tiles) / 1024)),
@@ -118,7 +119,7 @@ void unknown_tile_lines(Report& report, std::size_t n) {
     const auto unknown = cachebook::measured("unknown");
     report.line("  3 x T^2 x 8 <= {} B  =>  T <= {}  =>  T = {} (largest power of two dividing N = {})", unknown,
                 unknown, unknown, n);
-    report.line("  three tiles: {} B = {} KiB; estimated misses per iteration 2 / (8 x T) = {}", unknown, unknown,
+    report.line("  three tiles: {} B = {} KiB; misses per iteration, one per line of a tile of A and of B: 2 / (8 x T) = {}", unknown, unknown,
                 unknown);
     report.record("machine_tile", nullptr);
 }
@@ -154,9 +155,13 @@ void visits_section(Report& report) {
     visit_grid(report, 4, 0);
     report.line("  tile 2:");
     visit_grid(report, 4, 2);
+}
+
+// The lab's misses_by_tile and best_tile, in the lab's cache.
+void lab_section(Report& report) {
     const auto cache = cachebook::CacheConfig{8, 8, 64};
     const auto misses = ch04::misses_by_tile(73, kModelTiles, cache);
-    report.blank_line();
+    report.section("The lab's transpose: misses_by_tile and best_tile");
     report.line("  misses_by_tile: transpose of 73 x 73 doubles, B right after A, cache {}", cache.describe());
     auto table = report.table({"tile", "none", "4", "8", "16", "32"});
     std::vector<Value> cells = {"misses"};
@@ -167,6 +172,45 @@ void visits_section(Report& report) {
     report.line("  best_tile: {} ({:.2f}x fewer misses than none)",
                 Value::exact("misses_by_tile.best", ch04::best_tile(73, kModelTiles, cache)), gain);
     report.record("misses_by_tile.gain", fmt::format("{:.1f}", gain));
+    report.record("misses_by_tile.largest", kModelTiles.back());
+}
+
+std::string kind_key(cachebook::PrefetchKind kind) {
+    return kind == cachebook::PrefetchKind::next_line ? "next_line" : std::string(cachebook::prefetch_name(kind));
+}
+
+// The lab's last step: four walks through the lab's cache with no prefetcher, next-line and stride.
+void prefetch_section(Report& report) {
+    const std::size_t n = 73, tile = 8;
+    const std::uint64_t seed = 7;
+    const auto cache = cachebook::CacheConfig{8, 8, 64};
+    report.section("The lab's last step: a prefetcher in front of the cache, {0} x {0} doubles",
+                   Value::exact("prefetch.n", n));
+    const cachebook::PrefetchConfig settings;
+    report.line("  cache: {}", cache.describe());
+    report.line("  next-line: a miss on line L also fetches line L + 1");
+    report.line("  stride: once a stream (A or B) has moved by the same stride twice in a row, each of its");
+    report.line("    accesses fetches the line one stride ahead; the table follows {} streams",
+                Value::exact("prefetch.table_streams", settings.table_streams));
+    report.line("  useful: prefetched lines that a later access hit; issued: prefetches that brought a line in");
+    report.record("prefetch.tile", tile);
+    report.record("prefetch.chase_seed", seed);
+    auto table = report.table({"walk", "accesses", "none: misses", "next-line: misses", "useful", "issued",
+                               "stride: misses", "useful", "issued"});
+    for (const auto& walk : ch04::prefetch_walks(n, tile, seed)) {
+        const std::string at = "prefetch." + walk.key + ".";
+        std::vector<Value> cells = {walk.name, Value::exact(at + "accesses", walk.accesses.size())};
+        for (const auto kind : ch04::kPrefetchKinds) {
+            const auto counts = ch04::run_with_prefetcher(walk, cache, kind);
+            const std::string key = at + kind_key(kind) + ".";
+            cells.push_back(Value::exact(key + "misses", counts.demand_misses));
+            if (kind == cachebook::PrefetchKind::none) continue;
+            cells.push_back(Value::exact(key + "useful", counts.useful));
+            cells.push_back(Value::exact(key + "issued", counts.issued));
+        }
+        table.row(cells);
+    }
+    table.print();
 }
 
 // The tile of the blocked product: --tile, else this machine's L1d's, else the course notes' L1's.
@@ -225,6 +269,9 @@ void sweep_section(Report& report, const Options& options, std::size_t pick) {
     report.line("  fastest tile: {}; the formula's pick: {}{}", Value::measured("sweep.best", sweep.best()),
                 Value::measured("sweep.pick", pick), of_fastest);
     report.record("sweep.pick_over_best", pick_over_best);
+    // Whether the largest tile lost, and by how much: the prose says what this run showed.
+    report.record("sweep.largest", sweep.points.back().tile);
+    report.record("sweep.largest_over_best", sweep.over_best(sweep.points.back().tile));
 }
 
 void transpose_section(Report& report, const Options& options) {
@@ -324,18 +371,20 @@ int main(int argc, char** argv) {
         Options options;
         if (auto status = parse(cli, options, argc, argv)) return *status;
         Report report("Chapter 4 · Blocking");
-        transpose_model_section(report);
         visits_section(report);
         const std::size_t tile = tile_section(report, options);
+        stepper_section(report);
         cachebook::Progress progress("measuring", 3);
         blocked_section(report, options, tile);
         progress.step("naive vs blocked");
         sweep_section(report, options, tile);
         progress.step("tile sweep");
+        transpose_model_section(report);
+        lab_section(report);
         transpose_section(report, options);
         progress.step("transpose");
         study_section(report, options);
-        stepper_section(report);
+        prefetch_section(report);
         report.save(cli.json_path());
         return 0;
     });
