@@ -108,16 +108,16 @@ TEST_CASE("prefetch: a random walk over lines defeats the stride table", "[prefe
 TEST_CASE("prefetch: off-by-one checks at every boundary of the model", "[prefetch]") {
     SECTION("the stride table answers on the third access, after two equal strides") {
         StrideTable table(1);
-        CHECK_FALSE(table.observe(0, 0).has_value());  // no stride yet
-        CHECK_FALSE(table.observe(0, 8).has_value());  // the stride 8, once
-        CHECK(table.observe(0, 16) == 8);              // twice
-        CHECK(table.observe(0, 24) == 8);              // and on
-        CHECK_FALSE(table.observe(0, 48).has_value()); // the stride 24, once
+        CHECK_FALSE(table.observe(0, 0).has_value());   // no stride yet
+        CHECK_FALSE(table.observe(0, 8).has_value());   // the stride 8, once
+        CHECK(table.observe(0, 16) == 8);               // twice
+        CHECK(table.observe(0, 24) == 8);               // and on
+        CHECK_FALSE(table.observe(0, 48).has_value());  // the stride 24, once
         CHECK(table.observe(0, 72) == 24);
         CHECK_FALSE(table.observe(0, 72).has_value());  // stride 0 is not a stream
         CHECK_FALSE(table.observe(0, 72).has_value());
         CHECK(table.observe(0, 40) == std::nullopt);  // -32, once
-        CHECK(table.observe(0, 8) == -32);             // downwards, twice
+        CHECK(table.observe(0, 8) == -32);            // downwards, twice
     }
     SECTION("next-line from the last byte of line 1 fetches line 2, all of it, and nothing more") {
         PrefetchingCache cache(CacheConfig::fully_associative(8, 64), PrefetchConfig{PrefetchKind::next_line});

@@ -301,7 +301,8 @@ std::vector<Walk> prefetch_walks(std::size_t n, std::size_t tile, std::uint64_t 
                                {"chase", "pointer chase (random order)", {}}};
     for (std::uint64_t address : cachebook::row_major_trace(n)) walks[0].accesses.push_back({address, 1, false});
     for (std::uint64_t address : cachebook::col_major_trace(n)) walks[1].accesses.push_back({address, 1, false});
-    cachebook::for_each_transpose_access(n, tile, 8, [&](const cachebook::Access& x) { walks[2].accesses.push_back(x); });
+    cachebook::for_each_transpose_access(n, tile, 8,
+                                         [&](const cachebook::Access& x) { walks[2].accesses.push_back(x); });
     // A chase reads a cell to learn which cell comes next: the cycle fixes the order of the addresses.
     const auto next = cachebook::single_cycle(n * n, seed);
     std::uint32_t cell = 0;

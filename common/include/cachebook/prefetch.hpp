@@ -78,8 +78,8 @@ private:
         int stream = 0;
         std::uint64_t last_address = 0;
         std::int64_t stride = 0;
-        int repeats = 0;            ///< accesses in a row that moved by `stride`
-        std::uint64_t last_use = 0; ///< for replacement; 0: the entry is free
+        int repeats = 0;             ///< accesses in a row that moved by `stride`
+        std::uint64_t last_use = 0;  ///< for replacement; 0: the entry is free
     };
     Entry& entry_for(int stream, std::uint64_t address, bool& is_new);
 
