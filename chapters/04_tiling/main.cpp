@@ -332,7 +332,7 @@ std::string kind_key(cachebook::PrefetchKind kind) {
 // The lab's last step: four walks through the lab's cache with no prefetcher, next-line and stride.
 void prefetch_section(Report& report) {
     const std::size_t n = 73, tile = 8;
-    const std::uint64_t seed = 7;
+    const std::uint64_t cycle = 7;  // which random cycle the chase follows
     const auto cache = cachebook::CacheConfig{8, 8, 64};
     report.section("The lab's last step: a prefetcher in front of the cache, {0} x {0} doubles",
                    Value::exact("prefetch.n", n));
@@ -344,10 +344,9 @@ void prefetch_section(Report& report) {
                 Value::exact("prefetch.table_streams", settings.table_streams));
     report.line("  useful: prefetched lines that a later access hit; issued: prefetches that brought a line in");
     report.record("prefetch.tile", tile);
-    report.record("prefetch.chase_seed", seed);
     auto table = report.table({"walk", "accesses", "none: misses", "next-line: misses", "useful", "issued",
                                "stride: misses", "useful", "issued"});
-    for (const auto& walk : ch04::prefetch_walks(n, tile, seed)) {
+    for (const auto& walk : ch04::prefetch_walks(n, tile, cycle)) {
         const std::string at = "prefetch." + walk.key + ".";
         std::vector<Value> cells = {walk.name, Value::exact(at + "accesses", walk.accesses.size())};
         for (const auto kind : ch04::kPrefetchKinds) {
