@@ -94,8 +94,8 @@ AccessResult PrefetchingCache::access(std::uint64_t address, int stream, bool wr
             for (std::size_t d = 1; d <= config_.degree; ++d) {
                 const std::int64_t ahead = static_cast<std::int64_t>(address) + static_cast<std::int64_t>(d) * *stride;
                 if (ahead < 0) break;  // a walk downwards that would leave address 0
-                const std::uint64_t target = static_cast<std::uint64_t>(ahead) / cache_.config().line_bytes;
-                if (target != line) fetch_line(target);  // a stride within the line needs nothing fetched
+                // A target inside the line just read is cached already, and fetch_line drops it.
+                fetch_line(static_cast<std::uint64_t>(ahead) / cache_.config().line_bytes);
             }
         }
     }
