@@ -192,8 +192,7 @@ void footprint_lines(Report& report, std::size_t n) {
         Value::exact("sum.column_lines", in_l1.lines), count("sum.l1.column_sets", l1.has_value(), in_l1.sets),
         count("sum.l1.sets", l1.has_value(), l1 ? l1->sets : 0), count("sum.l1.room", l1.has_value(), in_l1.capacity),
         count("sum.l2.column_sets", l2.has_value(), in_l2.sets),
-        count("sum.l2.sets", l2.has_value(), l2 ? l2->sets : 0),
-        count("sum.l2.room", l2.has_value(), in_l2.capacity));
+        count("sum.l2.sets", l2.has_value(), l2 ? l2->sets : 0), count("sum.l2.room", l2.has_value(), in_l2.capacity));
     report.line("  where the L2 comes from: {}",
                 cachebook::measured("{}", l2 ? cachebook::source_name(machine.data_cache(2)->source)
                                              : machine.why_unknown("the L2's size, ways or line size")));
