@@ -690,7 +690,7 @@ void versus_line(Report& report, const ch09::LibraryRun* best, std::size_t slot,
     auto gf = [&](const std::string& key, double sec) { return figure_or_dash(k + key, sec > 0 ? flops / sec / 1e9 : 0); };
     const double s6 = best ? best->step6[slot] : 0, ob = best ? best->openblas[slot] : 0, bl = best ? best->blis[slot] : 0;
     const std::string head = slot == 0 ? "1 thread: " : "threads " + measured("{}", threads_text(threads)) + ":";
-    report.line("    {} step 6 {} GFLOPS, OpenBLAS {}, BLIS {}: step 6 reaches {} of OpenBLAS, {} of BLIS", head,
+    report.line("    {} step 6 {} GFLOPS, OpenBLAS {}, BLIS {}: step 6 = {} of OpenBLAS, {} of BLIS", head,
                 gf("step6_gflops", s6), gf("openblas_gflops", ob), gf("blis_gflops", bl),
                 percent_or_dash(k + "pct_openblas", ratio(ob, s6)), percent_or_dash(k + "pct_blis", ratio(bl, s6)));
 }
@@ -702,8 +702,8 @@ void speedup_line(Report& report, const ch09::LibraryRun* best, int threads) {
     auto share = [&](const std::string& key, double s) {
         return s > 0 ? Value::measured(key, round_to(ch09::parallel_share(s, threads), 3), "{:.2f}") : Value::unknown(key, "-");
     };
-    report.line("    speed-up from 1 to {} threads: step 6 {}x, OpenBLAS {}x; Amdahl's law reads parallel shares of {} and {}",
-                Value::measured("speedup.threads", threads), figure_or_dash("speedup.step6", s6, 2),
+    report.line("    speed-up, 1 to {} threads: step 6 {}x, OpenBLAS {}x (Amdahl: parallel shares {} and {})",
+                Value::measured_as("speedup.threads", threads, threads_text(threads)), figure_or_dash("speedup.step6", s6, 2),
                 figure_or_dash("speedup.openblas", ob, 2), share("speedup.step6_parallel_share", s6),
                 share("speedup.openblas_parallel_share", ob));
 }
@@ -712,7 +712,7 @@ void libraries_section(Report& report, const Options& o, const Libraries& libs, 
     const double flops = 2.0 * double(o.n) * double(o.n) * double(o.n);
     const ch09::LibraryRun* best = libs.best();
     report.section("Step 6 beside the libraries (each OpenBLAS kernel in its own process)");
-    report.line("  OpenBLAS kernels tried, GFLOPS on 1 and {} threads: {}", Value::measured("", o.threads),
+    report.line("  OpenBLAS kernels tried, GFLOPS on 1 and {} threads: {}", Value::measured("", threads_text(o.threads)),
                 Value::measured("", cores_tried(libs, flops)));
     record_cores(report, libs, flops);
     const std::string coretype = libs.have_openblas() ? libs.cores[*libs.fastest].coretype : "";
