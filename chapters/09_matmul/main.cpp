@@ -578,7 +578,8 @@ void cache_row(cachebook::ResultTable& table, const Options& o, const MachineFac
     const auto& reported = m.caches[level - 1];
     const std::string key = fmt::format("caches_measured.l{}_bytes", level);
     const auto found = o.measured_caches ? o.measured_caches->bytes[level - 1] : std::nullopt;
-    Value measured_cell = !o.measured_caches ? dash()
+    // Every key is recorded, null where nothing was measured, so the book's page builds either way.
+    Value measured_cell = !o.measured_caches ? Value::unknown(key, "-")
                           : found            ? Value::measured_as(key, *found, ch09::size_text(*found))
                                              : Value::unknown(key, "not found, reported used");
     table.row({level_name(level),
@@ -592,7 +593,8 @@ void block_rows(cachebook::ResultTable& table, const Blocks& b) {
     for (int i = 0; i < 3; ++i) {
         auto pick = [&](const Blocking& x) { return i == 0 ? x.kc : i == 1 ? x.mc : x.nc; };
         table.row({names[i], Value::measured(fmt::format("blocking_rule.{}", keys[i]), pick(b.reported)),
-                   b.measured ? Value::measured(fmt::format("blocking_rule_measured.{}", keys[i]), pick(*b.measured)) : dash()});
+                   b.measured ? Value::measured(fmt::format("blocking_rule_measured.{}", keys[i]), pick(*b.measured))
+                              : Value::unknown(fmt::format("blocking_rule_measured.{}", keys[i]), "-")});
     }
 }
 
