@@ -97,6 +97,11 @@ def tile_sweep(data):
         t_l1 = math.sqrt(l1_kib * 1024 / 12)
         ax.axvline(t_l1, color="#555555", linestyle="--", linewidth=1,
                    label=f"3 tiles fill L1 ({l1_kib} KiB): T = {t_l1:.0f}")
+    l1_found = ((data.get("caches_measured") or {}).get("l1_bytes"))
+    if l1_found:
+        t_found = math.sqrt(l1_found / 12)
+        ax.axvline(t_found, color="#999999", linestyle="-.", linewidth=1,
+                   label=f"the same for the L1 chapter 8 measured ({l1_found / 1024:.1f} KiB): T = {t_found:.0f}")
     ax.set_xscale("log", base=2)
     ax.set_xticks(tiles, [str(t) for t in tiles])
     ax.set_xlabel(f"tile T (N = {n})")
