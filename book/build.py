@@ -51,7 +51,8 @@ def chapter_inputs(generated: Path) -> dict[str, list[Path]]:
 
 
 def chapter_args(program: str, inputs: list[Path]) -> list[str]:
-    return ["--caches", str(inputs[0])] if program == "ch09_matmul" else []
+    # Relative to the tree, where the programs run: the path is printed on the page.
+    return ["--caches", os.path.relpath(inputs[0], ROOT)] if program == "ch09_matmul" else []
 
 
 def run_chapters(build: Path, generated: Path, force: bool) -> None:

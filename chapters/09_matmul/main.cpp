@@ -28,7 +28,9 @@ double round_to(double x, int digits) {
 }
 
 // A measured cell that says "-": not run here.
-Value dash() { return Value::measured("", std::string("-")); }
+Value dash() {
+    return Value::measured("", std::string("-"));
+}
 
 // A measured figure printed with one decimal, or "-" and null when it was not measured (0).
 Value figure_or_dash(std::string key, double x, int digits = 1) {
@@ -105,7 +107,8 @@ std::optional<int> parse(cachebook::Cli& cli, Options& o, int argc, char** argv)
     auto* n_flag = cli.add_int("--n", n, "Order N of the N x N matrices (--quick: 512)", 1, 8192);
     cli.add_int("--threads", threads, "Threads for steps 5 to 7 (default: every usable CPU)", 1, 256);
     auto* tile_flag = cli.add_int("--tile", tile, "Tile of steps 3 to 5 (default: from the L1 size)", 1, 4096);
-    auto* runs_flag = cli.add_int("--runs", runs, "Timed runs per measurement; the minimum is reported (--quick: 2)", 1, 100);
+    auto* runs_flag =
+        cli.add_int("--runs", runs, "Timed runs per measurement; the minimum is reported (--quick: 2)", 1, 100);
     cli.add_string("--isa", isa, "Kernels to use: scalar, avx2, avx512 or neon (default: the widest this CPU has)");
     cli.add_string("--kernel", kernel, "Micro-kernel of step 6, e.g. 'avx2 6x16' (default: the isa's first)");
     auto* mc_flag = cli.add_int("--mc", mc, "Step 6's MC (default: the rule, then a short search)", 1, 1 << 16);
@@ -117,7 +120,8 @@ std::optional<int> parse(cachebook::Cli& cli, Options& o, int argc, char** argv)
     cli.app().add_flag("--sweep-threads", o.sweep_threads, "Also time steps 5 and 6 for 1 to --threads threads");
     cli.app().add_flag("--sweep-kernels", o.sweep_kernels, "Also time step 6 with every micro-kernel (register block)");
     cli.app().add_flag("--no-blas", o.no_blas, "Skip step 7 (OpenBLAS and BLIS)");
-    cli.app().add_flag("--blas-child", o.child, "Internal: time step 6, OpenBLAS and BLIS side by side, print one JSON line");
+    cli.app().add_flag("--blas-child", o.child,
+                       "Internal: time step 6, OpenBLAS and BLIS side by side, print one JSON line");
     if (auto status = cli.parse(argc, argv)) return status;
     o.quick = cli.quick();
     o.n = static_cast<std::size_t>(o.quick && n_flag->count() == 0 ? 512 : n);
@@ -127,7 +131,8 @@ std::optional<int> parse(cachebook::Cli& cli, Options& o, int argc, char** argv)
     o.kernel = parse_kernel(kernel, o.isa);
     o.tile = given(tile_flag, tile);
     o.mc = given(mc_flag, mc), o.kc = given(kc_flag, kc), o.nc = given(nc_flag, nc);
-    if (o.tile && *o.tile > o.n) throw cachebook::UsageError(fmt::format("--tile {} is larger than --n {}", *o.tile, o.n));
+    if (o.tile && *o.tile > o.n)
+        throw cachebook::UsageError(fmt::format("--tile {} is larger than --n {}", *o.tile, o.n));
     if (!o.caches_path.empty()) o.measured_caches = parse_caches(o.caches_path);
     cachebook::require_memory(3 * o.n * o.n * sizeof(float) * 2, fmt::format("--n {}", o.n));
     return std::nullopt;
@@ -150,7 +155,9 @@ struct MachineFacts {
     }
 };
 
-std::string level_name(int level) { return level == 1 ? "L1d" : fmt::format("L{}", level); }
+std::string level_name(int level) {
+    return level == 1 ? "L1d" : fmt::format("L{}", level);
+}
 
 // "L1d hwloc, L2 hwloc, L3 hwloc", and why any level is unknown.
 std::string cache_sources(const cachebook::Machine& machine) {
@@ -212,20 +219,24 @@ MachineFacts machine_section(Report& report, const Options& o, cachebook::Progre
     m.tile = o.tile.value_or(std::min(o.n, ch09::tile_from_l1(m.caches[0] ? m.caches[0]->size_bytes : 32768)));
     report.section("The machine");
     const std::string& cpu = machine.cpu_model;
-    report.line("  CPU: {}", Value::measured_as("machine.cpu", cpu.empty() ? nlohmann::json() : nlohmann::json(cpu),
-                                                cpu.empty() ? "unknown" : fmt::format("{} (from {})", cpu,
-                                                                                     cachebook::source_name(machine.cpu_model_source))));
+    report.line("  CPU: {}",
+                Value::measured_as(
+                    "machine.cpu", cpu.empty() ? nlohmann::json() : nlohmann::json(cpu),
+                    cpu.empty() ? "unknown"
+                                : fmt::format("{} (from {})", cpu, cachebook::source_name(machine.cpu_model_source))));
     report.line("  usable cores: {}; threads for steps 5 to 7: {}", Value::measured("machine.cores", m.cpus),
                 Value::measured("machine.threads", o.threads));
     report.line("  caches: L1d {}, L2 {}, L3 {}; line size {}", cache_value("machine.l1_kib", m.caches[0]),
                 cache_value("machine.l2_kib", m.caches[1]), cache_value("machine.l3_kib", m.caches[2]),
-                m.reported_line ? Value::measured_as("machine.line_bytes", *m.reported_line, fmt::format("{} bytes", *m.reported_line))
+                m.reported_line ? Value::measured_as("machine.line_bytes", *m.reported_line,
+                                                     fmt::format("{} bytes", *m.reported_line))
                                 : Value::unknown("machine.line_bytes", "unknown"));
     report.line("  where they come from: {}", Value::measured("machine.cache_sources", cache_sources(machine)));
     report.line("  instruction sets: {}", Value::measured("", instruction_sets(m.features)));
     // The scalar fallback says why: the CPU lacks the instructions, or the build left the kernels out.
-    report.line("  kernels that run here: {} (step 4 and 5: {}; step 6: {})", Value::measured("machine.isa", ch09::isa_name(o.isa)),
-                Value::measured("", steps45_kernel(o.isa)), Value::measured("", o.kernel.name));
+    report.line("  kernels that run here: {} (step 4 and 5: {}; step 6: {})",
+                Value::measured("machine.isa", ch09::isa_name(o.isa)), Value::measured("", steps45_kernel(o.isa)),
+                Value::measured("", o.kernel.name));
     progress.step("clock");
     m.ghz_nominal = ch09::nominal_clock_ghz();
     m.ghz = ch09::measure_clock_ghz(o.quick ? 0.05 : 0.2);
@@ -304,7 +315,8 @@ struct Blocks {
 
 Blocks choose_blocks(ch09::Problem& p, const Options& o, const MachineFacts& m, cachebook::Progress& progress) {
     Blocks b;
-    b.reported = ch09::derive_blocking(m.cache_bytes()[0], m.cache_bytes()[1], m.cache_bytes()[2], o.kernel.mr, o.kernel.nr);
+    b.reported =
+        ch09::derive_blocking(m.cache_bytes()[0], m.cache_bytes()[1], m.cache_bytes()[2], o.kernel.mr, o.kernel.nr);
     if (o.measured_caches) b.measured = ch09::measured_blocking(*o.measured_caches, m.cache_bytes(), o.kernel);
     b.rule = b.measured.value_or(b.reported);
     b.used = o.with_given(b.rule);
@@ -333,8 +345,8 @@ Libraries run_libraries(const Options& o, const MachineFacts& m, Blocking blocks
     std::vector<std::string> coretypes = {""};
     if (blas && m.features.avx2 && m.features.fma) coretypes.push_back("Haswell");
     if (blas && m.features.avx512f) coretypes.push_back("SkylakeX");
-    const ch09::ChildRequest request{ch09::self_path(), "", o.n, o.threads, std::max(o.runs, o.quick ? 2 : 4),
-                                     o.kernel.name, blocks};
+    const ch09::ChildRequest request{ch09::self_path(), "",    o.n, o.threads, std::max(o.runs, o.quick ? 2 : 4),
+                                     o.kernel.name,     blocks};
     for (const auto& coretype : coretypes) {
         if (!coretype.empty() && coretype == libs.default_core) continue;
         progress.step("libraries " + (coretype.empty() ? libs.default_core : coretype));
@@ -393,7 +405,9 @@ StepResult step(std::string key, const std::string& before, const std::string& p
     return r;
 }
 
-std::string threads_text(int threads) { return threads > 1 ? fmt::format("{}", threads) : "-"; }
+std::string threads_text(int threads) {
+    return threads > 1 ? fmt::format("{}", threads) : "-";
+}
 
 void run_scalar_steps(StepRunner& run, const MachineFacts& m, Report& report) {
     const Shape s = run.p.shape;
@@ -402,7 +416,9 @@ void run_scalar_steps(StepRunner& run, const MachineFacts& m, Report& report) {
     run.sampled(step("naive", "1 naive i-j-k", ch09::intensity_naive(m.line)), 0.05e9, 1, 0,
                 [&](RowRange r) { ch09::matmul_naive(a, b, c, s, r); });
     ch09::Buffer bt = ch09::make_buffer(s.n * s.k);
-    const double transpose = cachebook::time_runs(run.o.runs, [&] { ch09::transpose(b, bt.get(), s.k, s.n); }, 1).min();
+    const double transpose = cachebook::time_runs(
+                                 run.o.runs, [&] { ch09::transpose(b, bt.get(), s.k, s.n); }, 1)
+                                 .min();
     run.sampled(step("naive_bt", "1t naive, B transposed first", ch09::intensity_ikj()), 0.1e9, 1, 0,
                 [&](RowRange r) { ch09::matmul_naive_bt(a, bt.get(), c, s, r); })
         .seconds += transpose;
@@ -422,10 +438,13 @@ std::vector<StepResult> run_steps(StepRunner& run, const MachineFacts& m, Blocki
     const float *a = run.p.a.get(), *b = run.p.b.get();
     float* c = run.p.c.get();
     const Options& o = run.o;
-    const std::string vector_name = o.isa == Isa::Scalar ? "scalar fallback" : o.isa == Isa::Neon ? "NEON FMA" : "AVX2 FMA";
+    const std::string vector_name = o.isa == Isa::Scalar ? "scalar fallback"
+                                    : o.isa == Isa::Neon ? "NEON FMA"
+                                                         : "AVX2 FMA";
     run.sampled(step("simd", "4 tiled + ", vector_name, "", ch09::intensity_tiled(m.tile)), 1e9, m.tile, 1,
                 [&](RowRange r) { ch09::matmul_tiled_simd(a, b, c, s, r, m.tile, o.isa); });
-    run.whole(step("threaded", "5 step 4, threads: ", fmt::format("{}", o.threads), "", ch09::intensity_tiled(m.tile), o.threads),
+    run.whole(step("threaded", "5 step 4, threads: ", fmt::format("{}", o.threads), "", ch09::intensity_tiled(m.tile),
+                   o.threads),
               o.runs, [&] { ch09::matmul_threaded(a, b, c, s, m.tile, o.isa, o.threads); });
     const double ai = ch09::intensity_blis(s, blocks);
     const ch09::LibraryRun* beside = libs.best();
@@ -435,7 +454,8 @@ std::vector<StepResult> run_steps(StepRunner& run, const MachineFacts& m, Blocki
     if (beside) one.seconds = beside->step6[0];
     StepResult all = step("blisT", "6 packed + micro-kernel, threads: ", threads_text(o.threads), "", ai, o.threads);
     if (o.threads > 1) {
-        auto& many = run.whole(std::move(all), runs6, [&] { ch09::matmul_blis(a, b, c, s, o.kernel, blocks, o.threads); });
+        auto& many =
+            run.whole(std::move(all), runs6, [&] { ch09::matmul_blis(a, b, c, s, o.kernel, blocks, o.threads); });
         if (beside) many.seconds = beside->step6[1];
     } else {  // the row stays, empty, so the output has one shape; the line under the table says why
         run.steps.push_back(std::move(all));
@@ -487,7 +507,8 @@ void library_rows(cachebook::ResultTable& table, Report& report, const Libraries
             const std::string kind = lib == 0 ? "OpenBLAS" : "BLIS";
             const std::string who = lib == 0 ? (best ? best->openblas_core : "") : (best ? best->blis_name : "");
             const std::string thr = slot == 0 ? "1 thread" : fmt::format("{} threads", threads);
-            const std::string shown = "7 " + kind + ", " + (slot == 0 ? "1 thread" : "threads: " + measured("{}", threads_text(threads)));
+            const std::string shown =
+                "7 " + kind + ", " + (slot == 0 ? "1 thread" : "threads: " + measured("{}", threads_text(threads)));
             if (!(sec > 0)) {
                 table.row({shown, "all", dash(), dash(), dash(), dash(), "-", dash()});
                 continue;
@@ -497,7 +518,8 @@ void library_rows(cachebook::ResultTable& table, Report& report, const Libraries
             const bool matches = lib == 0 ? best->openblas_matches : best->blis_matches;
             table.row({shown, "all", Value::measured_as(k + "seconds", round_to(sec, 3), fmt::format("{:.3g}", sec)),
                        Value::measured(k + "gflops", round_to(gflops, 2), "{:.2f}"),
-                       Value::measured(k + "pct_peak", round_to(100 * gflops / (slot == 0 ? t.peak.core : t.peak.all), 1), "{:.1f}"),
+                       Value::measured(k + "pct_peak",
+                                       round_to(100 * gflops / (slot == 0 ? t.peak.core : t.peak.all), 1), "{:.1f}"),
                        Value::measured(k + "speedup", round_to(gflops / t.naive_gflops, 1), "{:.0f}"), "-",
                        Value::measured_as(k + "matches", matches, matches ? "yes" : "NO")});
             report.record(k + "label", fmt::format("7 {} ({}), {}", kind, who, thr));
@@ -523,7 +545,7 @@ void steps_section(Report& report, const Options& o, const std::vector<StepResul
                    const Peak& peak) {
     const double flops = 2.0 * double(o.n) * double(o.n) * double(o.n);
     report.section("C = A x B, N = {}, float, row-major: seconds (minimum of {} runs), GFLOPS = 2 N^3 / seconds",
-                   Value::exact("n", o.n), Value::measured("runs", o.runs));
+                   Value::exact("n", o.n), Value::measured("", o.runs));
     report.line("  % of peak: of the measured FMA peak for the threads used; 'matches': every checked element");
     report.line("  within gamma_N x (|A||B|)ij of a double-precision reference, gamma_N = N u / (1 - N u), u = 2^-24");
     report.line("  (the worst case of float rounding for any order of summation; 'err/bound' is the largest");
@@ -534,10 +556,14 @@ void steps_section(Report& report, const Options& o, const std::vector<StepResul
     // Step 7 always has its four rows, so the output has one shape with or without the libraries.
     library_rows(table, report, libs, o.threads, t);
     table.print();
-    report.line("  several threads: {}", Value::measured("", o.threads > 1 ? fmt::format("{} threads in the rows that say so", o.threads)
-                                                                           : std::string("not run, --threads 1 (the rows for several threads need two)")));
-    report.line("  step 6: {}", Value::measured("", libs.best() ? std::string("timed in turn with the libraries, in their process (section 6)")
-                                                                 : std::string("timed in this process")));
+    report.line("  several threads: {}",
+                Value::measured("", o.threads > 1
+                                        ? fmt::format("{} threads in the rows that say so", o.threads)
+                                        : std::string("not run, --threads 1 (the rows for several threads need two)")));
+    report.line(
+        "  step 6: {}",
+        Value::measured("", libs.best() ? std::string("timed in turn with the libraries, in their process (section 6)")
+                                        : std::string("timed in this process")));
     report.line("  step 7: {}", Value::measured("", openblas_note(o, libs)));
     report.line("  step 7: {}", Value::measured("", blis_note(o, libs)));
 }
@@ -555,7 +581,8 @@ void tiling_study(Report& report, ch09::Problem& p, const Options& o, cachebook:
     double best[2] = {0, 0};
     std::size_t best_tile[2] = {0, 0};
     for (const auto& r : rows) {
-        table.row({Value::exact_as("tile", r.tile, r.tile == p.shape.n ? fmt::format("N = {}", r.tile) : fmt::format("{}", r.tile)),
+        table.row({Value::exact_as("tile", r.tile,
+                                   r.tile == p.shape.n ? fmt::format("N = {}", r.tile) : fmt::format("{}", r.tile)),
                    Value::measured("scalar", round_to(r.scalar_gflops, 2), "{:.2f}"),
                    Value::measured("simd", round_to(r.vector_gflops, 2), "{:.2f}")});
         if (r.tile == p.shape.n) continue;
@@ -583,7 +610,8 @@ void cache_row(cachebook::ResultTable& table, const Options& o, const MachineFac
                           : found            ? Value::measured_as(key, *found, ch09::size_text(*found))
                                              : Value::unknown(key, "not found, reported used");
     table.row({level_name(level),
-               reported ? Value::measured("", ch09::size_text(reported->size_bytes)) : Value::measured("", std::string("unknown, a common size")),
+               reported ? Value::measured("", ch09::size_text(reported->size_bytes))
+                        : Value::measured("", std::string("unknown, a common size")),
                measured_cell});
 }
 
@@ -628,10 +656,12 @@ void blocks_section(Report& report, const Options& o, const MachineFacts& m, con
     for (int level = 1; level <= 3; ++level) cache_row(table, o, m, level);
     block_rows(table, b);
     table.print();
-    report.line("  measured caches: {}", Value::measured("", o.measured_caches ? "from " + o.caches_path
-                                                                               : std::string("none given (--caches FILE)")));
-    report.line("  the search starts from the blocks of the {} caches",
-                Value::measured_as("blocks_from", b.measured ? "measured" : "reported", b.measured ? "measured" : "reported"));
+    report.line(
+        "  measured caches: {}",
+        Value::measured("", o.measured_caches ? "from " + o.caches_path : std::string("none given (--caches FILE)")));
+    report.line(
+        "  the search starts from the blocks of the {} caches",
+        Value::measured_as("blocks_from", b.measured ? "measured" : "reported", b.measured ? "measured" : "reported"));
     if (b.trials.empty())
         report.line("  search: skipped, blocks given with --mc, --kc or --nc");
     else
@@ -678,19 +708,26 @@ void record_cores(Report& report, const Libraries& libs, double flops) {
     nlohmann::json cores = nlohmann::json::array();
     for (const auto& c : libs.cores)
         if (!c.run.openblas_core.empty())
-            cores.push_back({{"coretype", c.coretype}, {"core", c.run.openblas_core}, {"gflops1", g(c.run.openblas[0])},
+            cores.push_back({{"coretype", c.coretype},
+                             {"core", c.run.openblas_core},
+                             {"gflops1", g(c.run.openblas[0])},
                              {"gflopsT", g(c.run.openblas[1])}});
     report.record("blas.cores", cores);
     report.record("blas.available", ch09::blas_available());
 }
 
-double ratio(double sec_lib, double sec_6) { return sec_lib > 0 && sec_6 > 0 ? sec_lib / sec_6 : 0.0; }
+double ratio(double sec_lib, double sec_6) {
+    return sec_lib > 0 && sec_6 > 0 ? sec_lib / sec_6 : 0.0;
+}
 
 // One line of the comparison: step 6, OpenBLAS and BLIS on one thread (slot 0) or all (slot 1).
 void versus_line(Report& report, const ch09::LibraryRun* best, std::size_t slot, double flops, int threads) {
     const std::string k = slot == 0 ? "versus.one_thread." : "versus.all_threads.";
-    auto gf = [&](const std::string& key, double sec) { return figure_or_dash(k + key, sec > 0 ? flops / sec / 1e9 : 0); };
-    const double s6 = best ? best->step6[slot] : 0, ob = best ? best->openblas[slot] : 0, bl = best ? best->blis[slot] : 0;
+    auto gf = [&](const std::string& key, double sec) {
+        return figure_or_dash(k + key, sec > 0 ? flops / sec / 1e9 : 0);
+    };
+    const double s6 = best ? best->step6[slot] : 0, ob = best ? best->openblas[slot] : 0,
+                 bl = best ? best->blis[slot] : 0;
     const std::string head = slot == 0 ? "1 thread: " : "threads " + measured("{}", threads_text(threads)) + ":";
     report.line("    {} step 6 {} GFLOPS, OpenBLAS {}, BLIS {}: step 6 = {} of OpenBLAS, {} of BLIS", head,
                 gf("step6_gflops", s6), gf("openblas_gflops", ob), gf("blis_gflops", bl),
@@ -702,27 +739,33 @@ void speedup_line(Report& report, const ch09::LibraryRun* best, int threads) {
     auto up = [&](const std::array<double, 2>& sec) { return threads > 1 ? ratio(sec[0], sec[1]) : 0.0; };
     const double s6 = best ? up(best->step6) : 0, ob = best ? up(best->openblas) : 0;
     auto share = [&](const std::string& key, double s) {
-        return s > 0 ? Value::measured(key, round_to(ch09::parallel_share(s, threads), 3), "{:.2f}") : Value::unknown(key, "-");
+        return s > 0 ? Value::measured(key, round_to(ch09::parallel_share(s, threads), 3), "{:.2f}")
+                     : Value::unknown(key, "-");
     };
     report.line("    speed-up, 1 to {} threads: step 6 {}x, OpenBLAS {}x (Amdahl: parallel shares {} and {})",
-                Value::measured_as("speedup.threads", threads, threads_text(threads)), figure_or_dash("speedup.step6", s6, 2),
-                figure_or_dash("speedup.openblas", ob, 2), share("speedup.step6_parallel_share", s6),
-                share("speedup.openblas_parallel_share", ob));
+                Value::measured_as("speedup.threads", threads, threads_text(threads)),
+                figure_or_dash("speedup.step6", s6, 2), figure_or_dash("speedup.openblas", ob, 2),
+                share("speedup.step6_parallel_share", s6), share("speedup.openblas_parallel_share", ob));
 }
 
 void libraries_section(Report& report, const Options& o, const Libraries& libs, const Peak& peak) {
     const double flops = 2.0 * double(o.n) * double(o.n) * double(o.n);
     const ch09::LibraryRun* best = libs.best();
     report.section("Step 6 beside the libraries (each OpenBLAS kernel in its own process)");
-    report.line("  OpenBLAS kernels tried, GFLOPS on 1 and {} threads: {}", Value::measured("", threads_text(o.threads)),
-                Value::measured("", cores_tried(libs, flops)));
+    report.line("  OpenBLAS kernels tried, GFLOPS on 1 and {} threads: {}",
+                Value::measured("", threads_text(o.threads)), Value::measured("", cores_tried(libs, flops)));
     record_cores(report, libs, flops);
     const std::string coretype = libs.have_openblas() ? libs.cores[*libs.fastest].coretype : "";
-    report.line("  OpenBLAS's own choice: {}; the fastest here: {} (OPENBLAS_CORETYPE={})",
-                Value::measured_as("blas.default_core", libs.default_core, libs.default_core.empty() ? "-" : libs.default_core),
-                Value::measured_as("blas.best_core", libs.have_openblas() ? best->openblas_core : "", libs.have_openblas() ? best->openblas_core : "-"),
-                Value::measured("", !libs.have_openblas() ? std::string("-") : coretype.empty() ? std::string("not set") : coretype));
-    report.line("  BLIS: {}", Value::measured_as("blas.blis_lib", best ? best->blis_name : "", best && !best->blis_name.empty() ? best->blis_name : "-"));
+    report.line(
+        "  OpenBLAS's own choice: {}; the fastest here: {} (OPENBLAS_CORETYPE={})",
+        Value::measured_as("blas.default_core", libs.default_core, libs.default_core.empty() ? "-" : libs.default_core),
+        Value::measured_as("blas.best_core", libs.have_openblas() ? best->openblas_core : "",
+                           libs.have_openblas() ? best->openblas_core : "-"),
+        Value::measured("", !libs.have_openblas() ? std::string("-")
+                            : coretype.empty()    ? std::string("not set")
+                                                  : coretype));
+    report.line("  BLIS: {}", Value::measured_as("blas.blis_lib", best ? best->blis_name : "",
+                                                 best && !best->blis_name.empty() ? best->blis_name : "-"));
     report.line("  step 6 and the libraries timed in turn in one process, N = {}", o.n);
     for (std::size_t slot = 0; slot < 2; ++slot) versus_line(report, best, slot, flops, o.threads);
     const double step6 = best && best->step6[0] > 0 ? flops / best->step6[0] / 1e9 : 0;
@@ -762,9 +805,12 @@ void thread_sweep(Report& report, ch09::Problem& p, const Options& o, const Mach
     auto table = report.table_of_rows("thread_sweep", {"threads", "5 threaded", "6 packed"});
     for (int th = 1; th <= o.threads; ++th) {
         progress.step(fmt::format("{} threads", th));
-        const double t5 = cachebook::time_runs(o.runs, [&] { ch09::matmul_threaded(a, b, c, p.shape, m.tile, o.isa, th); }).min();
-        const double t6 = cachebook::time_runs(o.runs, [&] { ch09::matmul_blis(a, b, c, p.shape, o.kernel, blocks, th); }).min();
-        table.row({Value::exact("threads", th), Value::measured("threaded", round_to(p.shape.flops() / t5 / 1e9, 2), "{:.1f}"),
+        const double t5 =
+            cachebook::time_runs(o.runs, [&] { ch09::matmul_threaded(a, b, c, p.shape, m.tile, o.isa, th); }).min();
+        const double t6 =
+            cachebook::time_runs(o.runs, [&] { ch09::matmul_blis(a, b, c, p.shape, o.kernel, blocks, th); }).min();
+        table.row({Value::exact("threads", th),
+                   Value::measured("threaded", round_to(p.shape.flops() / t5 / 1e9, 2), "{:.1f}"),
                    Value::measured("blis", round_to(p.shape.flops() / t6 / 1e9, 2), "{:.1f}")});
     }
     table.print();
@@ -780,11 +826,14 @@ void kernel_sweep(Report& report, ch09::Problem& p, const ch09::Reference& ref, 
         for (const auto& k : ch09::micro_kernels(i)) {
             progress.step(k.name);
             const auto bk = ch09::machine_blocking(k);
-            const double sec = cachebook::time_runs(o.runs, [&] { ch09::matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, k, bk, 1); }).min();
+            const double sec = cachebook::time_runs(o.runs, [&] {
+                                   ch09::matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, k, bk, 1);
+                               }).min();
             const double g = p.shape.flops() / sec / 1e9;
             const bool ok = ref.check(p, true).matches;
             table.row({Value::exact_as("kernel", k.name, k.name + (ok ? "" : " (WRONG)")), Value::measured("", bk.mc),
-                       Value::measured("", bk.kc), Value::measured("", bk.nc), Value::measured("gflops", round_to(g, 2), "{:.1f}"),
+                       Value::measured("", bk.kc), Value::measured("", bk.nc),
+                       Value::measured("gflops", round_to(g, 2), "{:.1f}"),
                        Value::measured("", 100 * g / peak.core, "{:.0f}")},
                       {{"matches", ok}});
         }
@@ -797,8 +846,10 @@ void kernel_sweep(Report& report, ch09::Problem& p, const ch09::Reference& ref, 
 int run_child_mode(const Options& o, const MachineFacts& m) {
     if (!ch09::blas_available() && !ch09::blis_lib_available())
         throw cachebook::UsageError("--blas-child: this program has neither OpenBLAS nor BLIS");
-    const Blocking rule = ch09::derive_blocking(m.cache_bytes()[0], m.cache_bytes()[1], m.cache_bytes()[2], o.kernel.mr, o.kernel.nr);
-    fmt::print("{}\n", ch09::to_json(ch09::time_beside_libraries(o.n, o.threads, o.runs, o.kernel, o.with_given(rule))).dump());
+    const Blocking rule =
+        ch09::derive_blocking(m.cache_bytes()[0], m.cache_bytes()[1], m.cache_bytes()[2], o.kernel.mr, o.kernel.nr);
+    fmt::print("{}\n",
+               ch09::to_json(ch09::time_beside_libraries(o.n, o.threads, o.runs, o.kernel, o.with_given(rule))).dump());
     return 0;
 }
 
@@ -832,7 +883,8 @@ int run(const Options& o, const std::string& json_path) {
 
 int main(int argc, char** argv) {
     return cachebook::guarded_main("ch09_matmul", [&] {
-        cachebook::Cli cli("ch09_matmul", "Chapter 9: one matrix multiply, from the definition to within reach of BLAS");
+        cachebook::Cli cli("ch09_matmul",
+                           "Chapter 9: one matrix multiply, from the definition to within reach of BLAS");
         Options options;
         if (auto status = parse(cli, options, argc, argv)) return *status;
         if (options.child) {

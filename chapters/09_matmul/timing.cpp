@@ -1,6 +1,7 @@
 // Chapter 9: how the program measures the steps (see timing.hpp).
 #include "timing.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,12 +14,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include <fmt/format.h>
-
 namespace ch09 {
 
-Problem::Problem(Shape s)
-    : shape(s), a(make_buffer(s.m * s.k)), b(make_buffer(s.k * s.n)), c(make_buffer(s.m * s.n)) {
+Problem::Problem(Shape s) : shape(s), a(make_buffer(s.m * s.k)), b(make_buffer(s.k * s.n)), c(make_buffer(s.m * s.n)) {
     fill_random(a.get(), s.m * s.k, 1);
     fill_random(b.get(), s.k * s.n, 2);
     std::fill(c.get(), c.get() + s.m * s.n, 0.0f);
@@ -43,7 +41,12 @@ Check Reference::check(const Problem& p, bool all_rows) const {
 
 double time_rows(const Problem& p, std::size_t rows_timed, int runs, int warmup,
                  const std::function<void(RowRange)>& run) {
-    const auto t = cachebook::time_runs(runs, [&] { run({0, rows_timed}); }, warmup);
+    const auto t = cachebook::time_runs(
+        runs,
+        [&] {
+            run({0, rows_timed});
+        },
+        warmup);
     cachebook::do_not_optimize(p.c[0]);
     return t.min() * double(p.shape.m) / double(rows_timed);
 }
@@ -58,15 +61,20 @@ std::size_t sample_rows(Shape s, double flops, std::size_t multiple) {
 // ---- Step 6 beside the libraries -------------------------------------------------------
 
 nlohmann::json to_json(const LibraryRun& r) {
-    return {{"core", r.openblas_core}, {"blis_lib", r.blis_name},          {"step6", r.step6},
-            {"openblas", r.openblas},  {"blis", r.blis},                   {"step6_plain", r.step6_plain},
-            {"openblas_matches", r.openblas_matches}, {"blis_matches", r.blis_matches}};
+    return {{"core", r.openblas_core},
+            {"blis_lib", r.blis_name},
+            {"step6", r.step6},
+            {"openblas", r.openblas},
+            {"blis", r.blis},
+            {"step6_plain", r.step6_plain},
+            {"openblas_matches", r.openblas_matches},
+            {"blis_matches", r.blis_matches}};
 }
 
 LibraryRun library_run_from_json(const nlohmann::json& j) {
-    return LibraryRun{j.at("core"),         j.at("blis_lib"),          j.at("step6"),
-                      j.at("openblas"),     j.at("blis"),              j.at("step6_plain"),
-                      j.at("openblas_matches"), j.at("blis_matches")};
+    return LibraryRun{
+        j.at("core"),        j.at("blis_lib"),         j.at("step6"),       j.at("openblas"), j.at("blis"),
+        j.at("step6_plain"), j.at("openblas_matches"), j.at("blis_matches")};
 }
 
 std::vector<int> thread_counts(int threads) {
@@ -77,7 +85,9 @@ namespace {
 
 // The libraries' worker threads keep spinning for a while after a call; give them time to
 // sleep so they do not take cycles from the next measurement.
-void pause_for_idle_blas_threads() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
+void pause_for_idle_blas_threads() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
 
 // One timed call, after the same pause before each, so that none starts from a busier core.
 double time_once(const std::function<void()>& f) {
@@ -97,8 +107,7 @@ std::vector<Contender> contenders(Problem& p, const Reference& ref, const MicroK
                                   LibraryRun& out) {
     const float *a = p.a.get(), *b = p.b.get();
     float* c = p.c.get();
-    std::vector<Contender> all = {
-        {&out.step6, [=, &p](int t) { matmul_blis(a, b, c, p.shape, kernel, blocks, t); }}};
+    std::vector<Contender> all = {{&out.step6, [=, &p](int t) { matmul_blis(a, b, c, p.shape, kernel, blocks, t); }}};
     if (blas_available()) {
         all.push_back({&out.openblas, [=, &p](int t) { matmul_blas(a, b, c, p.shape, t); }});
         all.back().run(1);
@@ -129,7 +138,8 @@ LibraryRun time_beside_libraries(std::size_t n, int threads, int runs, const Mic
         for (int r = 0; r < runs; ++r) {
             for (auto& c : all) (*c.seconds)[slot] = std::min((*c.seconds)[slot], time_once([&] { c.run(t); }));
             if (t != 1 || !plain) continue;
-            const double sec = time_once([&] { matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, *plain, blocks, 1); });
+            const double sec =
+                time_once([&] { matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, *plain, blocks, 1); });
             out.step6_plain = out.step6_plain > 0 ? std::min(out.step6_plain, sec) : sec;
         }
     }
@@ -147,8 +157,9 @@ std::optional<LibraryRun> run_child(const ChildRequest& q) {
     if (q.program.empty()) return std::nullopt;
     std::string cmd;
     if (!q.coretype.empty()) cmd += "OPENBLAS_CORETYPE=" + q.coretype + " ";
-    cmd += fmt::format("'{}' --blas-child --n {} --threads {} --runs {} --kernel '{}' --mc {} --kc {} --nc {} 2>/dev/null",
-                       q.program, q.n, q.threads, q.runs, q.kernel, q.blocks.mc, q.blocks.kc, q.blocks.nc);
+    cmd +=
+        fmt::format("'{}' --blas-child --n {} --threads {} --runs {} --kernel '{}' --mc {} --kc {} --nc {} 2>/dev/null",
+                    q.program, q.n, q.threads, q.runs, q.kernel, q.blocks.mc, q.blocks.kc, q.blocks.nc);
     std::FILE* pipe = ::popen(cmd.c_str(), "r");
     if (pipe == nullptr) return std::nullopt;
     std::string text;
@@ -222,7 +233,8 @@ MeasuredCaches measured_caches_from_json(const nlohmann::json& cliff) {
         if (!level.is_object() || !level.contains("detected_bytes") || level["detected_bytes"].is_null()) continue;
         const auto& bytes = level["detected_bytes"];
         if (!bytes.is_number_unsigned() || bytes.get<std::uint64_t>() == 0)
-            throw std::invalid_argument(fmt::format("levels.{}.detected_bytes is not a positive whole number", names[i]));
+            throw std::invalid_argument(
+                fmt::format("levels.{}.detected_bytes is not a positive whole number", names[i]));
         out.bytes[i] = bytes.get<std::size_t>();
     }
     if (!out.bytes[0] && !out.bytes[1] && !out.bytes[2])
@@ -261,9 +273,13 @@ std::string size_text(std::size_t bytes) {
 
 // ---- Speed-up: Amdahl and Gustafson ---------------------------------------------------
 
-double amdahl_speedup(double parallel, double workers) { return 1.0 / ((1.0 - parallel) + parallel / workers); }
+double amdahl_speedup(double parallel, double workers) {
+    return 1.0 / ((1.0 - parallel) + parallel / workers);
+}
 
-double gustafson_speedup(double parallel, double workers) { return (1.0 - parallel) + parallel * workers; }
+double gustafson_speedup(double parallel, double workers) {
+    return (1.0 - parallel) + parallel * workers;
+}
 
 double parallel_share(double speedup, double workers) {
     // speedup = 1 / ((1 - p) + p / w)  =>  p = (1 - 1 / speedup) / (1 - 1 / w)

@@ -7,12 +7,11 @@
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cachebook/measure.hpp"
 #include "matmul.hpp"
