@@ -210,6 +210,7 @@ aarch64-check:
 	  -E '^(cachesim|fuzz)\.'
 	cd build-aarch64 && ctest --output-on-failure -L golden -R '^golden\.($(subst $(space),|,$(strip $(AARCH64_CHAPTERS))))$$'
 format-check:
+	@bash tools/deps.sh --fuzz
 	@bash tools/format.sh check
 
 format:
