@@ -407,6 +407,10 @@ TEST_CASE("why there are no hardware counters is said in one line", "[ch06]") {
     const auto denied = ch06::why_no_counters(EACCES, 3);
     CHECK(denied.find("kernel.perf_event_paranoid = 3") != std::string::npos);
     CHECK(ch06::cycles_at(76.0, 2.5) == Approx(190.0));
+    CHECK(ch06::against_transfer_range(39.0) == "below");
+    CHECK(ch06::against_transfer_range(40.0) == "inside");
+    CHECK(ch06::against_transfer_range(200.0) == "inside");
+    CHECK(ch06::against_transfer_range(201.0) == "above");
     CHECK_FALSE(ch06::cycles_at(76.0, 0.0).has_value());
 }
 
@@ -472,25 +476,14 @@ TEST_CASE("the queue and the lock pass every item and count every write", "[ch06
     }
 }
 
-// Thresholds stated in book/checks.md: packed at least 1.5x slower than padded for the
-// queue's indices and for the lock beside its data (the model moves their lines
-// 8 and 5.7 times as often).
+// Threshold stated in book/checks.md: the packed queue at least 1.5x slower than padded
+// (the model moves its lines 8 times as often). The lock's ratio is not asserted: it
+// depends on how long a hold is against a hand-off, and can fall below 1 (chapter.md).
 TEST_CASE("a queue with head and tail in one line is at least 1.5x slower than padded", "[timing][ch06]") {
     if (kSanitized) CACHEBOOK_SKIP("built with a sanitizer: its instrumentation, not the cache, would set the times");
     if (cachebook::usable_cpus() < 2) CACHEBOOK_SKIP("needs two usable cpus; this process may use one");
     const std::vector<int> cpus{cachebook::nth_usable_cpu(0), cachebook::nth_usable_cpu(1)};
     const auto timing = ch06::time_case(ch06::Case::Queue, cpus, 100'000, 20);
-    if (!timing.valid()) CACHEBOOK_SKIP("no run had both threads on their cpus throughout (machine too busy)");
-    INFO("packed " << timing.packed.min() * 1e3 << " ms, padded " << timing.padded.min() * 1e3 << " ms, "
-                   << timing.counted() << " runs counted of " << timing.attempts);
-    CHECK(timing.ratio() >= 1.5);
-}
-
-TEST_CASE("a lock beside the data it guards is at least 1.5x slower than padded", "[timing][ch06]") {
-    if (kSanitized) CACHEBOOK_SKIP("built with a sanitizer: its instrumentation, not the cache, would set the times");
-    if (cachebook::usable_cpus() < 2) CACHEBOOK_SKIP("needs two usable cpus; this process may use one");
-    const std::vector<int> cpus{cachebook::nth_usable_cpu(0), cachebook::nth_usable_cpu(1)};
-    const auto timing = ch06::time_case(ch06::Case::Lock, cpus, 20'000, 20);
     if (!timing.valid()) CACHEBOOK_SKIP("no run had both threads on their cpus throughout (machine too busy)");
     INFO("packed " << timing.packed.min() * 1e3 << " ms, padded " << timing.padded.min() * 1e3 << " ms, "
                    << timing.counted() << " runs counted of " << timing.attempts);

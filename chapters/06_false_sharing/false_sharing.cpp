@@ -703,6 +703,11 @@ CounterReading count_misses(const std::function<void()>& work) {
     return reading;
 }
 
+std::string against_transfer_range(double cycles) {
+    if (cycles < kNotesTransferCycles[0]) return "below";
+    return cycles <= kNotesTransferCycles[1] ? "inside" : "above";
+}
+
 std::optional<double> cycles_at(double ns, double ghz) {
     if (ghz <= 0) return std::nullopt;
     return ns * ghz;

@@ -399,6 +399,10 @@ CounterReading count_misses(const std::function<void()>& work);
 /// The reason perf_event_open failed with `err` (an errno), in one line.
 std::string why_no_counters(int err, int paranoid);
 
+/// The course notes' cost of a write that fetches the line from another core, in cycles.
+inline constexpr double kNotesTransferCycles[2] = {40, 200};
+/// "below", "inside" or "above" that range.
+std::string against_transfer_range(double cycles);
 /// ns at `ghz` in cycles; nothing when the clock is unknown (0).
 std::optional<double> cycles_at(double ns, double ghz);
 

@@ -295,6 +295,8 @@ void handoff_section(Report& report, const Run& run, const std::vector<double>& 
                 cycles ? Value::measured("measured.handoff_cycles", *cycles, "{:.0f}").quoted()
                        : Value::unknown("measured.handoff_cycles", run.two_cpus() ? "no clock reported" : "needs 2 cpus")
                              .quoted());
+    report.record("measured.handoff_against_notes",
+                  cycles ? nlohmann::json(ch06::against_transfer_range(*cycles)) : nlohmann::json(nullptr));
     for (std::size_t i = 0; i < std::size(kOps); ++i) {
         const auto every = run.two_cpus() ? ch06::increments_per_move(handoff, extra_ns[i]) : std::nullopt;
         const std::string key = "measured.implied_burst." + ch06::op_key(kOps[i]);
@@ -369,6 +371,8 @@ void runtime_padding_section(Report& report) {
     report.line("    counters one line apart (run time):      {} transfers",
                 Value::exact("padding.runtime_transfers",
                              ch06::model_two_counters(line.bytes, writes, 1, line.bytes).transfers));
+    report.line("  and on 128-byte lines (several ARM cores), counters 64 bytes apart: {} transfers",
+                Value::exact("padding.alignas64_on_128_transfers", ch06::model_two_counters(64, writes, 1, 128).transfers));
 }
 
 // The model rows of section 10: each case packed and padded, on 64-byte lines.
@@ -401,9 +405,9 @@ void queue_lock_section(Report& report, const Run& run, cachebook::Progress& pro
     report.section("A queue's head and tail, and a lock beside its data: packed against padded");
     queue_lock_model(report);
     report.blank_line();
-    report.line("  measured on 2 cpus, padded one line ({} bytes) apart; whole runs, minimum of {}:",
-                Value::measured("queue_lock.padded_stride", ch06::this_machine_line().bytes),
-                Value::exact("queue_lock.runs", run.case_runs()));
+    report.line("  measured on 2 cpus, padded one line ({} bytes) apart; whole runs, the minimum of those in which",
+                Value::measured("queue_lock.padded_stride", ch06::this_machine_line().bytes));
+    report.line("  both threads ran throughout (up to {} per layout):", Value::exact("queue_lock.runs", run.case_runs()));
     auto table = report.table({"case", "operations", "packed ms", "padded ms", "packed/padded", "runs counted"});
     for (auto c : {ch06::Case::Queue, ch06::Case::Lock}) {
         const std::string key = "queue_lock.measured." + ch06::case_key(c);
