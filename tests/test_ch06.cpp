@@ -1,7 +1,7 @@
 // Chapter 6's claims: the layouts the course notes discuss, the MESI model's counts (derived by
 // hand in the comments, then checked), and the measured ratios.
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -329,7 +329,8 @@ TEST_CASE("padded counter slots are one run-time line apart, each starting a lin
         for (std::size_t i = 0; i < 4; ++i) {
             const auto at = reinterpret_cast<std::uintptr_t>(&padded[i]);
             CHECK(at % line == 0);
-            CHECK(reinterpret_cast<std::uintptr_t>(&packed[i]) / line == reinterpret_cast<std::uintptr_t>(&packed[0]) / line);
+            CHECK(reinterpret_cast<std::uintptr_t>(&packed[i]) / line ==
+                  reinterpret_cast<std::uintptr_t>(&packed[0]) / line);
         }
     }
 }
@@ -394,8 +395,8 @@ TEST_CASE("the queue's and the lock's fields: 8 bytes apart packed, a line apart
     CHECK(offsetof(ch06::GuardedCounters, value) == 8);
     CHECK(ch06::second_field_offset(ch06::Spacing::Packed, 8, 128) == 8);
     CHECK(ch06::second_field_offset(ch06::Spacing::Padded, 8, 128) == 128);
-    CHECK(ch06::case_operations(ch06::Case::Queue, false) == 200'000);
-    CHECK(ch06::case_operations(ch06::Case::Lock, true) == 5'000);
+    CHECK(ch06::case_operations(ch06::Case::Queue, false) == 50'000);
+    CHECK(ch06::case_operations(ch06::Case::Lock, true) == 2'500);
 }
 
 // ---------------------------------------------------------------- counters and cycles
@@ -471,7 +472,7 @@ TEST_CASE("the queue and the lock pass every item and count every write", "[ch06
     const int second_cpu = cachebook::usable_cpus() >= 2 ? cachebook::nth_usable_cpu(1) : first_cpu;
     if (second_cpu == first_cpu) CACHEBOOK_SKIP("needs two usable cpus: the queue's and the lock's threads spin");
     for (auto spacing : {ch06::Spacing::Packed, ch06::Spacing::Padded}) {
-        CHECK(ch06::queue_once(spacing, {first_cpu, second_cpu}, 5000).seconds > 0.0);  // throws on a wrong sum
+        CHECK(ch06::queue_once(spacing, {first_cpu, second_cpu}, 5000).seconds > 0.0);   // throws on a wrong sum
         CHECK(ch06::lock_once(spacing, {first_cpu, second_cpu}, 500, 6).seconds > 0.0);  // throws on a wrong count
     }
 }
@@ -483,7 +484,7 @@ TEST_CASE("a queue with head and tail in one line is at least 1.5x slower than p
     if (kSanitized) CACHEBOOK_SKIP("built with a sanitizer: its instrumentation, not the cache, would set the times");
     if (cachebook::usable_cpus() < 2) CACHEBOOK_SKIP("needs two usable cpus; this process may use one");
     const std::vector<int> cpus{cachebook::nth_usable_cpu(0), cachebook::nth_usable_cpu(1)};
-    const auto timing = ch06::time_case(ch06::Case::Queue, cpus, 100'000, 20);
+    const auto timing = ch06::time_case(ch06::Case::Queue, cpus, 50'000, 20);
     if (!timing.valid()) CACHEBOOK_SKIP("no run had both threads on their cpus throughout (machine too busy)");
     INFO("packed " << timing.packed.min() * 1e3 << " ms, padded " << timing.padded.min() * 1e3 << " ms, "
                    << timing.counted() << " runs counted of " << timing.attempts);

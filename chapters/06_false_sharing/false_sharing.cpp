@@ -1,7 +1,6 @@
 #include "false_sharing.hpp"
 
 #include <fmt/format.h>
-
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -59,9 +58,10 @@ StructFacts facts(std::string name, std::vector<std::pair<std::string, std::size
 PaddingLine padding_line(const cachebook::Machine& machine) {
     if (const auto line = machine.line_bytes(); line && power_of_two(*line))
         return {*line, cachebook::source_name(machine.line_source()), ""};
-    const std::string why = machine.line_bytes()
-                                ? fmt::format("the machine reports a line of {} bytes, not a power of two", *machine.line_bytes())
-                                : machine.why_unknown("the line size");
+    const std::string why =
+        machine.line_bytes()
+            ? fmt::format("the machine reports a line of {} bytes, not a power of two", *machine.line_bytes())
+            : machine.why_unknown("the line size");
     return {kDestructive, "default",
             why + "; padding falls back to the compiler's std::hardware_destructive_interference_size"};
 }
@@ -75,7 +75,7 @@ LineBuffer::LineBuffer(std::size_t bytes, std::size_t line_bytes) {
     if (!power_of_two(line_bytes))
         throw std::invalid_argument(fmt::format("LineBuffer: a line of {} bytes is not a power of two", line_bytes));
     const std::size_t align = std::max(line_bytes, alignof(std::max_align_t));  // both powers of two
-    size_ = std::max<std::size_t>(1, (bytes + align - 1) / align) * align;     // aligned_alloc's rule
+    size_ = std::max<std::size_t>(1, (bytes + align - 1) / align) * align;      // aligned_alloc's rule
     auto* raw = static_cast<std::byte*>(std::aligned_alloc(align, size_));
     if (raw == nullptr) throw std::bad_alloc();
     std::memset(raw, 0, size_);
@@ -84,8 +84,8 @@ LineBuffer::LineBuffer(std::size_t bytes, std::size_t line_bytes) {
 
 void LineBuffer::check_room(std::size_t offset, std::size_t size, std::size_t align) const {
     if (offset % align != 0 || offset > size_ || size > size_ - offset)
-        throw std::out_of_range(fmt::format("LineBuffer: {} bytes at offset {} do not fit in {} (alignment {})",
-                                            size, offset, size_, align));
+        throw std::out_of_range(fmt::format("LineBuffer: {} bytes at offset {} do not fit in {} (alignment {})", size,
+                                            offset, size_, align));
 }
 
 LayoutFacts layout_facts() {
@@ -303,8 +303,8 @@ double race_on(Spacing spacing, int threads, const std::vector<int>& cpus, std::
     if (threads < 1 || threads > kMaxThreads)
         throw std::invalid_argument(fmt::format("threads must be 1..{}, got {}", kMaxThreads, threads));
     CounterSlots<Counter> counters(static_cast<std::size_t>(threads), spacing, this_machine_line().bytes);
-    const double seconds = run_released(
-        threads, cpus, [&](int i) { bump(&counters[static_cast<std::size_t>(i)], iterations); });
+    const double seconds =
+        run_released(threads, cpus, [&](int i) { bump(&counters[static_cast<std::size_t>(i)], iterations); });
     for (std::size_t i = 0; i < static_cast<std::size_t>(threads); ++i)
         if (static_cast<long>(counters[i]) != static_cast<long>(iterations))
             throw std::runtime_error("race: a counter came out wrong");
@@ -539,29 +539,31 @@ PairRun queue_once(Spacing spacing, const std::vector<int>& cpus, std::uint64_t 
     const std::size_t line = this_machine_line().bytes;
     LineBuffer indices(2 * line, line);
     auto* head = indices.make<std::atomic<std::uint64_t>>(0);
-    auto* tail = indices.make<std::atomic<std::uint64_t>>(second_field_offset(spacing, offsetof(QueueIndices, tail), line));
+    auto* tail =
+        indices.make<std::atomic<std::uint64_t>>(second_field_offset(spacing, offsetof(QueueIndices, tail), line));
     std::vector<long> ring(kQueueRing);
     std::atomic<std::uint64_t> sum{0};
     std::vector<double> cpu_seconds;
     // [snippet: queue_threads]
-    const double seconds = run_released(2, cpus, [&](int me) {
-        std::uint64_t seen = 0;  // the other side's index, as last read
-        if (me == 0) {           // the producer
-            for (std::uint64_t t = 0; t < items; ++t) {
-                while (t - seen == kQueueRing) seen = head->load(std::memory_order_acquire);  // full
-                ring[t % kQueueRing] = static_cast<long>(t + 1);
-                tail->store(t + 1, std::memory_order_release);
-            }
-        } else {  // the consumer
-            std::uint64_t total = 0;
-            for (std::uint64_t h = 0; h < items; ++h) {
-                while (h == seen) seen = tail->load(std::memory_order_acquire);  // empty
-                total += static_cast<std::uint64_t>(ring[h % kQueueRing]);
-                head->store(h + 1, std::memory_order_release);
-            }
-            sum.store(total);
+    auto produce = [&] {
+        std::uint64_t head_seen = 0;  // the consumer's index, as last read
+        for (std::uint64_t t = 0; t < items; ++t) {
+            while (t - head_seen == kQueueRing) head_seen = head->load(std::memory_order_acquire);  // full
+            ring[t % kQueueRing] = static_cast<long>(t + 1);
+            tail->store(t + 1, std::memory_order_release);
         }
-    }, &cpu_seconds);
+    };
+    auto consume = [&] {
+        std::uint64_t tail_seen = 0, total = 0;  // the producer's index, as last read
+        for (std::uint64_t h = 0; h < items; ++h) {
+            while (h == tail_seen) tail_seen = tail->load(std::memory_order_acquire);  // empty
+            total += static_cast<std::uint64_t>(ring[h % kQueueRing]);
+            head->store(h + 1, std::memory_order_release);
+        }
+        sum.store(total);
+    };
+    const double seconds = run_released(
+        2, cpus, [&](int me) { me == 0 ? produce() : consume(); }, &cpu_seconds);
     // [end: queue_threads]
     if (sum.load() != items * (items + 1) / 2) throw std::runtime_error("queue: the consumer's sum came out wrong");
     return PairRun{seconds, *std::min_element(cpu_seconds.begin(), cpu_seconds.end()) / seconds};
@@ -582,7 +584,7 @@ PairRun lock_once(Spacing spacing, const std::vector<int>& cpus, std::uint64_t s
     }
     std::vector<double> cpu_seconds;
     // [snippet: lock_threads]
-    const double seconds = run_released(2, cpus, [&](int) {
+    auto hold_and_write = [&] {  // both threads run this
         for (std::uint64_t s = 0; s < sections; ++s) {
             while (locked->exchange(true, std::memory_order_acquire))
                 while (locked->load(std::memory_order_relaxed)) {
@@ -590,7 +592,9 @@ PairRun lock_once(Spacing spacing, const std::vector<int>& cpus, std::uint64_t s
             for (std::uint64_t j = 0; j < writes; ++j) value[j % 4] = value[j % 4] + 1;
             locked->store(false, std::memory_order_release);
         }
-    }, &cpu_seconds);
+    };
+    const double seconds = run_released(
+        2, cpus, [&](int) { hold_and_write(); }, &cpu_seconds);
     // [end: lock_threads]
     for (std::uint64_t j = 0; j < 4; ++j)
         if (static_cast<std::uint64_t>(value[j]) != 2 * sections * (writes / 4 + (j < writes % 4 ? 1 : 0)))
@@ -604,7 +608,7 @@ std::string case_key(Case c) {
 
 std::uint64_t case_operations(Case c, bool quick) {
     // Short runs, so that some of them fit into one time slice of both threads on a busy machine.
-    return (c == Case::Queue ? 200'000u : 20'000u) / (quick ? 4u : 1u);
+    return (c == Case::Queue ? 50'000u : 10'000u) / (quick ? 4u : 1u);
 }
 
 CaseTiming time_case(Case c, const std::vector<int>& cpus, std::uint64_t operations, int runs) {
@@ -617,7 +621,8 @@ CaseTiming time_case(Case c, const std::vector<int>& cpus, std::uint64_t operati
     // both threads ran throughout (a thread switched out leaves the other alone
     // with the line, or spinning), trying up to three times as often as asked.
     for (int attempt = 0; attempt < 3 * runs && timing.counted() < static_cast<std::size_t>(runs); ++attempt) {
-        for (auto [spacing, into] : {std::pair{Spacing::Packed, &timing.packed}, std::pair{Spacing::Padded, &timing.padded}}) {
+        for (auto [spacing, into] :
+             {std::pair{Spacing::Packed, &timing.packed}, std::pair{Spacing::Padded, &timing.padded}}) {
             const PairRun run = once(spacing, operations);
             if (run.together()) into->runs.push_back(run.seconds);
         }
@@ -633,14 +638,16 @@ std::string why_no_counters(int err, int paranoid) {
         case ENOENT:
         case EOPNOTSUPP:
         case ENODEV:
-            return fmt::format("this machine exposes no hardware performance counters (perf_event_open: {}); "
-                               "a virtual machine shows none unless its hypervisor passes them through",
-                               std::strerror(err));
+            return fmt::format(
+                "this machine exposes no hardware performance counters (perf_event_open: {}); "
+                "a virtual machine shows none unless its hypervisor passes them through",
+                std::strerror(err));
         case EACCES:
         case EPERM:
-            return fmt::format("the kernel does not let this user open hardware counters (perf_event_open: {}, "
-                               "kernel.perf_event_paranoid = {})",
-                               std::strerror(err), paranoid);
+            return fmt::format(
+                "the kernel does not let this user open hardware counters (perf_event_open: {}, "
+                "kernel.perf_event_paranoid = {})",
+                std::strerror(err), paranoid);
         case ENOSYS:
             return "this kernel has no perf events (perf_event_open: not implemented)";
         default:

@@ -102,8 +102,8 @@ void record_unshown(Report& report, const std::string& key, const cachebook::Coh
 }
 
 cachebook::ResultTable counts_table(Report& report, const std::string& first = "layout, interleaving") {
-    return report.table({first, "accesses", "hits", "from memory", "transfers", "upgrades",
-                         "invalidations", "transfers/write"});
+    return report.table(
+        {first, "accesses", "hits", "from memory", "transfers", "upgrades", "invalidations", "transfers/write"});
 }
 
 // One model run's row of counts_table, recorded under `key`.
@@ -292,9 +292,10 @@ void handoff_section(Report& report, const Run& run, const std::vector<double>& 
     report.line("  in cycles of the nominal clock ({} GHz): {}",
                 ghz > 0 ? Value::measured("measured.nominal_ghz", ghz, "{:.2f}").quoted()
                         : Value::unknown("measured.nominal_ghz", "unknown").quoted(),
-                cycles ? Value::measured("measured.handoff_cycles", *cycles, "{:.0f}").quoted()
-                       : Value::unknown("measured.handoff_cycles", run.two_cpus() ? "no clock reported" : "needs 2 cpus")
-                             .quoted());
+                cycles
+                    ? Value::measured("measured.handoff_cycles", *cycles, "{:.0f}").quoted()
+                    : Value::unknown("measured.handoff_cycles", run.two_cpus() ? "no clock reported" : "needs 2 cpus")
+                          .quoted());
     report.record("measured.handoff_against_notes",
                   cycles ? nlohmann::json(ch06::against_transfer_range(*cycles)) : nlohmann::json(nullptr));
     for (std::size_t i = 0; i < std::size(kOps); ++i) {
@@ -360,19 +361,23 @@ void runtime_padding_section(Report& report) {
     report.line("  line size: {} bytes, {}", Value::measured("padding.line_bytes", line.bytes),
                 Value::measured_as("padding.source", line.source,
                                    line.why_default.empty() ? "from " + line.source : line.why_default));
-    report.record("padding.why_default", line.why_default.empty() ? nlohmann::json(nullptr) : nlohmann::json(line.why_default));
+    report.record("padding.why_default",
+                  line.why_default.empty() ? nlohmann::json(nullptr) : nlohmann::json(line.why_default));
     report.line("  CounterSlots stride: packed {} bytes, padded {} bytes",
-                Value::exact("padding.packed_stride", sizeof(long)), Value::measured("padding.padded_stride", line.bytes));
+                Value::exact("padding.packed_stride", sizeof(long)),
+                Value::measured("padding.padded_stride", line.bytes));
     const std::uint64_t writes = 1000;
     report.line("  the model on lines of {} bytes, 2 cores x {} increments, strict alternation:",
                 Value::measured("padding.model_line", line.bytes), writes);
-    report.line("    counters 64 bytes apart (alignas(64)):   {} transfers",
-                Value::measured("padding.alignas64_transfers", ch06::model_two_counters(64, writes, 1, line.bytes).transfers));
+    report.line(
+        "    counters 64 bytes apart (alignas(64)):   {} transfers",
+        Value::measured("padding.alignas64_transfers", ch06::model_two_counters(64, writes, 1, line.bytes).transfers));
     report.line("    counters one line apart (run time):      {} transfers",
                 Value::exact("padding.runtime_transfers",
                              ch06::model_two_counters(line.bytes, writes, 1, line.bytes).transfers));
-    report.line("  and on 128-byte lines (several ARM cores), counters 64 bytes apart: {} transfers",
-                Value::exact("padding.alignas64_on_128_transfers", ch06::model_two_counters(64, writes, 1, 128).transfers));
+    report.line(
+        "  and on 128-byte lines (several ARM cores), counters 64 bytes apart: {} transfers",
+        Value::exact("padding.alignas64_on_128_transfers", ch06::model_two_counters(64, writes, 1, 128).transfers));
 }
 
 // The model rows of section 10: each case packed and padded, on 64-byte lines.
@@ -390,12 +395,14 @@ void queue_lock_model(Report& report) {
     for (auto [name, spacing] : {std::pair{"packed", Spacing::Packed}, std::pair{"padded", Spacing::Padded}}) {
         const std::size_t apart = ch06::second_field_offset(spacing, offsetof(ch06::QueueIndices, tail), 64);
         counts_row(report, table, fmt::format("queue, tail {} B after head", apart),
-                   fmt::format("queue_lock.model.queue.{}", name), ch06::model_queue(spacing, items, ring, lag, refresh));
+                   fmt::format("queue_lock.model.queue.{}", name),
+                   ch06::model_queue(spacing, items, ring, lag, refresh));
     }
     for (auto [name, spacing] : {std::pair{"packed", Spacing::Packed}, std::pair{"padded", Spacing::Padded}}) {
         const std::size_t apart = ch06::second_field_offset(spacing, offsetof(ch06::GuardedCounters, value), 64);
         counts_row(report, table, fmt::format("lock, data {} B after lock", apart),
-                   fmt::format("queue_lock.model.lock.{}", name), ch06::model_lock(spacing, sections, ch06::kLockWrites));
+                   fmt::format("queue_lock.model.lock.{}", name),
+                   ch06::model_lock(spacing, sections, ch06::kLockWrites));
     }
     table.print();
 }
@@ -407,7 +414,8 @@ void queue_lock_section(Report& report, const Run& run, cachebook::Progress& pro
     report.blank_line();
     report.line("  measured on 2 cpus, padded one line ({} bytes) apart; whole runs, the minimum of those in which",
                 Value::measured("queue_lock.padded_stride", ch06::this_machine_line().bytes));
-    report.line("  both threads ran throughout (up to {} per layout):", Value::exact("queue_lock.runs", run.case_runs()));
+    report.line("  both threads ran throughout (up to {} per layout):",
+                Value::exact("queue_lock.runs", run.case_runs()));
     auto table = report.table({"case", "operations", "packed ms", "padded ms", "packed/padded", "runs counted"});
     for (auto c : {ch06::Case::Queue, ch06::Case::Lock}) {
         const std::string key = "queue_lock.measured." + ch06::case_key(c);
@@ -421,8 +429,8 @@ void queue_lock_section(Report& report, const Run& run, cachebook::Progress& pro
         }
         const auto timing = ch06::time_case(c, {run.first_cpu, run.second_cpu}, ops, run.case_runs());
         progress.step(ch06::case_key(c));
-        const Value counted =
-            Value::measured_as(key + ".counted", timing.counted(), fmt::format("{}/{}", timing.counted(), timing.attempts));
+        const Value counted = Value::measured_as(key + ".counted", timing.counted(),
+                                                 fmt::format("{}/{}", timing.counted(), timing.attempts));
         if (!timing.valid()) {
             table.row({label, count, Value::unknown(key + ".packed_ms", "-"), Value::unknown(key + ".padded_ms", "-"),
                        Value::unknown(key + ".ratio", "no run counted").quoted(), counted});
@@ -444,13 +452,15 @@ void counters_section(Report& report, const Run& run) {
     ch06::CounterReading packed, padded;
     if (run.two_cpus()) {
         const std::vector<int> cpus{run.first_cpu, run.second_cpu};
-        for (auto [reading, spacing] : {std::pair{&packed, ch06::Spacing::Packed}, std::pair{&padded, ch06::Spacing::Padded}})
+        for (auto [reading, spacing] :
+             {std::pair{&packed, ch06::Spacing::Packed}, std::pair{&padded, ch06::Spacing::Padded}})
             *reading = ch06::count_misses([&] { ch06::race_once(Op::AtomicFetchAdd, spacing, 2, cpus, increments); });
     } else {
         packed.why_not = padded.why_not = "needs 2 cpus";
     }
-    report.line("  counters: {}", Value::measured_as("counters.available", packed.available,
-                                                     packed.available ? "available" : "unavailable: " + packed.why_not));
+    report.line("  counters: {}",
+                Value::measured_as("counters.available", packed.available,
+                                   packed.available ? "available" : "unavailable: " + packed.why_not));
     report.record("counters.why_not", packed.available ? nlohmann::json(nullptr) : nlohmann::json(packed.why_not));
     auto table = report.table({"event", "packed", "padded", "packed/padded"});
     auto count_row = [&](const std::string& event, const std::string& key, std::uint64_t a, std::uint64_t b) {
@@ -461,7 +471,8 @@ void counters_section(Report& report, const Run& run) {
             return;
         }
         table.row({event, Value::measured(at + ".packed", a), Value::measured(at + ".padded", b),
-                   b > 0 ? Value::measured(at + ".ratio", static_cast<double>(a) / static_cast<double>(b), "{:.1f}x").quoted("{:.1f}")
+                   b > 0 ? Value::measured(at + ".ratio", static_cast<double>(a) / static_cast<double>(b), "{:.1f}x")
+                               .quoted("{:.1f}")
                          : Value::unknown(at + ".ratio", "padded counted 0").quoted()});
     };
     count_row("cache-misses", "cache_misses", packed.cache_misses, padded.cache_misses);
