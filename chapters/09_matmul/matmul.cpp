@@ -191,24 +191,36 @@ Blocking machine_blocking(const MicroKernel& kernel, const cachebook::Machine& m
 
 // [snippet: packing]
 void pack_a(const float* a, std::size_t lda, std::size_t mc, std::size_t kc, std::size_t mr, float* out) {
+    constexpr std::size_t kStep = 16;  // one cache line of each row of A per round
     for (std::size_t r = 0; r < mc; r += mr) {  // one sliver of mr rows: for each p, mr values in a row
         const std::size_t h = std::min(mr, mc - r);
-        for (std::size_t p = 0; p < kc; ++p) {
-            for (std::size_t i = 0; i < h; ++i) out[p * mr + i] = a[(r + i) * lda + p];
-            for (std::size_t i = h; i < mr; ++i) out[p * mr + i] = 0.0f;  // pad the last sliver
+        // A round reads one line from each of the mr rows and writes kStep rows of the sliver:
+        // walking all mr rows per column p instead would touch mr lines for every 4 bytes.
+        for (std::size_t p0 = 0; p0 < kc; p0 += kStep) {
+            const std::size_t p_end = std::min(kc, p0 + kStep);
+            for (std::size_t i = 0; i < h; ++i)
+                for (std::size_t p = p0; p < p_end; ++p) out[p * mr + i] = a[(r + i) * lda + p];
+            for (std::size_t i = h; i < mr; ++i)  // pad the last sliver
+                for (std::size_t p = p0; p < p_end; ++p) out[p * mr + i] = 0.0f;
         }
         out += mr * kc;
     }
 }
 
 void pack_b(const float* b, std::size_t ldb, std::size_t kc, std::size_t nc, std::size_t nr, float* out) {
-    for (std::size_t s = 0; s < nc; s += nr) {  // one sliver of nr columns: for each p, nr values in a row
-        const std::size_t w = std::min(nr, nc - s);
-        for (std::size_t p = 0; p < kc; ++p) {
-            std::memcpy(out + p * nr, b + p * ldb + s, w * sizeof(float));
-            std::fill(out + p * nr + w, out + (p + 1) * nr, 0.0f);
+    constexpr std::size_t kRows = 8;  // rows of B read together, each from start to end
+    // Rows of B are read a few at a time across all slivers: each row is then read in order,
+    // as the hardware prefetcher expects, instead of nr floats from each of kc rows in turn.
+    for (std::size_t p0 = 0; p0 < kc; p0 += kRows) {
+        const std::size_t p_end = std::min(kc, p0 + kRows);
+        for (std::size_t s = 0; s < nc; s += nr) {  // sliver s: for each p, nr values in a row
+            const std::size_t w = std::min(nr, nc - s);
+            for (std::size_t p = p0; p < p_end; ++p) {
+                float* dst = out + s * kc + p * nr;
+                std::memcpy(dst, b + p * ldb + s, w * sizeof(float));
+                std::fill(dst + w, dst + nr, 0.0f);  // pad the last sliver
+            }
         }
-        out += nr * kc;
     }
 }
 // [end: packing]
@@ -251,7 +263,9 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
     const std::size_t m = s.m, n = s.n, k = s.k, mr = kernel.mr, nr = kernel.nr;
     if (m == 0 || n == 0) return;
     if (k == 0) return std::fill(c, c + m * n, 0.0f);
-    const std::size_t kc = std::min(std::max<std::size_t>(blocks.kc, 1), k);
+    // The kc-deep slices are made equal: with a fixed KC the last one could be a few steps
+    // deep, and each call on it would pay for a block of C for almost no arithmetic.
+    const std::size_t kc = ceil_div(k, ceil_div(k, std::max<std::size_t>(blocks.kc, 1)));
     const std::size_t nc = std::min(std::max(nr, blocks.nc / nr * nr), round_up(n, nr));
     const int parts = static_cast<int>(std::min(static_cast<std::size_t>(threads), ceil_div(m, mr)));
     // Loop 3 is the one the threads divide: each thread packs its own blocks of A, which stay
