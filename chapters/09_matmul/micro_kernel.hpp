@@ -45,12 +45,13 @@ void micro_kernel(std::size_t kc, const float* a, const float* b, float* c, std:
     std::size_t p = 0;
     if constexpr (PrefetchC) {
         // Ask for the block of C early: its rows are a whole row of C apart, so no prefetcher
-        // guesses them, and the rest of the kc loop hides the wait. One row per step: asking
-        // for all MR rows at once would stall on the core's few outstanding-miss slots.
-        for (; p < kc && p < MR; ++p) {
-            __builtin_prefetch(c + p * ldc, 1);
-            __builtin_prefetch(c + p * ldc + NR - 1, 1);
-            step();
+        // guesses them, and the rest of the kc loop hides the wait. One row every few steps:
+        // asking for all MR rows at once stalls the core (each row is on another page of memory).
+        constexpr std::size_t steps_per_row = 4;
+        for (std::size_t i = 0; i < MR && p + steps_per_row <= kc; ++i) {
+            __builtin_prefetch(c + i * ldc, 1);
+            __builtin_prefetch(c + i * ldc + NR - 1, 1);
+            for (std::size_t s = 0; s < steps_per_row; ++s, ++p) step();
         }
     }
     for (; p < kc; ++p) step();
