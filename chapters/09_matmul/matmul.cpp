@@ -12,6 +12,10 @@
 #include <string>
 #include <thread>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "kernels.hpp"
@@ -253,6 +257,33 @@ void macro_kernel(const MicroKernel& kernel, std::size_t mcur, std::size_t ncur,
 
 std::size_t ceil_div(std::size_t x, std::size_t y) { return (x + y - 1) / y; }
 
+// A packing buffer on 2 MiB pages where the system allows it (Linux's transparent huge pages):
+// the packed panel and block then take a few TLB entries instead of hundreds, which leaves
+// room for the pages of C that the micro-kernel walks down, one per row.
+Buffer packing_buffer(std::size_t floats) {
+    constexpr std::size_t huge = std::size_t{2} << 20;
+    const std::size_t bytes = round_up(std::max<std::size_t>(floats, 1) * sizeof(float), huge);
+    auto* p = static_cast<float*>(std::aligned_alloc(huge, bytes));
+    if (p == nullptr) throw std::bad_alloc();
+#if defined(MADV_HUGEPAGE)
+    ::madvise(p, bytes, MADV_HUGEPAGE);  // only a hint: without it the buffer works the same
+#endif
+    return Buffer(p);
+}
+
+// Buffer `slot` of step 6 on this thread, at least `floats` long. Kept from one call to the
+// next, as the libraries keep theirs: a fresh buffer costs a page fault per page, every call.
+float* kept_buffer(std::size_t slot, std::size_t floats) {
+    struct Kept {
+        Buffer buffer;
+        std::size_t floats = 0;
+    };
+    thread_local std::vector<Kept> kept;
+    if (kept.size() <= slot) kept.resize(slot + 1);
+    if (kept[slot].floats < floats) kept[slot] = {packing_buffer(floats), floats};
+    return kept[slot].buffer.get();
+}
+
 }  // namespace
 
 // [snippet: blis]
@@ -275,19 +306,22 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
     const std::size_t mc = round_up(ceil_div(m, blocks_m), mr);
     // The panel of B is packed once, by all threads together, and shared. Two panels
     // alternate, so a thread that finishes early packs the next one while the others compute.
-    Buffer panels[2] = {make_buffer(kc * nc), make_buffer(kc * nc)};
+    float* panels[2] = {kept_buffer(0, kc * nc), kept_buffer(1, kc * nc)};
     std::atomic<std::size_t> next_block[2] = {0, 0};  // blocks of rows taken so far, per panel
     std::barrier panel_ready(parts);
 
+    std::vector<float*> a_blocks;  // one per thread: the block of A it works on
+    for (int t = 0; t < parts; ++t) a_blocks.push_back(kept_buffer(2 + std::size_t(t), mc * kc));
+
     run_threads(parts, [&](int t) {
-        Buffer a_packed = make_buffer(mc * kc);  // private: the block of A this thread works on
+        float* a_packed = a_blocks[std::size_t(t)];  // private to thread t
         std::vector<float> edge(mr * nr);        // a partial block of C is computed here first
         std::size_t slice = 0;
         for (std::size_t jc = 0; jc < n; jc += nc) {                // loop 5: panels of nc columns
             const std::size_t ncur = std::min(nc, n - jc);
             for (std::size_t pc = 0; pc < k; pc += kc, ++slice) {   // loop 4: kc-deep slices
                 const std::size_t kcur = std::min(kc, k - pc);
-                float* b_packed = panels[slice % 2].get();
+                float* b_packed = panels[slice % 2];
                 // Each thread packs its own run of slivers of the panel.
                 const std::size_t slivers = ceil_div(ncur, nr), per = ceil_div(slivers, static_cast<std::size_t>(parts));
                 const std::size_t first = std::min(slivers, per * static_cast<std::size_t>(t)) * nr;
@@ -302,8 +336,8 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
                     const std::size_t ic = blk * mc;
                     if (ic >= m) break;
                     const std::size_t mcur = std::min(mc, m - ic);
-                    pack_a(a + ic * k + pc, k, mcur, kcur, mr, a_packed.get());
-                    macro_kernel(kernel, mcur, ncur, kcur, a_packed.get(), b_packed, c + ic * n + jc, n, pc > 0,
+                    pack_a(a + ic * k + pc, k, mcur, kcur, mr, a_packed);
+                    macro_kernel(kernel, mcur, ncur, kcur, a_packed, b_packed, c + ic * n + jc, n, pc > 0,
                                  edge.data());
                 }
             }
