@@ -35,7 +35,8 @@ struct Side {
 };
 
 nlohmann::json to_json(const Side& s) {
-    return {{"core", s.core}, {"step6", s.step6}, {"blas", s.blas}, {"step6_cpu", s.step6_cpu}, {"blas_cpu", s.blas_cpu}};
+    return {
+        {"core", s.core}, {"step6", s.step6}, {"blas", s.blas}, {"step6_cpu", s.step6_cpu}, {"blas_cpu", s.blas_cpu}};
 }
 
 // One call, after a pause: the libraries' worker threads spin for a while after a call, and
@@ -81,9 +82,9 @@ std::optional<Side> child(const std::string& core, std::size_t n, int threads, i
     std::error_code ec;
     const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (ec) return std::nullopt;
-    const std::string cmd = fmt::format("{}'{}' --child --n {} --threads {} --runs {}",
-                                        core.empty() ? "" : "OPENBLAS_CORETYPE=" + core + " ", self.string(), n,
-                                        threads, runs);
+    const std::string cmd =
+        fmt::format("{}'{}' --child --n {} --threads {} --runs {}",
+                    core.empty() ? "" : "OPENBLAS_CORETYPE=" + core + " ", self.string(), n, threads, runs);
     std::FILE* pipe = ::popen(cmd.c_str(), "r");
     if (pipe == nullptr) return std::nullopt;
     std::string text;
@@ -95,7 +96,9 @@ std::optional<Side> child(const std::string& core, std::size_t n, int threads, i
     return Side{j.at("core"), j.at("step6"), j.at("blas"), j.at("step6_cpu"), j.at("blas_cpu")};
 }
 
-double round1(double x) { return std::round(10 * x) / 10; }
+double round1(double x) {
+    return std::round(10 * x) / 10;
+}
 
 }  // namespace
 
@@ -106,13 +109,15 @@ int main(int argc, char** argv) {
         std::int64_t n_opt = 2048, runs = 15, threads_opt = cachebook::usable_cpus();
         bool is_child = false;
         auto* n_flag = cli.add_int("--n", n_opt, "Order N of the matrices (--quick: 512)", 16, 8192);
-        auto* runs_flag = cli.add_int("--runs", runs, "Timed runs of each, in turn (the minimum is reported; --quick: 3)", 1, 1000);
+        auto* runs_flag =
+            cli.add_int("--runs", runs, "Timed runs of each, in turn (the minimum is reported; --quick: 3)", 1, 1000);
         cli.add_int("--threads", threads_opt, "Threads of the second comparison (default: every usable CPU)", 1, 256);
         cli.app().add_flag("--child", is_child, "Internal: time both with this process's OpenBLAS kernel, print JSON");
         if (auto status = cli.parse(argc, argv)) return *status;
         if (!ch09::blas_available()) {  // a benchmark run of the whole book goes on without it
             fmt::print("bench_ch09: skipped, this build has no OpenBLAS to compare step 6 with\n");
-            if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), {{"skipped", "this build has no OpenBLAS"}});
+            if (!cli.json_path().empty())
+                cachebook::write_json(cli.json_path(), {{"skipped", "this build has no OpenBLAS"}});
             return 0;
         }
         const auto n = static_cast<std::size_t>(cli.quick() && n_flag->count() == 0 ? 512 : n_opt);
@@ -133,28 +138,36 @@ int main(int argc, char** argv) {
         for (const auto& core : cores)
             if (auto side = child(core, n, 1, 1)) probes.push_back(*side);
         if (probes.empty()) throw std::runtime_error("no child run finished");
-        const auto fastest = std::min_element(probes.begin(), probes.end(), [](const Side& x, const Side& y) {
-            return x.blas[0] < y.blas[0];
-        });
+        const auto fastest = std::min_element(probes.begin(), probes.end(),
+                                              [](const Side& x, const Side& y) { return x.blas[0] < y.blas[0]; });
         const auto full = child(cores[std::size_t(fastest - probes.begin())], n, threads, r);
         if (!full) throw std::runtime_error("the child run with OpenBLAS's fastest kernel did not finish");
         const Side& best = *full;
         const double gflop = 2.0 * double(n) * double(n) * double(n) / 1e9;
         const auto kernel = ch09::default_micro_kernel(ch09::best_isa());
         const auto blocks = ch09::machine_blocking(kernel);
-        nlohmann::json out = {{"n", n}, {"runs", r}, {"threads", threads}, {"goal_pct", 100 * kGoal},
-                              {"kernel", kernel.name}, {"mc", blocks.mc}, {"kc", blocks.kc}, {"nc", blocks.nc},
-                              {"blas_core", best.core}, {"cores", nlohmann::json::array()}};
+        nlohmann::json out = {{"n", n},
+                              {"runs", r},
+                              {"threads", threads},
+                              {"goal_pct", 100 * kGoal},
+                              {"kernel", kernel.name},
+                              {"mc", blocks.mc},
+                              {"kc", blocks.kc},
+                              {"nc", blocks.nc},
+                              {"blas_core", best.core},
+                              {"cores", nlohmann::json::array()}};
         for (const auto& s : probes)  // one call each
             out["cores"].push_back({{"core", s.core}, {"blas1_gflops", round1(gflop / s.blas[0])}});
-        fmt::print("Chapter 9's goal: step 6 ({}, MC {} KC {} NC {}) against OpenBLAS ({}), N = {}, "
-                   "minimum of {} runs each, in turn\n",
-                   kernel.name, blocks.mc, blocks.kc, blocks.nc, cachebook::measured("{}", best.core), n, r);
+        fmt::print(
+            "Chapter 9's goal: step 6 ({}, MC {} KC {} NC {}) against OpenBLAS ({}), N = {}, "
+            "minimum of {} runs each, in turn\n",
+            kernel.name, blocks.mc, blocks.kc, blocks.nc, cachebook::measured("{}", best.core), n, r);
         cachebook::Table table({"threads", "step 6 GFLOPS", "OpenBLAS GFLOPS", "step 6 / OpenBLAS", "goal met"});
         for (std::size_t slot = 0; slot < (threads > 1 ? 2u : 1u); ++slot) {
             const double pct = 100 * best.blas[slot] / best.step6[slot];
             const std::string key = slot == 0 ? "1" : "T";
-            table.row({fmt::format("{}", slot == 0 ? 1 : threads), cachebook::measured("{:.1f}", gflop / best.step6[slot]),
+            table.row({fmt::format("{}", slot == 0 ? 1 : threads),
+                       cachebook::measured("{:.1f}", gflop / best.step6[slot]),
                        cachebook::measured("{:.1f}", gflop / best.blas[slot]), cachebook::measured("{:.1f} %", pct),
                        cachebook::measured("{}", pct >= 100 * kGoal ? "yes" : "no")});
             out["step6_" + key + "_gflops"] = round1(gflop / best.step6[slot]);
@@ -166,8 +179,8 @@ int main(int argc, char** argv) {
         out["pct_1_cpu"] = round1(pct_cpu);
         fmt::print("{}", table.render());
         fmt::print("one thread by the thread's CPU time: step 6 {} GFLOPS, OpenBLAS {}, {} %\n",
-                   cachebook::measured("{:.1f}", gflop / best.step6_cpu), cachebook::measured("{:.1f}", gflop / best.blas_cpu),
-                   cachebook::measured("{:.1f}", pct_cpu));
+                   cachebook::measured("{:.1f}", gflop / best.step6_cpu),
+                   cachebook::measured("{:.1f}", gflop / best.blas_cpu), cachebook::measured("{:.1f}", pct_cpu));
         if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), out);
         return 0;
     });
