@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
@@ -94,6 +95,14 @@ std::optional<Side> child(const std::string& core, std::size_t n, int threads, i
     const auto j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded()) return std::nullopt;
     return Side{j.at("core"), j.at("step6"), j.at("blas"), j.at("step6_cpu"), j.at("blas_cpu")};
+}
+
+// The 1-minute load average (/proc/loadavg), or -1 where there is none: with more runnable
+// programs than CPUs the wall-clock ratios say more about the others than about step 6.
+double load_average() {
+    std::ifstream in("/proc/loadavg");
+    double load = -1;
+    return in >> load ? load : -1;
 }
 
 double round1(double x) {
@@ -181,6 +190,12 @@ int main(int argc, char** argv) {
         fmt::print("one thread by the thread's CPU time: step 6 {} GFLOPS, OpenBLAS {}, {} %\n",
                    cachebook::measured("{:.1f}", gflop / best.step6_cpu),
                    cachebook::measured("{:.1f}", gflop / best.blas_cpu), cachebook::measured("{:.1f}", pct_cpu));
+        const double load = load_average();
+        out["load_average"] = round1(load);
+        out["usable_cpus"] = cachebook::usable_cpus();
+        if (load >= 0)
+            fmt::print("load average at the end: {} on {} usable CPUs\n", cachebook::measured("{:.1f}", load),
+                       cachebook::usable_cpus());
         if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), out);
         return 0;
     });
