@@ -129,6 +129,7 @@ bench: build
 	$(BUILD)/bin/bench_cachesim --json $(BUILD)/bench/cachesim.json
 	$(BUILD)/bin/ch09_matmul --json $(BUILD)/bench/ch09_matmul.json
 	$(PY) tools/bench/ch09_goals.py $(BUILD)/bench/ch09_matmul.json $(BUILD)/bench/ch09_goals.json  # step 6 against OpenBLAS: the targets
+	$(BUILD)/bin/bench_ch09 --json $(BUILD)/bench/ch09_kernels.json  # the same, kernel against kernel: 15 alternating runs, CPU time
 	bash tools/bench_ch08.sh $(BUILD)/bin 10 $(BUILD)/bench/ch08
 
 flake-check: build

@@ -236,6 +236,30 @@ TEST_CASE("packing lays slivers out as the micro-kernel reads them", "[ch09]") {
                                    3, 4, 0, 13, 14, 0});
 }
 
+TEST_CASE("packing gives the slivers' layout for blocks larger than the rounds it copies in", "[ch09]") {
+    // 29 x 37 of A (lda 41) in slivers of 12, 19 x 70 of B (ldb 75) in slivers of 32: partial
+    // rounds and padded last slivers on both; every element checked against the layout's formula.
+    const std::size_t mc = 29, kc = 37, lda = 41, mr = 12, kb = 19, nc = 70, ldb = 75, nr = 32;
+    std::vector<float> a(mc * lda), b(kb * ldb);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(i + 1);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(i + 1);
+    std::vector<float> pa(3 * mr * kc, -1.0f), pb(3 * nr * kb, -1.0f);
+    ch09::pack_a(a.data(), lda, mc, kc, mr, pa.data());
+    ch09::pack_b(b.data(), ldb, kb, nc, nr, pb.data());
+    for (std::size_t r = 0; r < 3; ++r)
+        for (std::size_t p = 0; p < kc; ++p)
+            for (std::size_t i = 0; i < mr; ++i) {
+                const std::size_t row = r * mr + i;
+                REQUIRE(pa[r * mr * kc + p * mr + i] == (row < mc ? a[row * lda + p] : 0.0f));
+            }
+    for (std::size_t sl = 0; sl < 3; ++sl)
+        for (std::size_t p = 0; p < kb; ++p)
+            for (std::size_t j = 0; j < nr; ++j) {
+                const std::size_t col = sl * nr + j;
+                REQUIRE(pb[sl * nr * kb + p * nr + j] == (col < nc ? b[p * ldb + col] : 0.0f));
+            }
+}
+
 TEST_CASE("cache blocks and tiles derive from the cache sizes as the chapter says", "[ch09]") {
     // 32 KiB L1, 512 KiB L2, 32 MiB L3, 6 x 16 kernel: 24 KiB / 64 B = 384; 384 KiB / 1.5 KiB = 256 -> 252.
     const auto zen = ch09::derive_blocking(32 << 10, 512 << 10, 32 << 20, 6, 16);

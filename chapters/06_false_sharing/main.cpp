@@ -214,8 +214,12 @@ Value ratio_of(const std::string& key, const ch06::LayoutComparison& comparison)
 std::vector<Value> comparison_cells(const std::string& key, const ch06::LayoutComparison& comparison) {
     const auto& packed = comparison.packed;
     const auto& padded = comparison.padded;
-    return {Value::measured(key + "packed_ns", packed.min_ns, "{:.2f}").quoted("{:.1f}"),
-            Value::measured(key + "padded_ns", padded.min_ns, "{:.2f}").quoted("{:.1f}"),
+    // A side that counted no chunk has no time: "-", not a minimum of nothing.
+    auto time_of = [&](const std::string& field, const auto& side) {
+        if (side.counted == 0) return Value::unknown(key + field, "-").quoted();
+        return Value::measured(key + field, side.min_ns, "{:.2f}").quoted("{:.1f}");
+    };
+    return {time_of("packed_ns", packed), time_of("padded_ns", padded),
             ratio_of(key + "ratio", comparison),
             Value::measured("", fmt::format("{}+{}/{}", packed.counted, padded.counted, 2 * packed.chunks))};
 }
