@@ -2,7 +2,9 @@
 - `runs`: every run of the two batches of the row sum (`runs.a`, `runs.b`), in order, with
   each batch's minimum: one run can land anywhere above the minimum;
 - `latency`: ns per access of the strided sum, the independent random walk and the pointer
-  chase, in L1 and in the large working set (`latency`, log scale)."""
+  chase, in L1 and in the large working set (`latency`, log scale);
+- `orders`: misses per inner iteration of chapter 3's six loop orders, the model's and
+  cachegrind's side by side (`orders.rows`; cachegrind's bars only where it ran)."""
 
 from matplotlib.ticker import MaxNLocator
 
@@ -41,5 +43,24 @@ def latency(data):
     return fig
 
 
+def orders(data):
+    fig, ax = figure(figsize=(6.4, 3.2))
+    rows = data["orders"]["rows"]
+    names = [row["order"] for row in rows]
+    counted = all(row["cachegrind"] is not None for row in rows)
+    width = 0.4 if counted else 0.6
+    offset = width / 2 if counted else 0
+    ax.bar([i - offset for i in range(len(rows))], [row["model_total"] for row in rows], width, label="model")
+    if counted:
+        ax.bar([i + offset for i in range(len(rows))], [row["cachegrind"] for row in rows], width,
+               label="cachegrind (the compiled code)")
+    ax.set_xticks(range(len(rows)), names)
+    ax.set_ylabel("misses per inner iteration")
+    ax.grid(axis="x", visible=False)
+    ax.legend(frameon=False, fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
 def plots(data):
-    return {"runs": runs(data), "latency": latency(data)}
+    return {"runs": runs(data), "latency": latency(data), "orders": orders(data)}

@@ -13,7 +13,7 @@ target_include_directories(ch07_measurement_logic PUBLIC ${ch07_dir}/kernel)
 
 # 2. ch07_walk: a tiny program that runs one of the walks, for cachegrind and perf to count.
 add_executable(ch07_walk ${ch07_dir}/walk/walk_main.cpp)
-target_link_libraries(ch07_walk PRIVATE ch07_kernel_o2)
+target_link_libraries(ch07_walk PRIVATE ch07_kernel_o2 cachebook)
 target_include_directories(ch07_walk PRIVATE ${ch07_dir}/kernel)
 add_dependencies(ch07_measurement ch07_walk)
 target_compile_definitions(ch07_measurement_logic PRIVATE CH07_WALK_PATH="$<TARGET_FILE:ch07_walk>")

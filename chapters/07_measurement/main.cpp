@@ -1,6 +1,7 @@
 // ch07_measurement: prints what chapter 7 shows, one function per numbered section.
 // Logic lives in measurement.cpp; each result is written once, through cachebook::Report.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cachebook/cli.hpp"
 #include "cachebook/cpu_time.hpp"
@@ -25,7 +26,7 @@ Value ratio(std::string key, double value) {
 }
 
 struct Options {
-    std::int64_t n = 2048, runs = 7, threads = 2, walk_n = 512, counters = 1;
+    std::int64_t n = 2048, runs = 7, threads = 2, walk_n = 512, counters = 1, product_n = 512;
     bool quick = false;
     [[nodiscard]] std::size_t size() const { return static_cast<std::size_t>(n); }
     [[nodiscard]] int run_count() const { return static_cast<int>(runs); }
@@ -38,12 +39,14 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
     cli.add_int("--threads", options.threads, "Threads for the clock rule", 2, 64);
     cli.add_int("--walk-n", options.walk_n, "Order of the array the counters count (cachegrind or perf)", 16, 4096);
     cli.add_int("--counters", options.counters, "1: run cachegrind or perf; 0: skip them", 0, 1);
+    cli.add_int("--product-n", options.product_n, "Order of the matrices of the blocked product (section 5)", 64, 2048);
     if (auto status = cli.parse(argc, argv)) return status;
     options.quick = cli.quick();
     if (options.quick) {
         options.n = std::min<std::int64_t>(options.n, 1024);
         options.runs = std::min<std::int64_t>(options.runs, 3);
         options.walk_n = std::min<std::int64_t>(options.walk_n, 128);
+        options.product_n = std::min<std::int64_t>(options.product_n, 256);
     }
     if (options.threads > 4 * cachebook::usable_cpus())
         throw cachebook::UsageError(
@@ -57,7 +60,7 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
 void preface(Report& report, const Options& options) {
     const std::size_t n = options.size();
     report.blank_line();
-    report.line("  array for sections 2, 4, 5: {0} x {0} int = {1:.0f} MiB; {2} runs per measurement", n,
+    report.line("  array for sections 2, 4, 6, 11: {0} x {0} int = {1:.0f} MiB; {2} runs per measurement", n,
                 static_cast<double>(n * n * sizeof(int)) / kMiB,
                 Value::exact("runs_per_measurement", options.run_count()));
     report.line("  share of a CPU this program gets right now: {} (1.00 on an idle machine)",
@@ -137,27 +140,30 @@ void dead_code_section(Report& report, const Options& options) {
 }
 
 void optimisation_section(Report& report, const Options& options) {
-    const auto builds = ch07::opt_rule(options.size(), options.run_count());
-    report.section("Judge at -O2, not -O0: one kernel file, built twice");
-    auto table = report.table({"build", "rows ms", "columns ms", "columns / rows"});
-    table.row({"-O0", milliseconds("opt.rows_o0_ms", builds.rows_o0),
-               milliseconds("opt.columns_o0_ms", builds.columns_o0),
-               ratio("opt.ratio_o0", builds.columns_o0 / builds.rows_o0).quoted()});
-    table.row({"-O2", milliseconds("opt.rows_o2_ms", builds.rows_o2),
-               milliseconds("opt.columns_o2_ms", builds.columns_o2),
-               ratio("opt.ratio_o2", builds.columns_o2 / builds.rows_o2).quoted()});
+    constexpr std::size_t tile = 32;  // the course notes' tile: 3 x 32 x 32 x 8 B = 24 KiB
+    const auto n = static_cast<std::size_t>(options.product_n);
+    const auto builds = ch07::blocked_rule(n, tile, options.run_count());
+    report.section("Judge at -O2, not -O0: the blocked product, one kernel file built twice");
+    report.line("  C = A x B, {0} x {0} doubles; naive ijk against tiles of {1} x {1}", Value::exact("opt.n", n),
+                Value::exact("opt.tile", tile));
+    auto table = report.table({"build", "naive ms", "blocked ms", "naive / blocked"});
+    table.row({"-O0", milliseconds("opt.naive_o0_ms", builds.naive_o0),
+               milliseconds("opt.blocked_o0_ms", builds.blocked_o0), ratio("opt.gain_o0", builds.gain_o0()).quoted()});
+    table.row({"-O2", milliseconds("opt.naive_o2_ms", builds.naive_o2),
+               milliseconds("opt.blocked_o2_ms", builds.blocked_o2), ratio("opt.gain_o2", builds.gain_o2()).quoted()});
     table.print();
-    report.line("  same sums: {}; -O0 makes the row sum {}x slower and hides the cache effect behind loop overhead",
-                Value::exact_as("opt.same_sums", builds.same_sums, builds.same_sums ? "yes" : "NO"),
-                ratio("opt.o0_over_o2_rows", builds.rows_o0 / builds.rows_o2).quoted());
+    report.line("  same results: {}; -O0 makes the blocked product {}x slower and hides the gain of blocking",
+                Value::exact_as("opt.same_results", builds.same_results, builds.same_results ? "yes" : "NO"),
+                ratio("opt.o0_over_o2_blocked", builds.blocked_o0 / builds.blocked_o2).quoted());
 }
 
 // The L1d as the machine reports it and where that came from, or the size assumed without one.
 Value l1_here() {
     const auto l1 = cachebook::data_cache(1);
     if (!l1) return Value::unknown("l1_kib", "unknown, 32 KiB assumed");
-    return Value::measured_as("l1_kib", l1->size_bytes / 1024,
-                              fmt::format("{} KiB, from {}", l1->size_bytes / 1024, cachebook::source_name(l1->source)));
+    return Value::measured_as(
+        "l1_kib", l1->size_bytes / 1024,
+        fmt::format("{} KiB, from {}", l1->size_bytes / 1024, cachebook::source_name(l1->source)));
 }
 
 void size_section(Report& report, const Options& options) {
@@ -228,6 +234,43 @@ void counted_walks(Report& report, const ch07::PerfProbe& probe, std::size_t n) 
                 tool("counters.baseline", static_cast<std::int64_t>(counts.baseline)));
 }
 
+// Chapter 3's six orders: the model's misses per inner iteration beside cachegrind's.
+void counted_orders(Report& report, bool run_tool) {
+    constexpr std::size_t n = 64;  // chapter 3's six-order table: N = 64, 32 lines, fully associative
+    const auto cache = cachebook::CacheConfig::fully_associative(32, 64);
+    const auto counted = run_tool ? ch07::cachegrind_orders(cache, n) : ch07::OrderCounts{"--counters 0", 0, {}};
+    const bool have = counted.why_not.empty();
+    report.blank_line();
+    report.line("  chapter 3's six orders, N = {}, misses per inner iteration; cache: {}", Value::exact("orders.n", n),
+                Value::exact("orders.cache", cache.describe()));
+    report.line(
+        "  cachegrind {} (chapter 3's code as this build compiled it, minus a run that only fills the matrices): {}",
+        Value::exact("orders.d1_flag", ch07::cachegrind_d1_flag(cache)),
+        have ? Value::measured_as("orders.counted", true, "counted")
+             : Value::unknown("orders.counted", "not run (" + counted.why_not + ")"));
+    auto table = report.table_of_rows(
+        "orders.rows", {"order", "model A", "model B", "model C", "model total", "cachegrind", "compared"});
+    std::vector<std::string> fewer, more;  // the orders cachegrind counts away from the model, for the prose
+    for (std::size_t k = 0; k < std::size(cachebook::kAllOrders); ++k) {
+        const auto order = cachebook::kAllOrders[k];
+        const auto model = ch07::model_order_misses(order, n, cache);
+        const double tool = have ? counted.per_iteration(k, n) : 0;
+        const std::string compared = have ? ch07::compare_with_model(tool, model.total()) : "";
+        if (compared == "fewer") fewer.emplace_back(cachebook::order_name(order));
+        if (compared == "more") more.emplace_back(cachebook::order_name(order));
+        auto three = [](std::string key, double v) {
+            return Value::exact_as(std::move(key), v, fmt::format("{:.3f}", v));
+        };
+        table.row({Value::exact("order", std::string(cachebook::order_name(order))), three("model_a", model.a),
+                   three("model_b", model.b), three("model_c", model.c), three("model_total", model.total()),
+                   have ? Value::measured("cachegrind", tool, "{:.3f}") : Value::unknown("cachegrind", "n/a"),
+                   have ? Value::measured("compared", compared) : Value::unknown("compared", "-")});
+    }
+    table.print();
+    report.record("orders.fewer", fmt::format("{}", fmt::join(fewer, ", ")));
+    report.record("orders.more", fmt::format("{}", fmt::join(more, ", ")));
+}
+
 void counters_section(Report& report, const Options& options) {
     report.section("Hardware counters");
     const auto probe = ch07::probe_perf("cache-misses");
@@ -238,6 +281,7 @@ void counters_section(Report& report, const Options& options) {
         report.line("  --counters 0: not run");
     else
         counted_walks(report, probe, static_cast<std::size_t>(options.walk_n));
+    counted_orders(report, options.counters == 1);
 }
 
 void amdahl_section(Report& report) {
@@ -265,6 +309,38 @@ void checklist_section(Report& report) {
         report.line("  [ ] {}", item);
 }
 
+void audit_section(Report& report, const Options& options) {
+    constexpr std::size_t distance = 128;  // elements ahead: 512 bytes, eight lines
+    constexpr int claimed_percent = 10;
+    constexpr double noise = 0.05;  // what two batches' minima can differ by on a shared machine
+    // A small effect: three times the usual runs, so that each minimum holds a quiet one.
+    const int runs = 3 * options.run_count();
+    const auto audit = ch07::audit_prefetch(options.size(), distance, runs);
+    report.section("Auditing one claim: \"a prefetch makes the row sum {} % faster\"",
+                   Value::exact("audit.claimed_percent", claimed_percent));
+    report.line("  1. stride: the inner index is the right one of a row-major array: {} bytes per step",
+                Value::exact("audit.stride_bytes", audit.stride_bytes));
+    report.line("  2. model ({}): lines fetched per element {} without, {} with a prefetch {} elements ahead",
+                Value::measured("audit.cache", ch07::l1_geometry().describe()),
+                Value::exact_as("audit.model_plain", audit.model_plain, fmt::format("{:.4f}", audit.model_plain)),
+                Value::exact_as("audit.model_prefetched", audit.model_prefetched,
+                                fmt::format("{:.4f}", audit.model_prefetched)),
+                Value::exact("audit.distance", distance));
+    report.line("  3. tile: none in this change, nothing to check");
+    report.line("  4. same sums: {}",
+                Value::exact_as("audit.same_sums", audit.same_sums, audit.same_sums ? "yes" : "NO"));
+    report.line("  5. -O2, best of {0} interleaved runs, {1} x {1} ints: {2} ms without, {3} ms with",
+                Value::exact("audit.runs", runs), options.size(), milliseconds("audit.plain_ms", audit.plain_s),
+                milliseconds("audit.prefetched_ms", audit.prefetched_s));
+    const std::string verdict = ch07::audit_verdict(audit.speedup(), 1.0 + claimed_percent / 100.0, noise);
+    const std::string advice = verdict == "holds" ? "the claim holds here: keep it, and state the machine"
+                               : verdict == "smaller"
+                                   ? "a gain, smaller than claimed: keep it with the measured figure"
+                                   : "no gain beyond the 5 % this machine's noise allows: take it out";
+    report.line("  6. measured on its own: {}x; {}", ratio("audit.speedup", audit.speedup()).quoted(),
+                Value::measured_as("audit.verdict", verdict, advice));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -284,6 +360,7 @@ int main(int argc, char** argv) {
         counters_section(report, options);
         amdahl_section(report);
         checklist_section(report);
+        audit_section(report, options);
         report.save(cli.json_path());
         return 0;
     });

@@ -23,6 +23,7 @@
 #include "cachebook/chase.hpp"
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
+#include "cachebook/matmul_orders.hpp"
 #include "cachebook/trace.hpp"
 #include "sum_kernel.hpp"
 
@@ -158,25 +159,26 @@ DeadCodeRule dead_code_rule(std::size_t n, int runs) {
     return rule;
 }
 
-OptRule opt_rule(std::size_t n, int runs) {
-    OptRule rule;
+BlockedRule blocked_rule(std::size_t n, std::size_t tile, int runs) {
+    BlockedRule rule;
     rule.n = n;
-    rule.rows_o0 = rule.columns_o0 = rule.rows_o2 = rule.columns_o2 = kInf;
-    const auto grid = make_grid(n);
-    std::int64_t sums[4] = {};
-    for (int run = -1; run < runs; ++run) {
-        auto once = [&](auto f, double& best, std::int64_t& sum) {
+    rule.tile = tile;
+    rule.naive_o0 = rule.blocked_o0 = rule.naive_o2 = rule.blocked_o2 = kInf;
+    const auto m = cachebook::integer_valued_matrices(n);
+    std::vector<std::vector<double>> c(4, std::vector<double>(n * n));
+    for (int run = -1; run < runs; ++run) {  // run -1 warms up, untimed
+        auto once = [&](auto product, double& best, std::vector<double>& out) {
             const double start = cachebook::thread_cpu_seconds();  // one thread: see rule 2
-            sum = f(grid.data(), n);
-            cachebook::do_not_optimize(sum);
+            product(out.data());
+            cachebook::do_not_optimize(out.data());
             if (run >= 0) best = std::min(best, cachebook::thread_cpu_seconds() - start);
         };
-        once(o0::sum_rows, rule.rows_o0, sums[0]);
-        once(o0::sum_columns, rule.columns_o0, sums[1]);
-        once(o2::sum_rows, rule.rows_o2, sums[2]);
-        once(o2::sum_columns, rule.columns_o2, sums[3]);
+        once([&](double* out) { o0::product_naive(m.a.data(), m.b.data(), out, n); }, rule.naive_o0, c[0]);
+        once([&](double* out) { o0::product_blocked(m.a.data(), m.b.data(), out, n, tile); }, rule.blocked_o0, c[1]);
+        once([&](double* out) { o2::product_naive(m.a.data(), m.b.data(), out, n); }, rule.naive_o2, c[2]);
+        once([&](double* out) { o2::product_blocked(m.a.data(), m.b.data(), out, n, tile); }, rule.blocked_o2, c[3]);
     }
-    rule.same_sums = sums[0] == sums[1] && sums[1] == sums[2] && sums[2] == sums[3];
+    rule.same_results = c[0] == c[1] && c[1] == c[2] && c[2] == c[3];
     return rule;
 }
 
@@ -344,41 +346,55 @@ std::string cachegrind_d1_flag(const cachebook::CacheConfig& config) {
 }
 
 namespace {
-ToolCounts run_walks(const std::string& tool, const std::string& prefix,
-                     const std::function<std::optional<std::uint64_t>(const std::string&)>& parse, std::size_t n) {
-    ToolCounts counts;
+// Runs `PREFIX ch07_walk MODE N` for each mode and reads one count from each run;
+// on the first failure, the counts so far and why.
+struct ModeCounts {
+    std::vector<std::uint64_t> counts;
+    std::string why_not;
+};
+ModeCounts run_modes(const std::string& tool, const std::string& prefix,
+                     const std::function<std::optional<std::uint64_t>(const std::string&)>& parse,
+                     const std::vector<std::string>& modes, std::size_t n) {
+    ModeCounts result;
     const std::string walk = walk_program();
-    std::uint64_t* into[] = {&counts.baseline, &counts.row, &counts.column};
-    const char* modes[] = {"none", "row", "column"};
-    for (int k = 0; k < 3; ++k) {
-        const auto result = run_command(fmt::format("{} '{}' {} {}", prefix, walk, modes[k], n));
-        const auto count = parse(result.output);
-        if (result.status != 0 || !count) {
+    for (const auto& mode : modes) {
+        const auto run = run_command(fmt::format("{} '{}' {} {}", prefix, walk, mode, n));
+        const auto count = parse(run.output);
+        if (run.status != 0 || !count) {
             std::string last;
-            std::istringstream in(result.output);
+            std::istringstream in(run.output);
             for (std::string line; std::getline(in, line);)
                 if (!line.empty()) last = line;
-            counts.why_not = fmt::format("{} failed (status {}): {}", tool, result.status, last);
-            return counts;
+            result.why_not = fmt::format("{} failed (status {}): {}", tool, run.status, last);
+            return result;
         }
-        *into[k] = *count;
+        result.counts.push_back(*count);
     }
-    counts.tool = tool;
-    return counts;
+    return result;
+}
+
+ToolCounts run_walks(const std::string& tool, const std::string& prefix,
+                     const std::function<std::optional<std::uint64_t>(const std::string&)>& parse, std::size_t n) {
+    const auto run = run_modes(tool, prefix, parse, {"none", "row", "column"}, n);
+    if (!run.why_not.empty()) return {"", run.why_not, 0, 0, 0};
+    return {tool, "", run.counts[0], run.counts[1], run.counts[2]};
+}
+
+// cachegrind with D1 = `d1`; I1 gets the same geometry and LL a fixed one, so that
+// cachegrind never has to guess them from the CPU.
+std::string cachegrind_prefix(const cachebook::CacheConfig& d1) {
+    return fmt::format(
+        "valgrind --tool=cachegrind --cache-sim=yes {} --I1={},{},{} --LL=1048576,16,{} "
+        "--cachegrind-out-file=/dev/null",
+        cachegrind_d1_flag(d1), d1.capacity_bytes(), d1.ways, d1.line_bytes, d1.line_bytes);
 }
 }  // namespace
 
 // [snippet: cachegrind]
 ToolCounts cachegrind_walks(const cachebook::CacheConfig& l1, std::size_t n) {
     if (run_command("command -v valgrind").status != 0) return {"", "valgrind is not installed", 0, 0, 0};
-    // Only D1 matters here; I1 and LL get the same small geometry so that
-    // cachegrind never has to guess them from the CPU.
-    const std::string d1 = cachegrind_d1_flag(l1);
-    const std::string prefix = fmt::format(
-        "valgrind --tool=cachegrind --cache-sim=yes {} --I1={},{},{} --LL=1048576,16,{} "
-        "--cachegrind-out-file=/dev/null",
-        d1, l1.capacity_bytes(), l1.ways, l1.line_bytes, l1.line_bytes);
-    return run_walks("cachegrind", prefix, parse_cachegrind_d1_misses, n);
+    // Prefix: valgrind --tool=cachegrind --cache-sim=yes --D1=size,ways,line (I1, LL fixed).
+    return run_walks("cachegrind", cachegrind_prefix(l1), parse_cachegrind_d1_misses, n);
 }
 // [end: cachegrind]
 
@@ -401,6 +417,87 @@ cachebook::CacheConfig l1_geometry() {
     const auto l1 = cachebook::data_cache(1);
     if (l1 && l1->sets > 0 && l1->ways > 0 && l1->line_bytes > 0) return {l1->sets, l1->ways, l1->line_bytes};
     return cachebook::CacheConfig::from_capacity(32768, 8, 64);
+}
+
+// --- Chapter 3's six orders, counted ----------------------------------------------------------
+
+OrderMisses model_order_misses(cachebook::LoopOrder order, std::size_t n, const cachebook::CacheConfig& cache) {
+    auto model = cachebook::abc_cache(cache);
+    const auto layout = cachebook::MatmulLayout::packed(n, sizeof(double), cache.line_bytes);
+    cachebook::for_each_matmul_access(order, n, sizeof(double), layout,
+                                      [&](const cachebook::Access& a) { model.access(a.address, a.stream, a.write); });
+    const auto iterations = static_cast<double>(n * n * n);
+    auto per = [&](int stream) { return static_cast<double>(model.stream(stream).misses) / iterations; };
+    return {per(1), per(2), per(3)};
+}
+
+double OrderCounts::per_iteration(std::size_t k, std::size_t n) const {
+    return static_cast<double>(static_cast<std::int64_t>(misses.at(k) - baseline)) / static_cast<double>(n * n * n);
+}
+
+// [snippet: six_orders_counted]
+OrderCounts cachegrind_orders(const cachebook::CacheConfig& d1, std::size_t n) {
+    if (run_command("command -v valgrind").status != 0) return {"valgrind is not installed", 0, {}};
+    std::vector<std::string> modes = {"fill3"};  // fills A, B and C, no product: the baseline
+    for (auto order : cachebook::kAllOrders) modes.emplace_back(cachebook::order_name(order));
+    auto run = run_modes("cachegrind", cachegrind_prefix(d1), parse_cachegrind_d1_misses, modes, n);
+    if (!run.why_not.empty()) return {run.why_not, 0, {}};
+    const std::uint64_t baseline = run.counts.front();
+    run.counts.erase(run.counts.begin());
+    return {"", baseline, run.counts};
+}
+// [end: six_orders_counted]
+
+std::string compare_with_model(double counted, double model) {
+    if (std::abs(counted - model) <= std::max(0.01, 0.1 * model)) return "agrees";
+    return counted < model ? "fewer" : "more";
+}
+
+// --- Auditing one claim ----------------------------------------------------------------------
+
+void model_prefetch(PrefetchAudit& audit, const cachebook::CacheConfig& l1) {
+    const std::size_t count = audit.n * audit.n, per_line = 64 / sizeof(int);
+    cachebook::Cache plain(l1), prefetched(l1);
+    for (std::size_t k = 0; k < count; ++k) {
+        plain.access(k * sizeof(int));
+        // The kernel prefetches once per 64-byte line, `distance` elements ahead.
+        if (k % per_line == 0 && k + audit.distance < count) prefetched.access((k + audit.distance) * sizeof(int));
+        prefetched.access(k * sizeof(int));
+    }
+    audit.stride_bytes = sizeof(int);  // j is the inner variable and the right index: unit stride
+    audit.model_plain = static_cast<double>(plain.total().misses) / static_cast<double>(count);
+    audit.model_prefetched = static_cast<double>(prefetched.total().misses) / static_cast<double>(count);
+}
+
+// [snippet: audit]
+PrefetchAudit audit_prefetch(std::size_t n, std::size_t distance, int runs) {
+    PrefetchAudit audit;
+    audit.n = n;
+    audit.distance = distance;
+    model_prefetch(audit, l1_geometry());
+    const auto grid = make_grid(n);
+    std::int64_t plain_sum = 0, prefetched_sum = 0;
+    audit.plain_s = audit.prefetched_s = kInf;
+    for (int run = -1; run < runs; ++run) {  // interleaved, so both see the same machine
+        const double t0 = cachebook::thread_cpu_seconds();
+        plain_sum = o2::sum_rows(grid.data(), n);
+        cachebook::do_not_optimize(plain_sum);
+        const double t1 = cachebook::thread_cpu_seconds();
+        prefetched_sum = o2::sum_rows_prefetched(grid.data(), n, distance);
+        cachebook::do_not_optimize(prefetched_sum);
+        const double t2 = cachebook::thread_cpu_seconds();
+        if (run < 0) continue;  // the warm-up
+        audit.plain_s = std::min(audit.plain_s, t1 - t0);
+        audit.prefetched_s = std::min(audit.prefetched_s, t2 - t1);
+    }
+    audit.same_sums = plain_sum == prefetched_sum;
+    return audit;
+}
+// [end: audit]
+
+std::string audit_verdict(double speedup, double claimed, double noise) {
+    if (speedup >= claimed) return "holds";
+    return speedup > 1.0 + noise ? "smaller" : "none";
 }
 
 // [snippet: amdahl]

@@ -11,6 +11,7 @@
 
 #include "cachebook/cache.hpp"
 #include "cachebook/measure.hpp"
+#include "cachebook/trace.hpp"
 
 namespace ch07 {
 
@@ -63,15 +64,18 @@ struct DeadCodeRule {
 };
 DeadCodeRule dead_code_rule(std::size_t n, int runs);
 
-// --- Rule 5: -O0 against -O2 ----------------------------------------------------------
+// --- Rule 5: -O0 against -O2, on the blocked product ---------------------------------
 
-struct OptRule {
-    std::size_t n = 0;
-    double rows_o0 = 0, columns_o0 = 0, rows_o2 = 0, columns_o2 = 0;  // best seconds
-    bool same_sums = false;
+struct BlockedRule {
+    std::size_t n = 0, tile = 0;
+    double naive_o0 = 0, blocked_o0 = 0, naive_o2 = 0, blocked_o2 = 0;  // best seconds
+    bool same_results = false;  // all four C equal, byte for byte (integer-valued doubles)
+    [[nodiscard]] double gain_o0() const { return naive_o0 / blocked_o0; }
+    [[nodiscard]] double gain_o2() const { return naive_o2 / blocked_o2; }
 };
-/// Best of `runs` by the thread's CPU clock, interleaved, one warm-up.
-OptRule opt_rule(std::size_t n, int runs);
+/// The naive and the blocked product of n x n doubles at -O0 and at -O2; best of
+/// `runs` by the thread's CPU clock, interleaved, one warm-up.
+BlockedRule blocked_rule(std::size_t n, std::size_t tile, int runs);
 
 // --- Rule 6: data that never leaves L1 ----------------------------------------------------
 
@@ -143,8 +147,51 @@ ToolCounts perf_walks(const std::string& event, std::size_t n);
 /// when the probe says perf works, else cachegrind with D1 = `l1`. An empty `tool`
 /// says why neither could count.
 ToolCounts count_walks(const PerfProbe& probe, const cachebook::CacheConfig& l1, std::size_t n);
+// --- Chapter 3's six orders, counted ------------------------------------------------------
+
+/// The model's misses per inner iteration of one loop order of C = A x B (n x n doubles,
+/// each matrix on lines of its own, A[i][k], B[k][j], C[i][j] per iteration).
+struct OrderMisses {
+    double a = 0, b = 0, c = 0;
+    [[nodiscard]] double total() const { return a + b + c; }
+};
+OrderMisses model_order_misses(cachebook::LoopOrder order, std::size_t n, const cachebook::CacheConfig& cache);
+
+/// cachegrind's D1 misses for chapter 3's code of each order (ch07_walk), minus a run that
+/// only fills the three matrices. Empty `misses` and a reason when it could not run.
+struct OrderCounts {
+    std::string why_not;
+    std::uint64_t baseline = 0;
+    std::vector<std::uint64_t> misses;  // one per order of cachebook::kAllOrders
+    [[nodiscard]] double per_iteration(std::size_t k, std::size_t n) const;
+};
+OrderCounts cachegrind_orders(const cachebook::CacheConfig& d1, std::size_t n);
+/// How a count compares with the model's: "agrees" within 10 % (or 0.01 per iteration),
+/// else "fewer" or "more".
+std::string compare_with_model(double counted, double model);
+
 /// This machine's L1d geometry (from sysfs), or 32 KiB 8-way 64-byte lines when it is unknown.
 cachebook::CacheConfig l1_geometry();
+
+// --- Auditing one claim: a software prefetch in the row sum ---------------------------------
+
+struct PrefetchAudit {
+    std::size_t n = 0, distance = 0;
+    std::uint64_t stride_bytes = 0;                // the inner loop's step through memory
+    double model_plain = 0, model_prefetched = 0;  // the model's lines fetched per element
+    bool same_sums = false;
+    double plain_s = 0, prefetched_s = 0;  // best of the runs, interleaved
+    [[nodiscard]] double speedup() const { return plain_s / prefetched_s; }
+};
+/// The model's part of the audit: the row walk of an n x n int array through `l1`,
+/// without and with the kernel's prefetches (one per line, `distance` elements ahead; a prefetch
+/// is an access to the model).
+void model_prefetch(PrefetchAudit& audit, const cachebook::CacheConfig& l1);
+/// The whole audit, timed at -O2 by the thread's CPU clock.
+PrefetchAudit audit_prefetch(std::size_t n, std::size_t distance, int runs);
+/// The audit's last step: "holds" when the measured speed-up reaches the claimed one,
+/// "smaller" when it is short of the claim but above 1 + `noise`, "none" otherwise.
+std::string audit_verdict(double speedup, double claimed, double noise);
 
 // --- When not to bother -------------------------------------------------------------------------
 
