@@ -225,6 +225,90 @@ struct Segment {
 }  // namespace
 
 // [snippet: detect]
+namespace {
+
+// Whether the curve stays within `tol` of point `at` for the next half octave of sizes.
+bool flat_from(const std::vector<double>& y, const std::vector<std::size_t>& bytes, std::size_t at, double tol) {
+    for (std::size_t m = at + 1; m < y.size() && bytes[m] <= bytes[at] * 1.4143; ++m)
+        if (std::abs(y[m] - y[at]) > tol) return false;
+    return true;
+}
+
+// 1. Cut the curve into plateaus. A plateau grows while each new point stays
+//    within the tolerance of its median; then comes a rise, which ends at the
+//    first point from which the curve stays flat for the next half octave.
+std::vector<Segment> find_plateaus(const std::vector<double>& y, const std::vector<std::size_t>& bytes, double tol) {
+    const std::size_t n = y.size();
+    std::vector<Segment> plateaus;
+    for (std::size_t i = 0; i < n;) {
+        Segment s{i, i};
+        while (s.last + 1 < n && y[s.last + 1] <= median_of(y, s.first, s.last) + tol) ++s.last;
+        plateaus.push_back(s);
+        i = s.last + 1;
+        while (i < n && !flat_from(y, bytes, i, tol)) ++i;
+    }
+    return plateaus;
+}
+
+// The level of a plateau's last (first) half octave of sizes.
+double tail_level(const std::vector<double>& y, const std::vector<std::size_t>& bytes, const Segment& s) {
+    std::size_t f = s.last;
+    while (f > s.first && static_cast<double>(bytes[f - 1]) * 1.4143 >= static_cast<double>(bytes[s.last])) --f;
+    return median_of(y, f, s.last);
+}
+double head_level(const std::vector<double>& y, const std::vector<std::size_t>& bytes, const Segment& s) {
+    std::size_t l = s.first;
+    while (l < s.last && static_cast<double>(bytes[l + 1]) <= static_cast<double>(bytes[s.first]) * 1.4143) ++l;
+    return median_of(y, s.first, l);
+}
+
+// 2. Keep the steps that are large enough; merge a plateau into the one
+//    before when the step between them is too small to be a level.
+//    The step is judged locally, from the last half octave before it to the
+//    first half octave after, so a slow drift never adds up to a cliff.
+std::vector<Segment> merge_small_steps(const std::vector<Segment>& plateaus, const std::vector<double>& y,
+                                       const std::vector<std::size_t>& bytes, double min_jump) {
+    std::vector<Segment> kept;
+    for (const Segment& s : plateaus) {
+        if (!kept.empty() && head_level(y, bytes, s) - tail_level(y, bytes, kept.back()) < std::log(min_jump)) {
+            kept.back().last = s.last;
+            continue;
+        }
+        kept.push_back(s);
+    }
+    return kept;
+}
+
+// 3. A step is a cliff. It starts where the curve leaves the lower plateau
+//    (the last point within the tolerance of its level), and the capacity is
+//    where the curve is halfway up, on a log scale, from the lower level to the
+//    upper: a sharp step sits there, and a gradual one (some sets overflow
+//    before others) is centred there.
+Cliff cliff_between(const Segment& low, const Segment& high, const std::vector<double>& y,
+                    const std::vector<std::size_t>& bytes, double tol) {
+    const double low_level = median_of(y, low.first, low.last);
+    const double high_level = median_of(y, high.first, high.last);
+    std::size_t last_flat = low.first;
+    for (std::size_t m = low.first; m < high.first; ++m)
+        if (y[m] <= low_level + tol) last_flat = m;
+    const double half = 0.5 * (low_level + high_level);
+    std::size_t up = last_flat + 1;  // the first point at least halfway up
+    while (up < high.first && y[up] < half) ++up;
+    const std::size_t before = up - 1;
+    const double t = y[up] > y[before] ? std::clamp((half - y[before]) / (y[up] - y[before]), 0.0, 1.0) : 1.0;
+    const double log_lo = std::log(static_cast<double>(bytes[before]));
+    const double log_hi = std::log(static_cast<double>(bytes[up]));
+    Cliff cliff;
+    cliff.last_flat = last_flat;
+    cliff.first_high = high.first;
+    cliff.capacity_bytes = static_cast<std::size_t>(std::llround(std::exp(log_lo + t * (log_hi - log_lo))));
+    cliff.below_ns = std::exp(low_level);
+    cliff.above_ns = std::exp(high_level);
+    return cliff;
+}
+
+}  // namespace
+
 std::vector<Cliff> detect_cliffs(const std::vector<std::size_t>& bytes, const std::vector<double>& ns,
                                  const DetectorOptions& options) {
     if (bytes.size() != ns.size()) throw std::invalid_argument("detect_cliffs: one latency per size");
@@ -239,77 +323,10 @@ std::vector<Cliff> detect_cliffs(const std::vector<std::size_t>& bytes, const st
     y = running_median(y, options.smooth);  // one noisy size cannot make or hide a cliff
     const double tol = std::log1p(options.flat_tolerance);
 
-    // 1. Cut the curve into plateaus. A plateau grows while each new point stays
-    //    within the tolerance of its median; then comes a rise, which ends at the
-    //    first point from which the curve stays flat for the next half octave.
-    std::vector<Segment> plateaus;
-    std::size_t i = 0;
-    while (i < n) {
-        Segment s{i, i};
-        while (s.last + 1 < n && y[s.last + 1] <= median_of(y, s.first, s.last) + tol) ++s.last;
-        plateaus.push_back(s);
-        std::size_t k = s.last + 1;
-        auto flat_from = [&](std::size_t at) {
-            for (std::size_t m = at + 1; m < n && bytes[m] <= bytes[at] * 1.4143; ++m)
-                if (std::abs(y[m] - y[at]) > tol) return false;
-            return true;
-        };
-        while (k < n && !flat_from(k)) ++k;
-        i = k;
-    }
-
-    // 2. Keep the steps that are large enough; merge a plateau into the one
-    //    before when the step between them is too small to be a level.
-    //    The step is judged locally, from the last half octave before it to the
-    //    first half octave after, so a slow drift never adds up to a cliff.
-    auto tail_level = [&](const Segment& s) {
-        std::size_t f = s.last;
-        while (f > s.first && static_cast<double>(bytes[f - 1]) * 1.4143 >= static_cast<double>(bytes[s.last])) --f;
-        return median_of(y, f, s.last);
-    };
-    auto head_level = [&](const Segment& s) {
-        std::size_t l = s.first;
-        while (l < s.last && static_cast<double>(bytes[l + 1]) <= static_cast<double>(bytes[s.first]) * 1.4143) ++l;
-        return median_of(y, s.first, l);
-    };
-    std::vector<Segment> kept;
-    for (const Segment& s : plateaus) {
-        if (!kept.empty() && head_level(s) - tail_level(kept.back()) < std::log(options.min_jump)) {
-            kept.back().last = s.last;
-            continue;
-        }
-        kept.push_back(s);
-    }
-
-    // 3. Each remaining step is a cliff. It starts where the curve leaves the
-    //    lower plateau (the last point within the tolerance of its level), and
-    //    the capacity is where the curve is halfway up, on a log scale, from the
-    //    lower level to the upper: a sharp step sits there, and a gradual one
-    //    (some sets overflow before others) is centred there.
+    const std::vector<Segment> kept = merge_small_steps(find_plateaus(y, bytes, tol), y, bytes, options.min_jump);
     std::vector<Cliff> cliffs;
-    for (std::size_t c = 0; c + 1 < kept.size(); ++c) {
-        const Segment& low = kept[c];
-        const Segment& high = kept[c + 1];
-        const double low_level = median_of(y, low.first, low.last);
-        const double high_level = median_of(y, high.first, high.last);
-        std::size_t last_flat = low.first;
-        for (std::size_t m = low.first; m < high.first; ++m)
-            if (y[m] <= low_level + tol) last_flat = m;
-        const double half = 0.5 * (low_level + high_level);
-        std::size_t up = last_flat + 1;  // the first point at least halfway up
-        while (up < high.first && y[up] < half) ++up;
-        const std::size_t before = up - 1;
-        const double t = y[up] > y[before] ? std::clamp((half - y[before]) / (y[up] - y[before]), 0.0, 1.0) : 1.0;
-        const double log_lo = std::log(static_cast<double>(bytes[before]));
-        const double log_hi = std::log(static_cast<double>(bytes[up]));
-        Cliff cliff;
-        cliff.last_flat = last_flat;
-        cliff.first_high = high.first;
-        cliff.capacity_bytes = static_cast<std::size_t>(std::llround(std::exp(log_lo + t * (log_hi - log_lo))));
-        cliff.below_ns = std::exp(low_level);
-        cliff.above_ns = std::exp(high_level);
-        cliffs.push_back(cliff);
-    }
+    for (std::size_t c = 0; c + 1 < kept.size(); ++c)
+        cliffs.push_back(cliff_between(kept[c], kept[c + 1], y, bytes, tol));
     return cliffs;
 }
 // [end: detect]
@@ -325,6 +342,56 @@ inline void flush_line(const void* p) {
 inline void fence() {
     asm volatile("mfence" : : : "memory");
 }
+
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t kTrialStep = 2 * kPage;  // a fresh page per trial, a page apart from the last
+constexpr int kTouches = 4;
+
+// Every load adds the value of the load before it (always 0: the pages are
+// zero), so no two loads overlap.
+inline std::uint64_t load(const std::byte* p, std::uint64_t carry) {
+    std::uint64_t v;
+    std::memcpy(&v, p + carry, sizeof v);
+    return v;
+}
+
+// One trial: ns per timed load at `stride`, on the page at `offset` of every chunk, visited in `order`.
+double time_trial(LineMethod method, std::byte* buf, const std::vector<std::size_t>& order, std::size_t gap,
+                  std::size_t offset, std::size_t stride) {
+    const std::size_t chunks = order.size();
+    for (std::size_t c = 0; c < chunks; ++c)  // out of every cache
+        for (std::size_t b = 0; b < kPage; b += 64) flush_line(buf + c * gap + offset + b);
+    fence();
+    std::uint64_t carry = 0;
+    std::size_t loads = 0;
+    double secs = 0;
+    if (method == LineMethod::Touches) {
+        // [snippet: touches]
+        const auto start = cachebook::Clock::now();
+        for (std::size_t c = 0; c < chunks; ++c) {
+            const std::byte* base = buf + order[c] * gap + offset;
+            for (int k = 0; k < kTouches; ++k) carry = load(base + static_cast<std::size_t>(k) * stride, carry);
+        }
+        secs = cachebook::seconds_since(start);
+        loads = chunks * kTouches;
+        // [end: touches]
+    } else {
+        // [snippet: probe]
+        for (std::size_t c = 0; c < chunks; ++c) {  // bring in base and base + S, then flush base's line
+            const std::byte* base = buf + order[c] * gap + offset;
+            carry = load(base + stride, load(base, carry));
+            flush_line(base);
+        }
+        fence();
+        const auto start = cachebook::Clock::now();
+        for (std::size_t c = 0; c < chunks; ++c) carry = load(buf + order[c] * gap + offset + stride, carry);
+        secs = cachebook::seconds_since(start);
+        loads = chunks;
+        // [end: probe]
+    }
+    cachebook::do_not_optimize(carry);
+    return secs / static_cast<double>(loads) * 1e9;
+}
 #endif
 
 }  // namespace
@@ -334,9 +401,6 @@ LineSizeResult measure_line_size(LineMethod method, const std::vector<std::size_
     LineSizeResult result;
     result.method = method;
 #if defined(__x86_64__)
-    constexpr std::size_t kPage = 4096;
-    constexpr std::size_t kTrialStep = 2 * kPage;  // a fresh page per trial, a page apart from the last
-    constexpr int kTouches = 4;
     const std::size_t trials = strides.size() * static_cast<std::size_t>(runs);
     if (chunks < 2 || runs < 1 || strides.empty() || trials * kTrialStep > gap)
         throw std::invalid_argument("measure_line_size: the chunks' gap must hold a fresh page for every trial");
@@ -359,51 +423,11 @@ LineSizeResult measure_line_size(LineMethod method, const std::vector<std::size_
     std::uint64_t state = seed;
     std::vector<double> best(strides.size(), 1e300);
     std::size_t trial = 0;
-    // Every load adds the value of the load before it (always 0: the pages are
-    // zero), so no two loads overlap.
-    auto load = [](const std::byte* p, std::uint64_t carry) {
-        std::uint64_t v;
-        std::memcpy(&v, p + carry, sizeof v);
-        return v;
-    };
     for (int r = 0; r < runs; ++r) {
         for (std::size_t si = 0; si < strides.size(); ++si, ++trial) {
-            const std::size_t stride = strides[si];
-            const std::size_t offset = trial * kTrialStep;
             for (std::size_t i = chunks; i-- > 1;)  // a new random chunk order for every trial
                 std::swap(order[i], order[cachebook::uniform_below(state, i + 1)]);
-            for (std::size_t c = 0; c < chunks; ++c)  // out of every cache
-                for (std::size_t b = 0; b < kPage; b += 64) flush_line(buf + c * gap + offset + b);
-            fence();
-            std::uint64_t carry = 0;
-            std::size_t loads = 0;
-            double secs = 0;
-            if (method == LineMethod::Touches) {
-                // [snippet: touches]
-                const auto start = cachebook::Clock::now();
-                for (std::size_t c = 0; c < chunks; ++c) {
-                    const std::byte* base = buf + order[c] * gap + offset;
-                    for (int k = 0; k < kTouches; ++k) carry = load(base + static_cast<std::size_t>(k) * stride, carry);
-                }
-                secs = cachebook::seconds_since(start);
-                loads = chunks * kTouches;
-                // [end: touches]
-            } else {
-                // [snippet: probe]
-                for (std::size_t c = 0; c < chunks; ++c) {  // bring in base and base + S, then flush base's line
-                    const std::byte* base = buf + order[c] * gap + offset;
-                    carry = load(base + stride, load(base, carry));
-                    flush_line(base);
-                }
-                fence();
-                const auto start = cachebook::Clock::now();
-                for (std::size_t c = 0; c < chunks; ++c) carry = load(buf + order[c] * gap + offset + stride, carry);
-                secs = cachebook::seconds_since(start);
-                loads = chunks;
-                // [end: probe]
-            }
-            cachebook::do_not_optimize(carry);
-            best[si] = std::min(best[si], secs / static_cast<double>(loads) * 1e9);
+            best[si] = std::min(best[si], time_trial(method, buf, order, gap, trial * kTrialStep, strides[si]));
         }
     }
     munmap(m, total);
