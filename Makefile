@@ -166,12 +166,13 @@ sanitize-ci:
 fuzz:
 	@bash tools/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),60)
 
-# CI: the fuzz targets as tests (label fuzz, CACHEBOOK_FUZZ_SECONDS each, 60 by default).
+# CI: the fuzz targets as tests (label fuzz, CACHEBOOK_FUZZ_SECONDS each, 60 by default), side by
+# side: one core each.
 fuzz-ci:
 	@bash tools/deps.sh --fuzz
 	cmake --preset fuzz $(if $(shell command -v ninja),-G Ninja,) >/dev/null
 	cmake --build build-fuzz -j $(JOBS) --target fuzz_cli fuzz_lackey
-	cd build-fuzz && ctest -V -L fuzz >fuzz.log 2>&1; rc=$$?; \
+	cd build-fuzz && ctest -V -j $(JOBS) -L fuzz >fuzz.log 2>&1; rc=$$?; \
 	  grep -E '^[0-9]+: (fuzz_|  )|Test +#|tests passed' fuzz.log; exit $$rc
 
 # Portability: plain x86-64 without the AVX2/AVX-512 kernels and without OpenBLAS (preset
@@ -208,6 +209,7 @@ aarch64-check:
 	  -E '^(cachesim|fuzz)\.'
 	cd build-aarch64 && ctest --output-on-failure -L golden -R '^golden\.($(subst $(space),|,$(strip $(AARCH64_CHAPTERS))))$$'
 format-check:
+	@bash tools/deps.sh --fuzz
 	@bash tools/format.sh check
 
 format:

@@ -40,7 +40,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SKIP = 77
-# The seed's steppers: chapter 1's walks and chapter 4's 4 x 4 tiles.
+# The course notes' steppers: chapter 1's walks and chapter 4's 4 x 4 tiles.
 STEPPER_CHAPTERS = {"01", "04"}
 
 

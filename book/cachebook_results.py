@@ -3,7 +3,7 @@
 MyST 0.18 accepts only str, int and float substitution values (and checks them again
 for every page with front matter), so a chapter's results are wrapped in a `str`
 subclass whose text is the JSON and whose keys are reachable as attributes or items:
-`{{ ch01.r1.a_2_5.line }}`, `{{ ch01.stepper[1].misses }}`. Keys win over the
+`{{ ch01.address.a_2_5.line }}`, `{{ ch01.stepper[1].misses }}`. Keys win over the
 methods of str and dict, and a missing key is an error (Jinja's StrictUndefined).
 """
 

@@ -57,23 +57,23 @@ class SelectOutput(unittest.TestCase):
 
 
 class Substitutions(unittest.TestCase):
-    data = {"r1": {"line": 139, "count": 3, "items": [1, 2]}, "stepper": [{"misses": 8}, {"misses": 32}]}
+    data = {"walk": {"line": 139, "count": 3, "items": [1, 2]}, "stepper": [{"misses": 8}, {"misses": 32}]}
 
     def render(self, expr, value=None):
         env = jinja2.Environment(undefined=jinja2.StrictUndefined)  # as MyST renders substitutions
         return env.from_string("{{ " + expr + " }}").render(ch01=value or Results(self.data))
 
     def test_dotted_and_indexed_access(self):
-        self.assertEqual(self.render("ch01.r1.line"), "139")
+        self.assertEqual(self.render("ch01.walk.line"), "139")
         self.assertEqual(self.render("ch01.stepper[1].misses"), "32")
         self.assertEqual(self.render("ch01.stepper[1].misses - ch01.stepper[0].misses"), "24")
 
     def test_keys_win_over_dict_and_str_methods(self):
-        self.assertEqual(self.render("ch01.r1.count"), "3")
-        self.assertEqual(self.render("ch01.r1['items'][1]"), "2")
+        self.assertEqual(self.render("ch01.walk.count"), "3")
+        self.assertEqual(self.render("ch01.walk['items'][1]"), "2")
 
     def test_a_missing_key_is_an_error(self):
-        for expr in ("ch01.r1.nope", "ch01.nope", "ch01.stepper[5].misses", "ch01.r1.keys", "ch01.split"):
+        for expr in ("ch01.walk.nope", "ch01.nope", "ch01.stepper[5].misses", "ch01.walk.keys", "ch01.split"):
             with self.subTest(expr=expr), self.assertRaises(jinja2.exceptions.UndefinedError):
                 self.render(expr)
 
@@ -81,15 +81,15 @@ class Substitutions(unittest.TestCase):
         r = Results(self.data)
         again = pickle.loads(pickle.dumps(r))
         self.assertEqual(again, r)
-        self.assertEqual(again.r1.line, 139)
-        self.assertNotEqual(Results({"r1": {"line": 140}}), r)
+        self.assertEqual(again.walk.line, 139)
+        self.assertNotEqual(Results({"walk": {"line": 140}}), r)
 
     def test_myst_accepts_it_globally_and_with_front_matter(self):
         from myst_parser.config.main import MdParserConfig, merge_file_level
 
         config = MdParserConfig(substitutions={"ch01": Results(self.data)})
         merged = merge_file_level(config, {"myst": {"substitutions": {"x": "1"}}}, lambda *a: self.fail(a))
-        self.assertEqual(merged.substitutions["ch01"].r1.line, 139)
+        self.assertEqual(merged.substitutions["ch01"].walk.line, 139)
 
 
 class Chapters(unittest.TestCase):

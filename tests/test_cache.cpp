@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <list>
 #include <random>
 
 #include "cachebook/cache.hpp"
 #include "cachebook/trace.hpp"
+#include "list_cache.hpp"
 
 using namespace cachebook;
 
@@ -152,35 +152,25 @@ TEST_CASE("the same cache gives the course notes' tiled transpose table for 73 x
     CHECK(transpose_misses(73, tile) == misses);
 }
 
-TEST_CASE("a 4-line fully associative LRU cache gives the course notes' six loop orders table", "[cache][reference]") {
-    const auto [order, a, b, c, total] = GENERATE(table<LoopOrder, const char*, const char*, const char*, const char*>({
-        {LoopOrder::ijk, "0.125", "1.000", "0.002", "1.127"},
-        {LoopOrder::jik, "0.125", "1.000", "0.016", "1.141"},
-        {LoopOrder::jki, "1.000", "0.016", "1.000", "2.016"},
-        {LoopOrder::kji, "1.000", "0.002", "1.000", "2.002"},
-        {LoopOrder::kij, "0.016", "0.125", "0.125", "0.266"},
-        {LoopOrder::ikj, "0.002", "0.125", "0.125", "0.252"},
-    }));
-    INFO("order " << order_name(order));
-    const Row got = matmul_row(order, 4);
-    CHECK(got.a == a);
-    CHECK(got.b == b);
-    CHECK(got.c == c);
-    CHECK(got.total == total);
-}
-
-TEST_CASE("a 32-line fully associative LRU cache gives the course notes' six loop orders table",
+TEST_CASE("4- and 32-line fully associative LRU caches give the course notes' six loop orders tables",
           "[cache][reference]") {
-    const auto [order, a, b, c, total] = GENERATE(table<LoopOrder, const char*, const char*, const char*, const char*>({
-        {LoopOrder::ijk, "0.125", "1.000", "0.002", "1.127"},
-        {LoopOrder::jik, "0.125", "1.000", "0.016", "1.141"},
-        {LoopOrder::jki, "1.000", "0.016", "1.000", "2.016"},
-        {LoopOrder::kji, "1.000", "0.002", "1.000", "2.002"},
-        {LoopOrder::kij, "0.016", "0.002", "0.125", "0.143"},
-        {LoopOrder::ikj, "0.002", "0.125", "0.002", "0.129"},
-    }));
-    INFO("order " << order_name(order));
-    const Row got = matmul_row(order, 32);
+    const auto [lines, order, a, b, c, total] =
+        GENERATE(table<std::size_t, LoopOrder, const char*, const char*, const char*, const char*>({
+            {4, LoopOrder::ijk, "0.125", "1.000", "0.002", "1.127"},
+            {4, LoopOrder::jik, "0.125", "1.000", "0.016", "1.141"},
+            {4, LoopOrder::jki, "1.000", "0.016", "1.000", "2.016"},
+            {4, LoopOrder::kji, "1.000", "0.002", "1.000", "2.002"},
+            {4, LoopOrder::kij, "0.016", "0.125", "0.125", "0.266"},
+            {4, LoopOrder::ikj, "0.002", "0.125", "0.125", "0.252"},
+            {32, LoopOrder::ijk, "0.125", "1.000", "0.002", "1.127"},
+            {32, LoopOrder::jik, "0.125", "1.000", "0.016", "1.141"},
+            {32, LoopOrder::jki, "1.000", "0.016", "1.000", "2.016"},
+            {32, LoopOrder::kji, "1.000", "0.002", "1.000", "2.002"},
+            {32, LoopOrder::kij, "0.016", "0.002", "0.125", "0.143"},
+            {32, LoopOrder::ikj, "0.002", "0.125", "0.002", "0.129"},
+        }));
+    INFO(lines << " lines, order " << order_name(order));
+    const Row got = matmul_row(order, lines);
     CHECK(got.a == a);
     CHECK(got.b == b);
     CHECK(got.c == c);
@@ -234,58 +224,33 @@ TEST_CASE("the highest address is a line like any other, not an empty way", "[ca
 }
 
 TEST_CASE("the model agrees with a plain list per set", "[cache][differential]") {
-    // LRU and FIFO against one list per set, most recent (or newest) first, on
-    // random accesses: every outcome, every count and every set's lines.
-    struct Line {
-        std::uint64_t line;
-        bool dirty;
-    };
-    std::mt19937_64 rng(20261130);
-    auto pick = [&](std::uint64_t lo, std::uint64_t hi) { return lo + rng() % (hi - lo + 1); };
+    // LRU and FIFO against one list per set (tests/list_cache.hpp), on random
+    // accesses: every outcome, every count and every set's lines.
+    cachebook_test::RandomCases random(20261130);
     for (int t = 0; t < 1000; ++t) {
-        const bool fifo = pick(0, 2) == 0;
-        const CacheConfig config{pick(1, 5), pick(1, 20), std::size_t{1} << pick(0, 4),
-                                 fifo ? Policy::FIFO : Policy::LRU};
+        const CacheConfig config = random.config();
         Cache cache(config);
-        std::vector<std::list<Line>> sets(config.sets);
-        Counts expected;
-        std::vector<std::uint64_t> pool(pick(2, 3 * config.lines() + 2));
-        for (auto& a : pool) a = pick(0, 19) == 0 ? ~std::uint64_t{0} - pick(0, 3) : pick(0, 4096);
+        cachebook_test::ListCache expected(config);
+        const std::vector<std::uint64_t> pool = random.addresses(config);
         INFO(fmt::format("case {}: {}", t, config.describe()));
         for (int op = 0; op < 400; ++op) {
-            const std::uint64_t address = pool[pick(0, pool.size() - 1)];
-            const std::uint64_t line = address / config.line_bytes;
-            std::list<Line>& set = sets[line % config.sets];
-            const auto it = std::find_if(set.begin(), set.end(), [&](const Line& l) { return l.line == line; });
-            const bool write = pick(0, 2) == 0;
+            const std::uint64_t address = pool[random.pick(0, pool.size() - 1)];
+            const bool write = random.pick(0, 2) == 0;
             const AccessResult r = cache.access(address, 0, write);
-            REQUIRE(r.hit == (it != set.end()));
-            if (it != set.end()) {
-                ++expected.hits;
-                it->dirty = it->dirty || write;
-                if (!fifo) set.splice(set.begin(), set, it);
-            } else {
-                ++expected.misses;
-                const bool full = set.size() == config.ways;
-                REQUIRE(r.evicted == full);
-                if (full) {
-                    REQUIRE(r.evicted_line == set.back().line);
-                    REQUIRE(r.dirty_evicted == set.back().dirty);
-                    ++expected.evictions;
-                    expected.dirty_evictions += set.back().dirty;
-                    set.pop_back();
-                }
-                set.push_front({line, write});
+            const cachebook_test::ListCache::Outcome want = expected.access(address, write);
+            REQUIRE(r.hit == want.hit);
+            REQUIRE(r.evicted == want.evicted);
+            if (want.evicted) {
+                REQUIRE(r.evicted_line == want.evicted_line);
+                REQUIRE(r.dirty_evicted == want.dirty_evicted);
             }
             REQUIRE(cache.contains(address));
         }
-        REQUIRE(cache.total() == expected);
+        REQUIRE(cache.total() == expected.counts());
         for (std::size_t s = 0; s < config.sets; ++s) {
-            std::vector<std::uint64_t> held = cache.resident_lines(s), want;
-            for (const Line& l : sets[s]) want.push_back(l.line);
+            std::vector<std::uint64_t> held = cache.resident_lines(s);
             std::sort(held.begin(), held.end());
-            std::sort(want.begin(), want.end());
-            REQUIRE(held == want);
+            REQUIRE(held == expected.resident_lines(s));
         }
     }
 }

@@ -4,14 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <catch2/catch.hpp>
-#include <list>
 #include <random>
 #include <vector>
 
 #include "cachebook/cache.hpp"
 #include "fast_cache.hpp"
+#include "list_cache.hpp"
 
 using namespace cachebook;
 using cachesim::FastCache;
@@ -84,72 +83,42 @@ TEST_CASE("the fast engine gives every access the outcome the plain model gives"
 TEST_CASE("the fast engine agrees with a plain list per set, with invalidations and write-backs",
           "[cachesim][differential]") {
     // Small sets keep an order byte per way, larger ones (over 8 ways) stamps:
-    // both against one list per set, most recent first, on random operations.
-    struct Line {
-        std::uint64_t line;
-        bool dirty;
-    };
-    std::mt19937_64 rng(20261130);
-    auto pick = [&](std::uint64_t lo, std::uint64_t hi) { return lo + rng() % (hi - lo + 1); };
+    // both against one list per set (tests/list_cache.hpp), on random operations.
+    cachebook_test::RandomCases random(20261130);
     for (int t = 0; t < 2000; ++t) {
-        const bool fifo = pick(0, 2) == 0;
-        const CacheConfig config{pick(1, 5), pick(1, 20), std::size_t{1} << pick(0, 4),
-                                 fifo ? Policy::FIFO : Policy::LRU};
+        const CacheConfig config = random.config();
         FastCache cache(config);
-        std::vector<std::list<Line>> sets(config.sets);
-        Counts expected;
-        const unsigned shift = static_cast<unsigned>(std::countr_zero(config.line_bytes));
-        std::vector<std::uint64_t> pool(pick(2, 3 * config.lines() + 2));
-        for (auto& a : pool) a = pick(0, 19) == 0 ? ~std::uint64_t{0} - pick(0, 3) : pick(0, 4096);
+        cachebook_test::ListCache expected(config);
+        const std::vector<std::uint64_t> pool = random.addresses(config);
         INFO(fmt::format("case {}: {}", t, config.describe()));
         for (int op = 0; op < 400; ++op) {
-            const std::uint64_t address = pool[pick(0, pool.size() - 1)];
-            const std::uint64_t line = address >> shift;
-            std::list<Line>& set = sets[line % config.sets];
-            const auto it = std::find_if(set.begin(), set.end(), [&](const Line& l) { return l.line == line; });
-            const auto kind = pick(0, 19);
+            const std::uint64_t address = pool[random.pick(0, pool.size() - 1)];
+            const auto kind = random.pick(0, 19);
             if (kind == 0) {  // an inclusive lower level drops the line
                 const FastCache::Invalidated gone = cache.invalidate(address);
-                REQUIRE(gone.present == (it != set.end()));
-                if (it != set.end()) {
-                    REQUIRE(gone.dirty == it->dirty);
-                    set.erase(it);
-                }
+                const auto [present, dirty] = expected.invalidate(address);
+                REQUIRE(gone.present == present);
+                if (present) REQUIRE(gone.dirty == dirty);
             } else if (kind == 1) {  // a write-back from the level above
-                REQUIRE(cache.mark_dirty(address) == (it != set.end()));
-                if (it != set.end()) it->dirty = true;
+                REQUIRE(cache.mark_dirty(address) == expected.mark_dirty(address));
             } else {
-                const bool write = pick(0, 2) == 0;
+                const bool write = random.pick(0, 2) == 0;
                 const AccessResult r = cache.access(address, 0, write);
-                REQUIRE(r.hit == (it != set.end()));
-                if (it != set.end()) {
-                    ++expected.hits;
-                    it->dirty = it->dirty || write;
-                    if (!fifo) set.splice(set.begin(), set, it);
-                } else {
-                    ++expected.misses;
-                    const bool full = set.size() == config.ways;
-                    REQUIRE(r.evicted == full);
-                    if (full) {
-                        REQUIRE(r.evicted_line == set.back().line);
-                        REQUIRE(r.dirty_evicted == set.back().dirty);
-                        ++expected.evictions;
-                        expected.dirty_evictions += set.back().dirty;
-                        set.pop_back();
-                    }
-                    set.push_front({line, write});
+                const cachebook_test::ListCache::Outcome want = expected.access(address, write);
+                REQUIRE(r.hit == want.hit);
+                REQUIRE(r.evicted == want.evicted);
+                if (want.evicted) {
+                    REQUIRE(r.evicted_line == want.evicted_line);
+                    REQUIRE(r.dirty_evicted == want.dirty_evicted);
                 }
             }
-            REQUIRE(cache.contains(address) ==
-                    (std::find_if(set.begin(), set.end(), [&](const Line& l) { return l.line == line; }) != set.end()));
+            REQUIRE(cache.contains(address) == expected.contains(address));
         }
-        REQUIRE(cache.total() == expected);
+        REQUIRE(cache.total() == expected.counts());
         for (std::size_t s = 0; s < config.sets; ++s) {
-            std::vector<std::uint64_t> held = cache.resident_lines(s), want;
-            for (const Line& l : sets[s]) want.push_back(l.line);
+            std::vector<std::uint64_t> held = cache.resident_lines(s);
             std::sort(held.begin(), held.end());
-            std::sort(want.begin(), want.end());
-            REQUIRE(held == want);
+            REQUIRE(held == expected.resident_lines(s));
         }
     }
 }

@@ -8,7 +8,8 @@ core+=(python-matplotlib-data)  # chapter 4's study reads its Stocks.csv
 # Chapter 9's step 7: BLIS beside OpenBLAS. The program loads it at run time (dlopen) and
 # skips it, saying why, where it is absent; nothing is linked against it.
 core+=(libblis-dev)
-fuzz=(clang libclang-rt-14-dev)
+# --fuzz: clang and its tools (make clang-check, fuzz, fuzz-ci, format-check).
+fuzz=(clang libclang-rt-14-dev clang-format-14)
 want=("${core[@]}")
 [[ ${1:-} == --book ]] && want=("${book[@]}")
 [[ ${1:-} == --fuzz ]] && want=("${fuzz[@]}")

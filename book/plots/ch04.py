@@ -6,10 +6,10 @@ from plots import figure
 
 def plots(data):
     out = {}
-    r4 = data.get("misses_by_tile")
-    if r4:
+    by_tile = data.get("misses_by_tile")
+    if by_tile:
         labels = ["none", "4", "8", "16", "32"]
-        misses = [r4["none"], r4["t4"], r4["t8"], r4["t16"], r4["t32"]]
+        misses = [by_tile["none"], by_tile["t4"], by_tile["t8"], by_tile["t16"], by_tile["t32"]]
         fig, ax = figure()
         bars = ax.bar(labels, misses, color=["#dd8452"] + ["#4c72b0"] * 4)
         ax.bar_label(bars, [str(m) for m in misses], padding=3)

@@ -8,6 +8,7 @@
 #include "cachebook/cli.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
+#include "cachebook/prefetch.hpp"
 #include "cachebook/report.hpp"
 #include "cachebook/trace.hpp"
 #include "tiling.hpp"
@@ -105,11 +106,12 @@ void tile_choice_lines(Report& report, const ch04::TileChoice& choice, const std
                 value("cache_bytes", choice.cache_bytes, fmt::format("{}", choice.cache_bytes)),
                 value("bound", bound, bound), value("tile", choice.tile, fmt::format("{}", choice.tile)),
                 Value::exact(key + ".n", choice.n));
-    report.line("  three tiles: {} B = {} KiB; estimated misses per iteration 2 / (8 x T) = {}",
-                value("three_tiles", choice.three_tiles, fmt::format("{}", choice.three_tiles)),
-                value("three_tiles_kib", choice.three_tiles / 1024,
-                      fmt::format("{:g}", static_cast<double>(choice.three_tiles) / 1024)),
-                value("estimate", estimate, estimate));
+    report.line(
+        "  three tiles: {} B = {} KiB; misses per iteration, one per line of a tile of A and of B: 2 / (8 x T) = {}",
+        value("three_tiles", choice.three_tiles, fmt::format("{}", choice.three_tiles)),
+        value("three_tiles_kib", choice.three_tiles / 1024,
+              fmt::format("{:g}", static_cast<double>(choice.three_tiles) / 1024)),
+        value("estimate", estimate, estimate));
     report.record(key + ".cache_kib", choice.cache_bytes / 1024);
 }
 
@@ -118,34 +120,10 @@ void unknown_tile_lines(Report& report, std::size_t n) {
     const auto unknown = cachebook::measured("unknown");
     report.line("  3 x T^2 x 8 <= {} B  =>  T <= {}  =>  T = {} (largest power of two dividing N = {})", unknown,
                 unknown, unknown, n);
-    report.line("  three tiles: {} B = {} KiB; estimated misses per iteration 2 / (8 x T) = {}", unknown, unknown,
-                unknown);
+    report.line(
+        "  three tiles: {} B = {} KiB; misses per iteration, one per line of a tile of A and of B: 2 / (8 x T) = {}",
+        unknown, unknown, unknown);
     report.record("machine_tile", nullptr);
-}
-
-void print_stepper(Report& report, const ch04::MatmulStepper& run, const std::string& walk) {
-    report.line("  {}, {}-line cache: {} misses (A {}, B {}, C {}), {} hits", walk, run.cache_lines, run.misses,
-                run.misses_of[0], run.misses_of[1], run.misses_of[2], run.hits);
-    report.line("{} A, B, C of each iteration (M miss, H hit)", run.tile == 0 ? "     i        " : "    ii jj kk  ");
-    for (const auto& group : ch04::stepper_groups(run)) {
-        const std::string where = run.tile == 0 ? fmt::format("    {:2}        ", group.row)
-                                                : fmt::format("    {:2} {:2} {:2}  ", group.ii, group.jj, group.kk);
-        report.line("{} {}  {} misses", where, ch04::stepper_marks(run, group.first, group.first + group.count),
-                    group.misses);
-    }
-}
-
-void transpose_model_section(Report& report) {
-    const auto cache = cachebook::CacheConfig::fully_associative(32, 64);
-    report.section("Transpose dst[j][i] = src[i][j], N = 64 doubles, fully associative LRU cache of 32 lines");
-    auto table = report.table({"walk", "src misses / element", "dst misses / element", "total"});
-    for (std::size_t tile : {0u, 8u}) {
-        const auto rate = ch04::transpose_rate(64, tile, cache);
-        const std::string key = tile == 0 ? "transpose_model.naive." : "transpose_model.tiled.";
-        table.row({tile == 0 ? "naive" : fmt::format("tiled T={}", tile), Value::exact(key + "src", three(rate.src)),
-                   Value::exact(key + "dst", three(rate.dst)), Value::exact(key + "total", three(rate.total()))});
-    }
-    table.print();
 }
 
 void visits_section(Report& report) {
@@ -154,19 +132,6 @@ void visits_section(Report& report) {
     visit_grid(report, 4, 0);
     report.line("  tile 2:");
     visit_grid(report, 4, 2);
-    const auto cache = cachebook::CacheConfig{8, 8, 64};
-    const auto misses = ch04::misses_by_tile(73, kModelTiles, cache);
-    report.blank_line();
-    report.line("  misses_by_tile: transpose of 73 x 73 doubles, B right after A, cache {}", cache.describe());
-    auto table = report.table({"tile", "none", "4", "8", "16", "32"});
-    std::vector<Value> cells = {"misses"};
-    for (const auto& [tile, count] : misses) cells.push_back(Value::exact("misses_by_tile." + tile_key(tile), count));
-    table.row(cells);
-    table.print();
-    const double gain = static_cast<double>(misses.front().second) / static_cast<double>(misses.back().second);
-    report.line("  best_tile: {} ({:.2f}x fewer misses than none)",
-                Value::exact("misses_by_tile.best", ch04::best_tile(73, kModelTiles, cache)), gain);
-    report.record("misses_by_tile.gain", fmt::format("{:.1f}", gain));
 }
 
 // The tile of the blocked product: --tile, else this machine's L1d's, else the course notes' L1's.
@@ -191,6 +156,52 @@ std::size_t tile_section(Report& report, const Options& options) {
                            l1 ? source : machine.why_unknown("the L1d") + "; the tile below is the course notes'"));
     if (options.tile != 0) return static_cast<std::size_t>(options.tile);
     return mine ? mine->tile : ch04::tile_from_cache(32 * 1024, n).tile;
+}
+
+void print_stepper(Report& report, const ch04::MatmulStepper& run, const std::string& walk) {
+    report.line("  {}, {}-line cache: {} misses (A {}, B {}, C {}), {} hits", walk, run.cache_lines, run.misses,
+                run.misses_of[0], run.misses_of[1], run.misses_of[2], run.hits);
+    report.line("{} A, B, C of each iteration (M miss, H hit)", run.tile == 0 ? "     i        " : "    ii jj kk  ");
+    for (const auto& group : ch04::stepper_groups(run)) {
+        const std::string where = run.tile == 0 ? fmt::format("    {:2}        ", group.row)
+                                                : fmt::format("    {:2} {:2} {:2}  ", group.ii, group.jj, group.kk);
+        report.line("{} {}  {} misses", where, ch04::stepper_marks(run, group.first, group.first + group.count),
+                    group.misses);
+    }
+}
+
+void stepper_section(Report& report) {
+    const std::size_t n = 4, tile = 2;
+    const auto cache = ch04::stepper_cache(tile);
+    const auto formula = ch04::tile_from_cache(cache.cache_bytes(), n);
+    const auto exact = [](const std::string& key, const auto& value) {
+        return Value::exact("stepper_cache." + key, value);
+    };
+    report.section("The tile stepper: C = A x B on {0} x {0} doubles, A, B, C one after another, tiles of {1}",
+                   exact("n", n), exact("tile", tile));
+    report.line(
+        "  one line = one row of a tile = {} B; three tiles = {} lines, three quarters of a cache of {} lines "
+        "({} B)",
+        exact("line_bytes", cache.line_bytes), exact("three_tiles_lines", cache.three_tiles_lines),
+        exact("cache_lines", cache.cache_lines), exact("cache_bytes", cache.cache_bytes()));
+    report.line("  the tile formula on that cache: 3 x T^2 x {} <= {} B  =>  T <= {}  =>  T = {}",
+                exact("elem", cache.elem), cache.cache_bytes(), exact("bound", bound_text(formula.bound)),
+                exact("formula_tile", formula.tile));
+    report.record("stepper_cache.three_tiles_bytes", 3 * tile * tile * cache.elem);
+    const auto notes_model = ch04::stepper_cache(8);
+    report.line("  the same proportions with T = {} give the source text's model: {} B lines, {} of {} lines",
+                exact("notes_model.tile", notes_model.tile), exact("notes_model.line_bytes", notes_model.line_bytes),
+                exact("notes_model.three_tiles_lines", notes_model.three_tiles_lines),
+                exact("notes_model.cache_lines", notes_model.cache_lines));
+    const auto tiled = ch04::run_matmul_stepper(n, tile, cache.elem, cache.line_bytes, cache.cache_lines);
+    const auto untiled = ch04::run_matmul_stepper(n, 0, cache.elem, cache.line_bytes, cache.cache_lines);
+    const auto tight = ch04::run_matmul_stepper(n, tile, cache.elem, cache.line_bytes, cache.three_tiles_lines);
+    const std::string tiled_name = fmt::format("tiled T = {}", tile);
+    print_stepper(report, tiled, tiled_name);
+    print_stepper(report, untiled, "untiled ikj");
+    print_stepper(report, tight, tiled_name);
+    report.record("stepper", {ch04::to_json(tiled, tiled_name), ch04::to_json(untiled, "untiled ikj"),
+                              ch04::to_json(tight, tiled_name)});
 }
 
 void blocked_section(Report& report, const Options& options, std::size_t tile) {
@@ -225,6 +236,40 @@ void sweep_section(Report& report, const Options& options, std::size_t pick) {
     report.line("  fastest tile: {}; the formula's pick: {}{}", Value::measured("sweep.best", sweep.best()),
                 Value::measured("sweep.pick", pick), of_fastest);
     report.record("sweep.pick_over_best", pick_over_best);
+    // Whether the largest tile lost, and by how much: the prose says what this run showed.
+    report.record("sweep.largest", sweep.points.back().tile);
+    report.record("sweep.largest_over_best", sweep.over_best(sweep.points.back().tile));
+}
+
+void transpose_model_section(Report& report) {
+    const auto cache = cachebook::CacheConfig::fully_associative(32, 64);
+    report.section("Transpose dst[j][i] = src[i][j], N = 64 doubles, fully associative LRU cache of 32 lines");
+    auto table = report.table({"walk", "src misses / element", "dst misses / element", "total"});
+    for (std::size_t tile : {0u, 8u}) {
+        const auto rate = ch04::transpose_rate(64, tile, cache);
+        const std::string key = tile == 0 ? "transpose_model.naive." : "transpose_model.tiled.";
+        table.row({tile == 0 ? "naive" : fmt::format("tiled T={}", tile), Value::exact(key + "src", three(rate.src)),
+                   Value::exact(key + "dst", three(rate.dst)), Value::exact(key + "total", three(rate.total()))});
+    }
+    table.print();
+}
+
+// The lab's misses_by_tile and best_tile, in the lab's cache.
+void lab_section(Report& report) {
+    const auto cache = cachebook::CacheConfig{8, 8, 64};
+    const auto misses = ch04::misses_by_tile(73, kModelTiles, cache);
+    report.section("The lab's transpose: misses_by_tile and best_tile");
+    report.line("  misses_by_tile: transpose of 73 x 73 doubles, B right after A, cache {}", cache.describe());
+    auto table = report.table({"tile", "none", "4", "8", "16", "32"});
+    std::vector<Value> cells = {"misses"};
+    for (const auto& [tile, count] : misses) cells.push_back(Value::exact("misses_by_tile." + tile_key(tile), count));
+    table.row(cells);
+    table.print();
+    const double gain = static_cast<double>(misses.front().second) / static_cast<double>(misses.back().second);
+    report.line("  best_tile: {} ({:.2f}x fewer misses than none)",
+                Value::exact("misses_by_tile.best", ch04::best_tile(73, kModelTiles, cache)), gain);
+    report.record("misses_by_tile.gain", fmt::format("{:.1f}", gain));
+    report.record("misses_by_tile.largest", kModelTiles.back());
 }
 
 void transpose_section(Report& report, const Options& options) {
@@ -280,38 +325,41 @@ void study_section(Report& report, Options& options) {
                 Value::exact_as("study.same_counts", same, same ? "yes" : "NO"));
 }
 
-void stepper_section(Report& report) {
-    const std::size_t n = 4, tile = 2;
-    const auto cache = ch04::stepper_cache(tile);
-    const auto formula = ch04::tile_from_cache(cache.cache_bytes(), n);
-    const auto exact = [](const std::string& key, const auto& value) {
-        return Value::exact("stepper_cache." + key, value);
-    };
-    report.section("The tile stepper: C = A x B on {0} x {0} doubles, A, B, C one after another, tiles of {1}",
-                   exact("n", n), exact("tile", tile));
-    report.line(
-        "  one line = one row of a tile = {} B; three tiles = {} lines, three quarters of a cache of {} lines "
-        "({} B)",
-        exact("line_bytes", cache.line_bytes), exact("three_tiles_lines", cache.three_tiles_lines),
-        exact("cache_lines", cache.cache_lines), exact("cache_bytes", cache.cache_bytes()));
-    report.line("  the tile formula on that cache: 3 x T^2 x {} <= {} B  =>  T <= {}  =>  T = {}",
-                exact("elem", cache.elem), cache.cache_bytes(), exact("bound", bound_text(formula.bound)),
-                exact("formula_tile", formula.tile));
-    report.record("stepper_cache.three_tiles_bytes", 3 * tile * tile * cache.elem);
-    const auto notes_model = ch04::stepper_cache(8);
-    report.line("  the same proportions with T = {} give the source text's model: {} B lines, {} of {} lines",
-                exact("notes_model.tile", notes_model.tile), exact("notes_model.line_bytes", notes_model.line_bytes),
-                exact("notes_model.three_tiles_lines", notes_model.three_tiles_lines),
-                exact("notes_model.cache_lines", notes_model.cache_lines));
-    const auto tiled = ch04::run_matmul_stepper(n, tile, cache.elem, cache.line_bytes, cache.cache_lines);
-    const auto untiled = ch04::run_matmul_stepper(n, 0, cache.elem, cache.line_bytes, cache.cache_lines);
-    const auto tight = ch04::run_matmul_stepper(n, tile, cache.elem, cache.line_bytes, cache.three_tiles_lines);
-    const std::string tiled_name = fmt::format("tiled T = {}", tile);
-    print_stepper(report, tiled, tiled_name);
-    print_stepper(report, untiled, "untiled ikj");
-    print_stepper(report, tight, tiled_name);
-    report.record("stepper", {ch04::to_json(tiled, tiled_name), ch04::to_json(untiled, "untiled ikj"),
-                              ch04::to_json(tight, tiled_name)});
+std::string kind_key(cachebook::PrefetchKind kind) {
+    return kind == cachebook::PrefetchKind::next_line ? "next_line" : std::string(cachebook::prefetch_name(kind));
+}
+
+// The lab's last step: four walks through the lab's cache with no prefetcher, next-line and stride.
+void prefetch_section(Report& report) {
+    const std::size_t n = 73, tile = 8;
+    const std::uint64_t cycle = 7;  // which random cycle the chase follows
+    const auto cache = cachebook::CacheConfig{8, 8, 64};
+    report.section("The lab's last step: a prefetcher in front of the cache, {0} x {0} doubles",
+                   Value::exact("prefetch.n", n));
+    const cachebook::PrefetchConfig settings;
+    report.line("  cache: {}", cache.describe());
+    report.line("  next-line: a miss on line L also fetches line L + 1");
+    report.line("  stride: once a stream (A or B) has moved by the same stride twice in a row, each of its");
+    report.line("    accesses fetches the line one stride ahead; the table follows {} streams",
+                Value::exact("prefetch.table_streams", settings.table_streams));
+    report.line("  useful: prefetched lines that a later access hit; issued: prefetches that brought a line in");
+    report.record("prefetch.tile", tile);
+    auto table = report.table({"walk", "accesses", "none: misses", "next-line: misses", "useful", "issued",
+                               "stride: misses", "useful", "issued"});
+    for (const auto& walk : ch04::prefetch_walks(n, tile, cycle)) {
+        const std::string at = "prefetch." + walk.key + ".";
+        std::vector<Value> cells = {walk.name, Value::exact(at + "accesses", walk.accesses.size())};
+        for (const auto kind : ch04::kPrefetchKinds) {
+            const auto counts = ch04::run_with_prefetcher(walk, cache, kind);
+            const std::string key = at + kind_key(kind) + ".";
+            cells.push_back(Value::exact(key + "misses", counts.demand_misses));
+            if (kind == cachebook::PrefetchKind::none) continue;
+            cells.push_back(Value::exact(key + "useful", counts.useful));
+            cells.push_back(Value::exact(key + "issued", counts.issued));
+        }
+        table.row(cells);
+    }
+    table.print();
 }
 
 }  // namespace
@@ -324,18 +372,20 @@ int main(int argc, char** argv) {
         Options options;
         if (auto status = parse(cli, options, argc, argv)) return *status;
         Report report("Chapter 4 · Blocking");
-        transpose_model_section(report);
         visits_section(report);
         const std::size_t tile = tile_section(report, options);
+        stepper_section(report);
         cachebook::Progress progress("measuring", 3);
         blocked_section(report, options, tile);
         progress.step("naive vs blocked");
         sweep_section(report, options, tile);
         progress.step("tile sweep");
+        transpose_model_section(report);
+        lab_section(report);
         transpose_section(report, options);
         progress.step("transpose");
         study_section(report, options);
-        stepper_section(report);
+        prefetch_section(report);
         report.save(cli.json_path());
         return 0;
     });

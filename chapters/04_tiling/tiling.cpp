@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cachebook/chase.hpp"
 #include "cachebook/matmul_orders.hpp"
 #include "cachebook/trace.hpp"
 
@@ -291,6 +292,33 @@ Study study(const Series& s, std::size_t n, const std::vector<std::size_t>& tile
     return out;
 }
 // [end: study]
+
+// [snippet: prefetch_walks]
+std::vector<Walk> prefetch_walks(std::size_t n, std::size_t tile, std::uint64_t seed) {
+    std::vector<Walk> walks = {{"row", "row walk", {}},
+                               {"column", "column walk", {}},
+                               {"tiled", fmt::format("tiled transpose, T = {}", tile), {}},
+                               {"chase", "pointer chase (random order)", {}}};
+    for (std::uint64_t address : cachebook::row_major_trace(n)) walks[0].accesses.push_back({address, 1, false});
+    for (std::uint64_t address : cachebook::col_major_trace(n)) walks[1].accesses.push_back({address, 1, false});
+    cachebook::for_each_transpose_access(n, tile, 8,
+                                         [&](const cachebook::Access& x) { walks[2].accesses.push_back(x); });
+    // A chase reads a cell to learn which cell comes next: the cycle fixes the order of the addresses.
+    const auto next = cachebook::single_cycle(n * n, seed);
+    std::uint32_t cell = 0;
+    for (std::size_t step = 0; step < n * n; ++step, cell = next[cell])
+        walks[3].accesses.push_back({static_cast<std::uint64_t>(cell) * 8, 1, false});
+    return walks;
+}
+
+cachebook::PrefetchCounts run_with_prefetcher(const Walk& walk, const cachebook::CacheConfig& config,
+                                              cachebook::PrefetchKind kind) {
+    // Streams 1 and 2 are A and B, as the walks number them; the stride table follows each.
+    cachebook::PrefetchingCache cache(cachebook::abc_cache(config), cachebook::PrefetchConfig{kind});
+    for (const cachebook::Access& x : walk.accesses) cache.access(x.address, x.stream, x.write);
+    return cache.counts();
+}
+// [end: prefetch_walks]
 
 StepperCache stepper_cache(std::size_t tile, std::size_t elem) {
     StepperCache c{tile, elem};

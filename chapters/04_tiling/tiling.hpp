@@ -14,6 +14,7 @@
 #include "cachebook/cache.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
+#include "cachebook/prefetch.hpp"
 #include "cachebook/trace.hpp"
 #include "cachebook/walks.hpp"
 
@@ -115,6 +116,23 @@ struct Study {
 Study study(const Series& s, std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::CacheConfig& cache);
 /// Whether every study counted the same misses for each tile (the counts depend only on the addresses).
 bool same_counts(const std::vector<Study>& studies);
+
+/// The lab's last step: a prefetcher in front of the lab's cache. One walk over an n x n matrix of
+/// doubles, as the accesses it makes (stream 1 is the matrix read, stream 2 the transpose's B).
+struct Walk {
+    std::string key;   ///< "row", "column", "tiled", "chase"
+    std::string name;  ///< as the table prints it
+    std::vector<cachebook::Access> accesses;
+};
+/// Row walk, column walk, the tiled transpose (tiles of `tile`) and a pointer chase through every
+/// cell in the order of a random single cycle fixed by `seed`.
+std::vector<Walk> prefetch_walks(std::size_t n, std::size_t tile, std::uint64_t seed);
+/// The three prefetchers the chapter compares, in its table's order: none, next-line, stride.
+inline constexpr cachebook::PrefetchKind kPrefetchKinds[] = {
+    cachebook::PrefetchKind::none, cachebook::PrefetchKind::next_line, cachebook::PrefetchKind::stride};
+/// Demand misses, prefetches issued and useful of `walk` through a fresh cache, keyed by stream.
+cachebook::PrefetchCounts run_with_prefetcher(const Walk& walk, const cachebook::CacheConfig& cache,
+                                              cachebook::PrefetchKind kind);
 
 /// The tile stepper's cache, from the course notes' own proportions: a line holds one
 /// row of a tile (the course notes' model: T = 8 doubles, 64-byte lines), and three
