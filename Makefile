@@ -86,7 +86,7 @@ book: build
 
 # The chapters whose output uses machine facts, under every fixture of tests/fixtures/machine
 # (make test runs the quick ones under every fixture, chapters 8 and 9 under one).
-MACHINE_CHAPTERS = 01_row_major 02_loop_orders 04_tiling 05_layout 08_cliff 09_matmul
+MACHINE_CHAPTERS = 01_row_major 02_loop_orders 04_tiling 05_layout 06_false_sharing 08_cliff 09_matmul
 golden-fixtures: build
 	@for f in tests/fixtures/machine/*/; do echo "fixture $$f"; \
 	  CACHEBOOK_MACHINE=$(CURDIR)/$$f bash tools/golden.sh summary $(BUILD)/bin $(MACHINE_CHAPTERS) || exit 1; done
@@ -129,7 +129,9 @@ bench: build
 	@mkdir -p $(BUILD)/bench
 	$(BUILD)/bin/bench_cache --json $(BUILD)/bench/cache.json
 	$(BUILD)/bin/bench_cachesim --json $(BUILD)/bench/cachesim.json
-	$(BUILD)/bin/ch09_matmul --json $(BUILD)/bench/ch09_matmul.json  # chapter 9's goals (step 6 / OpenBLAS, BLIS beside): .goals
+	$(BUILD)/bin/ch09_matmul --json $(BUILD)/bench/ch09_matmul.json
+	$(PY) tools/bench/ch09_goals.py $(BUILD)/bench/ch09_matmul.json $(BUILD)/bench/ch09_goals.json  # step 6 against OpenBLAS: the targets
+	$(BUILD)/bin/bench_ch09 --json $(BUILD)/bench/ch09_goal.json  # step 6 / OpenBLAS's best kernel, 15 runs each in turn
 	bash tools/bench_ch08.sh $(BUILD)/bin 10 $(BUILD)/bench/ch08
 
 flake-check: build

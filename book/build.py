@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Builds the HTML book: `book/build.py --build BUILD`.
 
-1. Runs every chapter program that has a chapter.md, BUILD/bin/chNN_slug, once (its default, measured run),
+1. Runs every chapter program that has a chapter.md, BUILD/bin/chNN_slug, once (its default, measured run;
+   chapter 9 with `--caches` set to the results of chapter 8, run before it),
    saving stdout to BUILD/book/generated/chNN_slug.txt and its `--json` results to
    BUILD/book/generated/chNN_slug.json. Saved results are reused while they are newer
    than the program, so a second build is quick.
@@ -43,27 +44,43 @@ def fail(msg: str) -> None:
     sys.exit(1)
 
 
+def chapter_inputs(generated: Path) -> dict[str, list[Path]]:
+    """Results of earlier chapters that a chapter's run reads: chapter 9 derives its blocks from
+    the caches chapter 8 measured (`--caches`), beside those the machine reports."""
+    return {"ch09_matmul": [generated / "ch08_cliff.json"]}
+
+
+def chapter_args(program: str, inputs: list[Path]) -> list[str]:
+    # Relative to the tree, where the programs run: the path is printed on the page.
+    return ["--caches", os.path.relpath(inputs[0], ROOT)] if program == "ch09_matmul" else []
+
+
 def run_chapters(build: Path, generated: Path, force: bool) -> None:
     """Step 1: one default run of every chapter program; results reused while fresh."""
     env = {k: v for k, v in os.environ.items() if k != "CACHEBOOK_GOLDEN"}
     for ch in chapter_list.chapters():
         prog = build / "bin" / ch.program
         txt, js = generated / f"{ch.program}.txt", generated / f"{ch.program}.json"
+        inputs = chapter_inputs(generated).get(ch.program, [])
         if not ch.page.exists():
             say(f"{ch.program}: no chapter.md yet, not run")
             continue
         if not prog.exists():
             fail(f"{ch.program}: {prog} does not exist; build it first (make build)")
+        for p in inputs:
+            if not p.exists():
+                fail(f"{ch.program}: it reads {p}, which no earlier run wrote")
         if not force and txt.exists() and js.exists():
-            if min(txt.stat().st_mtime, js.stat().st_mtime) > prog.stat().st_mtime:
-                say(f"{ch.program}: results are newer than the program, reused")
+            newest_input = max([prog.stat().st_mtime] + [p.stat().st_mtime for p in inputs])
+            if min(txt.stat().st_mtime, js.stat().st_mtime) > newest_input:
+                say(f"{ch.program}: results are newer than the program and its inputs, reused")
                 continue
         say(f"{ch.program}: running (default run, measured output)...")
         start = time.monotonic()
         tmp_txt, tmp_js = txt.with_suffix(".txt.tmp"), js.with_suffix(".json.tmp")
         with open(tmp_txt, "w") as out:
             try:
-                rc = subprocess.run([str(prog), "--json", str(tmp_js)], stdout=out, stdin=subprocess.DEVNULL,
+                rc = subprocess.run([str(prog), "--json", str(tmp_js)] + chapter_args(ch.program, inputs), stdout=out, stdin=subprocess.DEVNULL,
                                     env=env, cwd=ROOT, timeout=RUN_TIMEOUT).returncode
             except subprocess.TimeoutExpired:
                 fail(f"{ch.program} did not finish in {RUN_TIMEOUT} s (a default run should take under a minute)")

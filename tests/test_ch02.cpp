@@ -51,6 +51,27 @@ TEST_CASE("16 x 16 fits, 32 x 32 reads a column's lines from 2 sets and misses 8
     CHECK(t[3].misses.ratio() == Approx(6.86).margin(0.005));
 }
 
+TEST_CASE("of the 4 KiB LRU caches only the 8-way one gives the course notes' counts", "[ch02][reference]") {
+    const auto trials = ch02::geometry_trials();
+    REQUIRE(trials.size() == 7);  // 1, 2, 4, ..., 64 ways
+    for (const auto& t : trials) {
+        INFO(t.cache.describe());
+        CHECK(t.cache.capacity_bytes() == 4096);
+        CHECK(t.matches_notes == (t.cache.ways == 8));
+        REQUIRE(t.misses.size() == 4);
+        // Every geometry pays only the compulsory misses by rows, and holds 16 x 16 whole.
+        CHECK(t.misses[0].column == 32);
+        CHECK(t.misses[3].row == 667);
+    }
+    // Direct-mapped: 73 x 73 by columns misses 5203 times; fully associative: 5329 (every read);
+    // 32 x 32 fits a fully associative cache of 64 lines however it is read.
+    CHECK(trials.front().cache.sets == 64);
+    CHECK(trials.front().misses[3].column == 5203);
+    CHECK(trials.back().cache.sets == 1);
+    CHECK(trials.back().misses[3].column == 73u * 73u);
+    CHECK(trials.back().misses[1].column == 128);
+}
+
 namespace {
 // The distinct lines the first `cols` columns of a rows x leading double matrix touch.
 std::uint64_t distinct_lines(std::size_t rows, std::size_t cols, std::size_t leading) {
@@ -108,9 +129,22 @@ TEST_CASE("the two sums of the measured array are equal", "[ch02]") {
     CHECK(ch02::sum_by_rows(ch02::sum_input(2048).data(), 2048) == 18874378);  // the course notes' printed sum
 }
 
-TEST_CASE("column-wise sum of int[2048][2048] is at least 10x slower than row-wise", "[ch02][timing]") {
-    const auto t = ch02::time_sums(2048, 5);
+// The claim of the chapter: the column sum takes several times as long as the row sum, as in
+// the course notes (3.2 on their machine). The model says why: where a column's lines do not
+// fit in the L1d and L2 sets they fall into, the column walk fetches a line into L1 for every
+// element and the row walk one per 16. How much time that costs depends on the machine, so the
+// bound is no figure of one machine but the claim itself, "several times": at least twice. It
+// is skipped where the model says the effect cannot appear (the L2 keeps a column's lines).
+TEST_CASE("column-wise sum of int[2048][2048] takes at least twice as long as row-wise", "[ch02][timing]") {
+    const std::size_t n = 2048;
+    const auto l2 = ch02::cache_geometry(cachebook::machine().data_cache(2));
+    if (l2) {
+        const auto column = ch02::column_footprint(*l2, n, n, sizeof(int));
+        if (column.capacity >= column.lines)
+            CACHEBOOK_SKIP("this machine's L2 keeps all " << column.lines << " lines of a column: no effect to show");
+    }
+    const auto t = ch02::time_sums(n, 5);
     REQUIRE(t.row_sum == t.column_sum);
     INFO("row " << t.row.min() * 1e3 << " ms, column " << t.column.min() * 1e3 << " ms, ratio " << t.ratio());
-    CHECK(t.ratio() >= 10.0);
+    CHECK(t.ratio() >= 2.0);
 }

@@ -11,6 +11,7 @@
 #include "cachebook/measure.hpp"
 #include "cachebook/machine.hpp"
 #include "matmul.hpp"
+#include "timing.hpp"
 #include "cachebook/cpu_time.hpp"
 #include "support.hpp"
 
@@ -235,6 +236,30 @@ TEST_CASE("packing lays slivers out as the micro-kernel reads them", "[ch09]") {
                                    3, 4, 0, 13, 14, 0});
 }
 
+TEST_CASE("packing gives the slivers' layout for blocks larger than the rounds it copies in", "[ch09]") {
+    // 29 x 37 of A (lda 41) in slivers of 12, 19 x 70 of B (ldb 75) in slivers of 32: partial
+    // rounds and padded last slivers on both; every element checked against the layout's formula.
+    const std::size_t mc = 29, kc = 37, lda = 41, mr = 12, kb = 19, nc = 70, ldb = 75, nr = 32;
+    std::vector<float> a(mc * lda), b(kb * ldb);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(i + 1);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(i + 1);
+    std::vector<float> pa(3 * mr * kc, -1.0f), pb(3 * nr * kb, -1.0f);
+    ch09::pack_a(a.data(), lda, mc, kc, mr, pa.data());
+    ch09::pack_b(b.data(), ldb, kb, nc, nr, pb.data());
+    for (std::size_t r = 0; r < 3; ++r)
+        for (std::size_t p = 0; p < kc; ++p)
+            for (std::size_t i = 0; i < mr; ++i) {
+                const std::size_t row = r * mr + i;
+                REQUIRE(pa[r * mr * kc + p * mr + i] == (row < mc ? a[row * lda + p] : 0.0f));
+            }
+    for (std::size_t sl = 0; sl < 3; ++sl)
+        for (std::size_t p = 0; p < kb; ++p)
+            for (std::size_t j = 0; j < nr; ++j) {
+                const std::size_t col = sl * nr + j;
+                REQUIRE(pb[sl * nr * kb + p * nr + j] == (col < nc ? b[p * ldb + col] : 0.0f));
+            }
+}
+
 TEST_CASE("cache blocks and tiles derive from the cache sizes as the chapter says", "[ch09]") {
     // 32 KiB L1, 512 KiB L2, 32 MiB L3, 6 x 16 kernel: 24 KiB / 64 B = 384; 384 KiB / 1.5 KiB = 256 -> 252.
     const auto zen = ch09::derive_blocking(32 << 10, 512 << 10, 32 << 20, 6, 16);
@@ -260,6 +285,81 @@ TEST_CASE("cache blocks and tiles derive from the cache sizes as the chapter say
     // NEON: four floats per register, so half of AVX2's peak at the same clock and FMA units.
     CHECK(ch09::simd_width(Isa::Neon) == 4);
     CHECK(ch09::formula_peak_gflops(8, 3.0, ch09::simd_width(Isa::Neon), 2) == 384.0);
+}
+
+TEST_CASE("blocks come from the caches chapter 8 measured, where it found them", "[ch09]") {
+    // The shape of ch08_cliff --json: levels.L1d/L2/L3, each with detected_bytes (null: not found).
+    const auto cliff = nlohmann::json::parse(R"({"levels": {
+        "L1d": {"detected_bytes": 50628, "reported_bytes": 49152},
+        "L2": {"detected_bytes": 1754162, "reported_bytes": 2097152},
+        "L3": {"detected_bytes": null, "reported_bytes": 314572800}}})");
+    const auto found = ch09::measured_caches_from_json(cliff);
+    CHECK(found.bytes[0] == std::optional<std::size_t>(50628));
+    CHECK(found.bytes[1] == std::optional<std::size_t>(1754162));
+    CHECK_FALSE(found.bytes[2].has_value());
+    // 12 x 32 kernel: KC = 3/4 of 50628 / 128 = 296.6 -> 296; MC = 3/4 of 1754162 / (296 x 4) = 1111 -> 1104;
+    // L3 not found: the reported 300 MiB, so NC is capped at 4096.
+    const ch09::MicroKernel k{"test 12x32", Isa::Scalar, 12, 32, nullptr};
+    const auto b = ch09::measured_blocking(found, {48 << 10, 2 << 20, 300u << 20}, k);
+    CHECK(b.kc == 296);
+    CHECK(b.mc == 1104);
+    CHECK(b.nc == 4096);
+    // Measured equal to reported gives the reported rule exactly.
+    ch09::MeasuredCaches same;
+    same.bytes = {std::size_t{48} << 10, std::size_t{2} << 20, std::size_t{300} << 20};
+    const auto r = ch09::derive_blocking(48 << 10, 2 << 20, 300u << 20, 12, 32);
+    const auto m = ch09::measured_blocking(same, {0, 0, 0}, k);
+    CHECK((m.kc == r.kc && m.mc == r.mc && m.nc == r.nc));
+}
+
+TEST_CASE("results without the levels, or with a bad size, are refused", "[ch09]") {
+    using nlohmann::json;
+    CHECK_THROWS_AS(ch09::measured_caches_from_json(json::parse(R"({"n": 2048})")), std::invalid_argument);
+    CHECK_THROWS_AS(ch09::measured_caches_from_json(json::parse(R"([1, 2])")), std::invalid_argument);
+    CHECK_THROWS_AS(ch09::measured_caches_from_json(json::parse(R"({"levels": 3})")), std::invalid_argument);
+    CHECK_THROWS_AS(ch09::measured_caches_from_json(json::parse(R"({"levels": {}})")), std::invalid_argument);
+    CHECK_THROWS_AS(ch09::measured_caches_from_json(json::parse(R"({"levels": {"L1d": {"detected_bytes": null}}})")),
+                    std::invalid_argument);
+    CHECK_THROWS_AS(ch09::measured_caches_from_json(json::parse(R"({"levels": {"L1d": {"detected_bytes": -5}}})")),
+                    std::invalid_argument);
+    CHECK_THROWS_AS(ch09::measured_caches_from_json(json::parse(R"({"levels": {"L2": {"detected_bytes": 1.5}}})")),
+                    std::invalid_argument);
+    CHECK_THROWS_AS(ch09::read_measured_caches("/nonexistent-dir/ch08.json"), std::invalid_argument);
+    CHECK_THROWS_AS(ch09::read_measured_caches("/"), std::invalid_argument);
+}
+
+TEST_CASE("cache sizes print in MiB when whole, else in KiB", "[ch09]") {
+    CHECK(ch09::size_text(48 << 10) == "48 KiB");
+    CHECK(ch09::size_text(2 << 20) == "2 MiB");
+    CHECK(ch09::size_text(300u << 20) == "300 MiB");
+    CHECK(ch09::size_text(1280 << 10) == "1280 KiB");
+    CHECK(ch09::size_text(50628) == "49.4 KiB");
+    CHECK(ch09::size_text(7708185) == "7.4 MiB");
+    CHECK(ch09::size_text(100) == "100 bytes");
+}
+
+TEST_CASE("Amdahl's and Gustafson's laws, and the parallel share read from a speed-up", "[ch09]") {
+    CHECK(ch09::amdahl_speedup(1.0, 4) == 4.0);
+    CHECK(ch09::amdahl_speedup(0.0, 4) == 1.0);
+    CHECK(ch09::amdahl_speedup(0.5, 2) == Approx(4.0 / 3));
+    CHECK(ch09::gustafson_speedup(0.5, 2) == 1.5);
+    CHECK(ch09::gustafson_speedup(0.9, 10) == Approx(9.1));
+    // The share that gives a speed-up, given back: 1.6 on 2 workers is p = 0.75.
+    CHECK(ch09::parallel_share(1.6, 2) == Approx(0.75));
+    CHECK(ch09::amdahl_speedup(ch09::parallel_share(1.6, 2), 2) == Approx(1.6));
+    CHECK(ch09::parallel_share(0.5, 2) == 0.0);  // slower on two: no parallel share, not a negative one
+    CHECK(ch09::parallel_share(2.5, 2) == 1.0);
+}
+
+TEST_CASE("slow steps are timed on whole tiles of rows, at least 16, at most all", "[ch09]") {
+    const Shape s{2048, 2048, 2048};
+    CHECK(ch09::sample_rows(s, 0.05e9, 1) == 16);  // FLOPs / (2 N^2) = 5.96 rows: at least 16
+    CHECK(ch09::sample_rows(s, 0.5e9, 1) == 59);
+    CHECK(ch09::sample_rows(s, 1e3, 1) == 16);
+    CHECK(ch09::sample_rows(s, 0.2e9, 64) == 64);
+    CHECK(ch09::sample_rows(s, 1e12, 1) == 2048);
+    CHECK(ch09::thread_counts(1) == std::vector<int>{1});
+    CHECK(ch09::thread_counts(4) == std::vector<int>{1, 4});
 }
 
 TEST_CASE("each architecture runs its own vector kernels", "[ch09]") {

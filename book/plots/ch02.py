@@ -25,7 +25,7 @@ def plots(data):
         times = [s["row_ms"] * per, s["column_ms"] * per]
         bars = ax.barh(walks, times, color=["#4c72b0", "#dd8452"])
         ax.bar_label(bars, [f"{t:.2f} ns" for t in times], padding=4)
-        ax.set_xlabel(f"time per element, ns (best of {s.get('runs', '?')} runs, {s['n']} × {s['n']} int)")
+        ax.set_xlabel(f"time per element, ns (fastest run of each, {s['n']} × {s['n']} int)")
         ax.invert_yaxis()
         ax.set_xlim(0, max(times) * 1.25)
         out["time_per_element"] = fig

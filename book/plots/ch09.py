@@ -1,13 +1,140 @@
-"""Chapter 9's plots: GFLOPS of each step against the measured peak (with OpenBLAS and BLIS
-as steps of their own), the roofline: each step at its FLOPs per byte under min(peak,
-intensity x bandwidth), and the tiling table: steps 2 to 4 by tile, scalar and vector."""
+"""Chapter 9's plots: GFLOPS of each step against the measured peak (OpenBLAS and BLIS as steps
+of their own, told apart by a legend), the roofline (each step a marker of its own, named in
+the legend), the tile sweep (GFLOPS against the tile, with the tile whose three tiles fill L1
+marked), and the speed-up from one thread to two set against Amdahl's and Gustafson's laws."""
+
+import math
+import re
+
+from matplotlib.patches import Patch
 
 from plots import figure
 
+STEP_COLOR, OPENBLAS_COLOR, BLIS_COLOR = "#4c72b0", "#dd8452", "#55a868"
+
 
 def _steps(data):
-    # Step labels begin with their number ("1 naive ijk", "7 OpenBLAS ..."); JSON objects lose order.
-    return sorted(data["steps"].values(), key=lambda s: (s["label"].split(" ", 1)[0].zfill(3), s["label"]))
+    # Step labels begin with their number ("1 naive i-j-k", "7 OpenBLAS ..."); JSON objects lose order.
+    def order(step):
+        number, suffix = re.match(r"(\d+)(\S*)", step["label"]).groups()
+        return int(number), suffix, step["label"]
+
+    return sorted(data["steps"].values(), key=order)
+
+
+def _color(label):
+    return OPENBLAS_COLOR if "OpenBLAS" in label else BLIS_COLOR if "BLIS" in label else STEP_COLOR
+
+
+def gflops_steps(data, steps, peak):
+    fig, ax = figure(figsize=(6.4, 0.45 * len(steps) + 1.4))
+    labels = [s["label"] for s in steps]
+    gflops = [s["gflops"] for s in steps]
+    bars = ax.barh(labels, gflops, color=[_color(label) for label in labels])
+    ax.bar_label(bars, [f"{g:.1f}" for g in gflops], padding=3, fontsize=8)
+    ax.invert_yaxis()
+    lines = []
+    for key, style, text in (("measured_core", "--", "peak, 1 core"), ("measured_all", ":", "peak, all threads")):
+        if peak.get(key):
+            lines.append(ax.axvline(peak[key], color="#555555", linestyle=style, linewidth=1,
+                                    label=f"{text} ({peak[key]:.0f})"))
+    kinds = [Patch(color=STEP_COLOR, label="this chapter's steps")]
+    if any("OpenBLAS" in label for label in labels):
+        kinds.append(Patch(color=OPENBLAS_COLOR, label="OpenBLAS"))
+    if any("BLIS" in label for label in labels):
+        kinds.append(Patch(color=BLIS_COLOR, label="BLIS"))
+    ax.legend(handles=kinds + lines, frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / len(steps)),
+              ncol=3)
+    ax.set_xlabel(f"GFLOPS (N = {data.get('n')}, float)")
+    ax.set_xlim(0, max(gflops + [peak.get("measured_all") or 0]) * 1.15)
+    return fig
+
+
+def roofline(steps, peak):
+    points = [s for s in steps if s.get("intensity", 0) > 0]
+    bandwidth = peak.get("bandwidth_gbs")
+    if not points or not bandwidth:
+        return None
+    fig, ax = figure(figsize=(6.4, 4.0))
+    xs = [s["intensity"] for s in points]
+    lo, hi = min(xs + [0.05]) / 2, max(xs + [peak.get("ridge") or 1]) * 4
+    grid = [lo * (hi / lo) ** (k / 200) for k in range(201)]
+    for key, style, text in (("measured_core", "-", "roof, 1 core"), ("measured_all", "--", "roof, all threads")):
+        if peak.get(key):
+            ax.plot(grid, [min(peak[key], x * bandwidth) for x in grid], style, color="#555555", linewidth=1, label=text)
+    markers = "osD^v<>ph*"
+    # Each step its own marker, named in the legend: labels beside the points overlapped.
+    for i, s in enumerate(points):
+        ax.plot(s["intensity"], s["gflops"], markers[i % len(markers)], markersize=7, label=s["label"])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("FLOPs per byte of memory traffic")
+    ax.set_ylabel("GFLOPS")
+    ax.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
+
+
+def tile_sweep(data):
+    """GFLOPS of steps 3 and 4 against the tile; untiled (T = N) as a level; L1 marked."""
+    n = data.get("n")
+    sweep = data.get("tile_sweep")  # --sweep-tiles, when the run had it
+    rows = sweep if sweep else (data.get("tiling") or {}).get("rows")
+    if not rows:
+        return None
+    key_scalar, key_vector = ("tiled", "simd") if sweep else ("scalar", "simd")
+    tiled = [r for r in rows if r["tile"] != n]
+    untiled = [r for r in rows if r["tile"] == n]
+    fig, ax = figure()
+    tiles = [r["tile"] for r in tiled]
+    ax.plot(tiles, [r[key_scalar] for r in tiled], "o-", color=STEP_COLOR, label="step 3: one float per instruction")
+    ax.plot(tiles, [r[key_vector] for r in tiled], "s-", color=OPENBLAS_COLOR, label="step 4: eight per instruction")
+    for r in untiled:
+        ax.axhline(r[key_scalar], color=STEP_COLOR, linestyle=":", linewidth=1, label="step 2, untiled")
+        ax.axhline(r[key_vector], color=OPENBLAS_COLOR, linestyle=":", linewidth=1, label="step 4's code, untiled")
+    l1_kib = (data.get("machine") or {}).get("l1_kib")
+    if l1_kib:
+        # Three T x T tiles of floats fill L1 when 3 T^2 x 4 = L1.
+        t_l1 = math.sqrt(l1_kib * 1024 / 12)
+        ax.axvline(t_l1, color="#555555", linestyle="--", linewidth=1,
+                   label=f"3 tiles fill L1 ({l1_kib} KiB): T = {t_l1:.0f}")
+    l1_found = ((data.get("caches_measured") or {}).get("l1_bytes"))
+    if l1_found:
+        t_found = math.sqrt(l1_found / 12)
+        ax.axvline(t_found, color="#999999", linestyle="-.", linewidth=1,
+                   label=f"the same for the L1 chapter 8 measured ({l1_found / 1024:.1f} KiB): T = {t_found:.0f}")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(tiles, [str(t) for t in tiles])
+    ax.set_xlabel(f"tile T (N = {n})")
+    ax.set_ylabel("GFLOPS")
+    ax.set_ylim(bottom=0)
+    ax.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
+
+
+def speedup(data):
+    """Measured speed-up on 1 and all threads, against Amdahl's and Gustafson's laws."""
+    sp = data.get("speedup") or {}
+    threads = sp.get("threads") or 1
+    fig, ax = figure()
+    workers = list(range(1, 17))
+    ax.plot(workers, workers, color="#999999", linewidth=1, label="ideal: speed-up = workers")
+    if threads < 2 or not sp.get("step6"):  # the chart stays, so the page builds on one CPU too
+        ax.text(8, 4, "not measured: this run had one thread", ha="center", fontsize=9, color="#555555")
+    for name, key, color in (("step 6", "step6", STEP_COLOR), ("OpenBLAS", "openblas", OPENBLAS_COLOR)):
+        p = sp.get(f"{key}_parallel_share")
+        if not sp.get(key) or p is None:
+            continue
+        ax.plot(workers, [1 / ((1 - p) + p / w) for w in workers], "-", color=color,
+                label=f"Amdahl, {name} (p = {p:.2f})")
+        ax.plot(workers, [(1 - p) + p * w for w in workers], "--", color=color,
+                label=f"Gustafson, {name} (p = {p:.2f})")
+        ax.plot([1, threads], [1, sp[key]], "o", color=color, markersize=7, label=f"{name}, measured")
+    ax.set_xlabel("workers (cores)")
+    ax.set_ylabel("speed-up over one")
+    ax.set_xlim(0.5, 16.5)
+    ax.set_ylim(0, 16.5)
+    ax.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
 
 
 def plots(data):
@@ -15,56 +142,8 @@ def plots(data):
     if not data.get("steps") or not data.get("peak"):
         return out
     steps, peak = _steps(data), data["peak"]
-
-    fig, ax = figure(figsize=(6.4, 0.45 * len(steps) + 1.2))
-    labels = [s["label"] for s in steps]
-    gflops = [s["gflops"] for s in steps]
-    colors = ["#dd8452" if "OpenBLAS" in s["label"] else "#55a868" if "BLIS" in s["label"] else "#4c72b0"
-              for s in steps]
-    bars = ax.barh(labels, gflops, color=colors)
-    ax.bar_label(bars, [f"{g:.1f}" for g in gflops], padding=3, fontsize=8)
-    ax.invert_yaxis()
-    for key, style, text in (("measured_core", "--", "peak, 1 core"), ("measured_all", ":", "peak, all threads")):
-        if peak.get(key):
-            ax.axvline(peak[key], color="#555555", linestyle=style, linewidth=1)
-            ax.text(peak[key], -0.7, f" {text} ({peak[key]:.0f})", fontsize=8, va="bottom", color="#555555")
-    ax.set_xlabel(f"GFLOPS (N = {data.get('n', '?')}, float)")
-    ax.set_xlim(0, max(gflops + [peak.get("measured_all") or 0]) * 1.15)
-    out["gflops_steps"] = fig
-
-    points = [s for s in steps if s.get("intensity", 0) > 0]
-    bandwidth = peak.get("bandwidth_gbs")
-    if points and bandwidth:
-        fig, ax = figure()
-        xs = [s["intensity"] for s in points]
-        lo, hi = min(xs + [0.05]) / 2, max(xs + [peak.get("ridge") or 1]) * 4
-        grid = [lo * (hi / lo) ** (k / 200) for k in range(201)]
-        for key, style, text in (("measured_core", "-", "roof, 1 core"), ("measured_all", "--", "roof, all threads")):
-            if peak.get(key):
-                ax.plot(grid, [min(peak[key], x * bandwidth) for x in grid], style, color="#555555", linewidth=1,
-                        label=text)
-        for s in points:
-            ax.plot(s["intensity"], s["gflops"], "o", markersize=6)
-            ax.annotate(s["label"].split(",")[0], (s["intensity"], s["gflops"]), textcoords="offset points",
-                        xytext=(5, -10), fontsize=7)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("FLOPs per byte of memory traffic")
-        ax.set_ylabel("GFLOPS")
-        ax.legend(frameon=False, fontsize=8, loc="lower right")
-        out["roofline"] = fig
-
-    tiling = (data.get("tiling") or {}).get("rows")
-    if tiling:
-        fig, ax = figure()
-        n = data.get("n")
-        names = ["untiled" if r["tile"] == n else str(r["tile"]) for r in tiling]
-        xs = range(len(tiling))
-        ax.bar([x - 0.2 for x in xs], [r["scalar"] for r in tiling], 0.4, label="one float per instruction (steps 2, 3)")
-        ax.bar([x + 0.2 for x in xs], [r["simd"] for r in tiling], 0.4, label="eight per instruction (step 4)")
-        ax.set_xticks(list(xs), names)
-        ax.set_xlabel(f"tile T (N = {n})")
-        ax.set_ylabel("GFLOPS")
-        ax.legend(frameon=False, fontsize=8)
-        out["tiling"] = fig
+    out["gflops_steps"] = gflops_steps(data, steps, peak)
+    for name, fig in (("roofline", roofline(steps, peak)), ("tile_sweep", tile_sweep(data)), ("speedup", speedup(data))):
+        if fig is not None:
+            out[name] = fig
     return out

@@ -57,6 +57,24 @@ std::vector<MatrixReadRow> matrix_read_table(const cachebook::CacheConfig& cache
     return rows;
 }
 
+std::vector<NotesMatrixRead> notes_matrix_reads() {
+    return {{16, 32, 32}, {32, 128, 1024}, {48, 288, 2304}, {73, 667, 4573}};
+}
+
+std::vector<GeometryTrial> geometry_trials() {
+    const auto notes = notes_matrix_reads();
+    std::vector<GeometryTrial> trials;
+    for (std::size_t ways = 1; ways <= 64; ways *= 2) {
+        GeometryTrial t{cachebook::CacheConfig::from_capacity(4096, ways, 64), {}, true};
+        for (const auto& row : notes) {
+            t.misses.push_back(cachebook::compare_orders(row.n, t.cache, 8));
+            t.matches_notes = t.matches_notes && t.misses.back().row == row.row && t.misses.back().column == row.column;
+        }
+        trials.push_back(t);
+    }
+    return trials;
+}
+
 cachebook::CacheConfig l1_32kib() {
     return cachebook::CacheConfig::from_capacity(32 * 1024, 8, 64);
 }

@@ -52,6 +52,24 @@ MatrixReadRow matrix_read_row(const cachebook::CacheConfig& cache, std::size_t n
 std::vector<MatrixReadRow> matrix_read_table(const cachebook::CacheConfig& cache,
                                              const std::vector<std::size_t>& sizes = {16, 32, 48, 73});
 
+/// The matrix-read table as the course notes print it (n, row misses, column misses). The notes
+/// name only the cache's size, 4 KB; the geometry is what the program has to find.
+struct NotesMatrixRead {
+    std::size_t n = 0;
+    std::uint64_t row = 0, column = 0;
+};
+std::vector<NotesMatrixRead> notes_matrix_reads();
+
+/// The matrix-read counts in one 4 KiB LRU cache of 64-byte lines, and whether all of them
+/// equal the notes' table.
+struct GeometryTrial {
+    cachebook::CacheConfig cache;
+    std::vector<cachebook::OrderMisses> misses;  ///< one per size of notes_matrix_reads()
+    bool matches_notes = false;
+};
+/// Every power-of-two associativity of a 4 KiB cache, direct-mapped (1 way) to fully associative.
+std::vector<GeometryTrial> geometry_trials();
+
 /// The course notes' L1: 32 KiB, 8-way, 64-byte lines, so 64 sets, LRU.
 cachebook::CacheConfig l1_32kib();
 

@@ -99,6 +99,30 @@ void arithmetic_section(Report& report) {
     table.print();
 }
 
+// The same reads in every 4 KiB LRU cache from direct-mapped to fully associative: the notes
+// give only the size, and this shows which geometry reproduces their counts.
+void geometry_section(Report& report) {
+    report.blank_line();
+    report.line("  the same reads in every 4 KiB LRU cache of 64-byte lines (the course notes give only the size);");
+    report.line("  row/column misses for each n x n matrix:");
+    std::vector<std::string> headers = {"ways", "sets"};
+    for (const auto& row : ch02::notes_matrix_reads()) headers.push_back(fmt::format("{0} x {0}", row.n));
+    headers.push_back("as in the notes");
+    auto table = report.table_of_rows("geometries", headers);
+    for (const auto& trial : ch02::geometry_trials()) {
+        std::vector<Value> cells = {Value::exact("ways", trial.cache.ways), Value::exact("sets", trial.cache.sets)};
+        const auto notes = ch02::notes_matrix_reads();
+        for (std::size_t k = 0; k < trial.misses.size(); ++k) {
+            const auto& m = trial.misses[k];
+            cells.push_back(Value::exact_as(fmt::format("n{}", notes[k].n), {{"row", m.row}, {"column", m.column}},
+                                            fmt::format("{}/{}", m.row, m.column)));
+        }
+        cells.push_back(Value::exact_as("matches_notes", trial.matches_notes, trial.matches_notes ? "yes" : "no"));
+        table.row(cells);
+    }
+    table.print();
+}
+
 void matrix_read_section(Report& report) {
     const auto cache = ch02::matrix_read_cache();
     report.section("Each cell of a double n x n matrix read once, row by row or column by column");
@@ -114,6 +138,7 @@ void matrix_read_section(Report& report) {
                    Value::exact("column", row.misses.column),
                    Value::exact("ratio", row.misses.ratio(), "{:.2f}").quoted("{:.1f}")});
     table.print();
+    geometry_section(report);
 }
 
 // The trap in this machine's L1d, or a table of unknowns in the same shape.
@@ -167,8 +192,7 @@ void footprint_lines(Report& report, std::size_t n) {
         Value::exact("sum.column_lines", in_l1.lines), count("sum.l1.column_sets", l1.has_value(), in_l1.sets),
         count("sum.l1.sets", l1.has_value(), l1 ? l1->sets : 0), count("sum.l1.room", l1.has_value(), in_l1.capacity),
         count("sum.l2.column_sets", l2.has_value(), in_l2.sets),
-        count("sum.l2.sets", l2.has_value(), l2 ? l2->sets : 0),
-        count("sum.l2.room", l2.has_value(), in_l2.capacity));
+        count("sum.l2.sets", l2.has_value(), l2 ? l2->sets : 0), count("sum.l2.room", l2.has_value(), in_l2.capacity));
     report.line("  where the L2 comes from: {}",
                 cachebook::measured("{}", l2 ? cachebook::source_name(machine.data_cache(2)->source)
                                              : machine.why_unknown("the L2's size, ways or line size")));
@@ -184,8 +208,10 @@ void sum_section(Report& report, const Options& options) {
                 timing.row_sum == timing.column_sum ? "equal" : "DIFFERENT");
     report.line("  row-wise:    {} ms (minimum of {} runs)",
                 Value::measured("sum.row_ms", timing.row.min() * 1e3, "{:.1f}"),
+                Value::exact("sum.row_runs", timing.row.runs.size()));
+    report.line("  column-wise: {} ms (minimum of {} runs)",
+                Value::measured("sum.column_ms", timing.column.min() * 1e3, "{:.1f}"),
                 Value::exact("sum.runs", options.runs));
-    report.line("  column-wise: {} ms", Value::measured("sum.column_ms", timing.column.min() * 1e3, "{:.1f}"));
     report.line("  column / row = {}", Value::measured("sum.ratio", timing.ratio(), "{:.1f}").quoted());
     footprint_lines(report, size);
 }

@@ -1,10 +1,18 @@
 #include "false_sharing.hpp"
 
 #include <fmt/format.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
+#include <fstream>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -32,6 +40,10 @@ struct CountersPortable {
 };
 // [end: portable]
 
+bool power_of_two(std::size_t n) {
+    return n != 0 && (n & (n - 1)) == 0;
+}
+
 #define FIELD(type, field) std::pair<std::string, std::size_t>(#field, offsetof(type, field))
 
 template <class T>
@@ -40,6 +52,41 @@ StructFacts facts(std::string name, std::vector<std::pair<std::string, std::size
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- padding sized at run time
+
+PaddingLine padding_line(const cachebook::Machine& machine) {
+    if (const auto line = machine.line_bytes(); line && power_of_two(*line))
+        return {*line, cachebook::source_name(machine.line_source()), ""};
+    const std::string why =
+        machine.line_bytes()
+            ? fmt::format("the machine reports a line of {} bytes, not a power of two", *machine.line_bytes())
+            : machine.why_unknown("the line size");
+    return {kDestructive, "default",
+            why + "; padding falls back to the compiler's std::hardware_destructive_interference_size"};
+}
+
+const PaddingLine& this_machine_line() {
+    static const PaddingLine line = padding_line(cachebook::machine());
+    return line;
+}
+
+LineBuffer::LineBuffer(std::size_t bytes, std::size_t line_bytes) {
+    if (!power_of_two(line_bytes))
+        throw std::invalid_argument(fmt::format("LineBuffer: a line of {} bytes is not a power of two", line_bytes));
+    const std::size_t align = std::max(line_bytes, alignof(std::max_align_t));  // both powers of two
+    size_ = std::max<std::size_t>(1, (bytes + align - 1) / align) * align;      // aligned_alloc's rule
+    auto* raw = static_cast<std::byte*>(std::aligned_alloc(align, size_));
+    if (raw == nullptr) throw std::bad_alloc();
+    std::memset(raw, 0, size_);
+    bytes_.reset(raw);
+}
+
+void LineBuffer::check_room(std::size_t offset, std::size_t size, std::size_t align) const {
+    if (offset % align != 0 || offset > size_ || size > size_ - offset)
+        throw std::out_of_range(fmt::format("LineBuffer: {} bytes at offset {} do not fit in {} (alignment {})", size,
+                                            offset, size_, align));
+}
 
 LayoutFacts layout_facts() {
     LayoutFacts layout;
@@ -79,13 +126,14 @@ LayoutFacts layout_facts() {
 // ---------------------------------------------------------------- the MESI model
 
 // [snippet: model_two_counters]
-cachebook::CoherenceStats model_two_counters(std::size_t offset_b, std::uint64_t writes_per_core, std::size_t burst) {
+cachebook::CoherenceStats model_two_counters(std::size_t offset_b, std::uint64_t writes_per_core, std::size_t burst,
+                                             std::size_t line_bytes) {
     using cachebook::AccessKind;
     // An increment needs the line owned: one write access per ++.
     std::vector<std::vector<cachebook::CoreAccess>> streams(2);
     streams[0].assign(writes_per_core, {0, AccessKind::Write});
     streams[1].assign(writes_per_core, {offset_b, AccessKind::Write});
-    cachebook::CoherenceModel model(2);
+    cachebook::CoherenceModel model(2, line_bytes);
     model.run(cachebook::interleave(streams, burst));
     return model.total();
 }
@@ -196,15 +244,6 @@ std::string op_name(Op op) {
 namespace {
 
 constexpr int kMaxThreads = 256;
-constexpr std::size_t kLongsPerLine = 64 / sizeof(long);
-
-// Counters live in one line-aligned block; thread i uses slot i (packed) or slot 8i (padded).
-struct alignas(64) VolatileBlock {
-    volatile long slot[kMaxThreads + kMaxThreads * kLongsPerLine];
-};
-struct alignas(64) AtomicBlock {
-    std::atomic<long> slot[kMaxThreads + kMaxThreads * kLongsPerLine];
-};
 
 // [snippet: bump]
 // One thread's loop: `x = x + 1` on a volatile is one load and one store per
@@ -219,13 +258,15 @@ void bump(std::atomic<long>* counter, std::uint64_t iterations) {
 // [end: bump]
 
 // Creates and pins `threads` threads, releases them together, returns the
-// seconds from release to the last finish. body(i) is thread i's work.
+// seconds from release to the last finish. body(i) is thread i's work; when
+// `cpu_seconds` is given, it receives the CPU time each thread spent in it.
 template <class Body>
-double run_released(int threads, const std::vector<int>& cpus, Body body) {
+double run_released(int threads, const std::vector<int>& cpus, Body body, std::vector<double>* cpu_seconds = nullptr) {
     if (threads < 1 || threads > kMaxThreads)
         throw std::invalid_argument(fmt::format("threads must be 1..{}, got {}", kMaxThreads, threads));
     if (cpus.empty()) throw std::invalid_argument("no cpu to run on");
     std::vector<cachebook::Clock::time_point> finish(static_cast<std::size_t>(threads));
+    if (cpu_seconds != nullptr) cpu_seconds->assign(static_cast<std::size_t>(threads), 0.0);
     std::vector<char> pinned(static_cast<std::size_t>(threads), 0);
     std::atomic<int> ready{0};
     std::atomic<bool> go{false};
@@ -237,8 +278,10 @@ double run_released(int threads, const std::vector<int>& cpus, Body body) {
             pinned[me] = cachebook::pin_to_cpu(cpus[me % cpus.size()]) ? 1 : 0;
             ready.fetch_add(1, std::memory_order_acq_rel);
             while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+            const double cpu_start = cachebook::thread_cpu_seconds();
             body(i);
             finish[me] = cachebook::Clock::now();
+            if (cpu_seconds != nullptr) (*cpu_seconds)[me] = cachebook::thread_cpu_seconds() - cpu_start;
         });
     }
     while (ready.load(std::memory_order_acquire) < threads) std::this_thread::yield();
@@ -252,28 +295,27 @@ double run_released(int threads, const std::vector<int>& cpus, Body body) {
 
 }  // namespace
 
-double race_once(Op op, Spacing spacing, int threads, const std::vector<int>& cpus, std::uint64_t iterations) {
-    const std::size_t stride = spacing == Spacing::Packed ? 1 : kLongsPerLine;
-    const auto expect = static_cast<long>(iterations);
-    double seconds = 0;
-    if (op == Op::VolatileIncrement) {
-        auto block = std::make_unique<VolatileBlock>();
-        for (auto& s : block->slot) s = 0;
-        seconds = run_released(threads, cpus,
-                               [&](int i) { bump(&block->slot[static_cast<std::size_t>(i) * stride], iterations); });
-        for (int i = 0; i < threads; ++i)
-            if (block->slot[static_cast<std::size_t>(i) * stride] != expect)
-                throw std::runtime_error("race: a counter came out wrong");
-    } else {
-        auto block = std::make_unique<AtomicBlock>();
-        for (auto& s : block->slot) s.store(0, std::memory_order_relaxed);
-        seconds = run_released(threads, cpus,
-                               [&](int i) { bump(&block->slot[static_cast<std::size_t>(i) * stride], iterations); });
-        for (int i = 0; i < threads; ++i)
-            if (block->slot[static_cast<std::size_t>(i) * stride].load() != expect)
-                throw std::runtime_error("race: a counter came out wrong");
-    }
+namespace {
+
+// One race of `threads` threads on counters laid out by `spacing`; checks every count.
+template <class Counter>
+double race_on(Spacing spacing, int threads, const std::vector<int>& cpus, std::uint64_t iterations) {
+    if (threads < 1 || threads > kMaxThreads)
+        throw std::invalid_argument(fmt::format("threads must be 1..{}, got {}", kMaxThreads, threads));
+    CounterSlots<Counter> counters(static_cast<std::size_t>(threads), spacing, this_machine_line().bytes);
+    const double seconds =
+        run_released(threads, cpus, [&](int i) { bump(&counters[static_cast<std::size_t>(i)], iterations); });
+    for (std::size_t i = 0; i < static_cast<std::size_t>(threads); ++i)
+        if (static_cast<long>(counters[i]) != static_cast<long>(iterations))
+            throw std::runtime_error("race: a counter came out wrong");
     return seconds;
+}
+
+}  // namespace
+
+double race_once(Op op, Spacing spacing, int threads, const std::vector<int>& cpus, std::uint64_t iterations) {
+    return op == Op::VolatileIncrement ? race_on<volatile long>(spacing, threads, cpus, iterations)
+                                       : race_on<std::atomic<long>>(spacing, threads, cpus, iterations);
 }
 
 PairTiming time_pair(Op op, int threads, const std::vector<int>& cpus, std::uint64_t iterations, int runs) {
@@ -310,12 +352,12 @@ private:
     alignas(64) std::atomic<int> generation_{0};
 };
 
-// The packed counters start the block; the padded ones start kPaddedFrom longs
-// in, far from them, one line each.
-constexpr std::size_t kPaddedFrom = kMaxThreads;
-
+// The packed counters and the padded ones live in two separate buffers.
 template <class Counter>
-LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops, int chunks, Counter* slots) {
+LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops, int chunks) {
+    const std::size_t line = this_machine_line().bytes;
+    CounterSlots<Counter> packed_slots(cpus.size(), Spacing::Packed, line);
+    CounterSlots<Counter> padded_slots(cpus.size(), Spacing::Padded, line);
     using TimePoint = cachebook::Clock::time_point;
     const int threads = static_cast<int>(cpus.size());
     const auto n_chunks = static_cast<std::size_t>(2 * chunks);
@@ -328,8 +370,8 @@ LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops,
     SpinBarrier barrier(threads);
     run_released(threads, cpus, [&](int i) {
         const auto me = static_cast<std::size_t>(i);
-        Counter* packed = &slots[me];
-        Counter* padded = &slots[kPaddedFrom + me * kLongsPerLine];
+        Counter* packed = &packed_slots[me];
+        Counter* padded = &padded_slots[me];
         for (std::size_t c = 0; c < n_chunks; ++c) {
             barrier.arrive_and_wait();
             starts[me][c] = cachebook::Clock::now();
@@ -341,8 +383,7 @@ LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops,
     });
     const auto per_layout = static_cast<long>(ops) * chunks;
     for (std::size_t t = 0; t < cpus.size(); ++t)
-        if (static_cast<long>(slots[t]) != per_layout ||
-            static_cast<long>(slots[kPaddedFrom + t * kLongsPerLine]) != per_layout)
+        if (static_cast<long>(packed_slots[t]) != per_layout || static_cast<long>(padded_slots[t]) != per_layout)
             throw std::runtime_error("race: a counter came out wrong");
     std::vector<int> distinct = cpus;
     std::sort(distinct.begin(), distinct.end());
@@ -408,16 +449,9 @@ LayoutComparison compare_layouts(Op op, const std::vector<int>& cpus, std::uint6
     comparison.packed = ChunkRace{op, Spacing::Packed, cpus, ops_per_chunk, 0, 0, 0.0};
     comparison.padded = ChunkRace{op, Spacing::Padded, cpus, ops_per_chunk, 0, 0, 0.0};
     for (int r = 0; r < rounds; ++r) {
-        LayoutComparison one;
-        if (op == Op::VolatileIncrement) {
-            auto block = std::make_unique<VolatileBlock>();
-            for (auto& s : block->slot) s = 0;
-            one = chunked(op, cpus, ops_per_chunk, chunks, block->slot);
-        } else {
-            auto block = std::make_unique<AtomicBlock>();
-            for (auto& s : block->slot) s.store(0, std::memory_order_relaxed);
-            one = chunked(op, cpus, ops_per_chunk, chunks, block->slot);
-        }
+        const LayoutComparison one = op == Op::VolatileIncrement
+                                         ? chunked<volatile long>(op, cpus, ops_per_chunk, chunks)
+                                         : chunked<std::atomic<long>>(op, cpus, ops_per_chunk, chunks);
         merge(comparison.packed, one.packed);
         merge(comparison.padded, one.padded);
     }
@@ -451,6 +485,239 @@ double handoff_ns(int cpu_a, int cpu_b, std::uint64_t round_trips, int runs) {
         best = r == 0 ? seconds : std::min(best, seconds);
     }
     return best * 1e9 / (2.0 * static_cast<double>(round_trips));
+}
+
+// ---------------------------------------------------------------- a queue and a lock
+
+std::size_t second_field_offset(Spacing spacing, std::size_t packed_offset, std::size_t line_bytes) {
+    return spacing == Spacing::Packed ? packed_offset : line_bytes;
+}
+
+cachebook::CoherenceStats model_queue(Spacing spacing, std::uint64_t items, std::uint64_t ring, std::uint64_t lag,
+                                      std::uint64_t refresh, std::size_t line_bytes) {
+    using cachebook::AccessKind;
+    if (ring == 0 || refresh == 0 || lag >= ring)
+        throw std::invalid_argument("model_queue: ring and refresh at least 1, lag below the ring");
+    const std::uint64_t head = 0, tail = second_field_offset(spacing, offsetof(QueueIndices, tail), line_bytes);
+    const std::uint64_t slots = 4 * line_bytes;  // the ring starts well clear of both indices
+    auto slot = [&](std::uint64_t i) { return slots + (i % ring) * sizeof(long); };
+    cachebook::CoherenceModel model(2, line_bytes);
+    for (std::uint64_t step = 0; step < items + lag; ++step) {
+        if (step < items) {  // the producer's item `step`
+            if (step % refresh == 0) model.access(0, head, AccessKind::Read);
+            model.access(0, slot(step), AccessKind::Write);
+            model.access(0, tail, AccessKind::Write);
+        }
+        if (step >= lag) {  // the consumer's item, `lag` behind
+            const std::uint64_t item = step - lag;
+            if (item % refresh == 0) model.access(1, tail, AccessKind::Read);
+            model.access(1, slot(item), AccessKind::Read);
+            model.access(1, head, AccessKind::Write);
+        }
+    }
+    return model.total();
+}
+
+cachebook::CoherenceStats model_lock(Spacing spacing, std::uint64_t sections, std::uint64_t writes,
+                                     std::size_t line_bytes) {
+    using cachebook::AccessKind;
+    const std::uint64_t locked = 0, values = second_field_offset(spacing, offsetof(GuardedCounters, value), line_bytes);
+    cachebook::CoherenceModel model(2, line_bytes);
+    for (std::uint64_t s = 0; s < sections; ++s) {
+        const int holder = static_cast<int>(s % 2), waiter = 1 - holder;
+        model.access(holder, locked, AccessKind::Write);  // acquire
+        for (std::uint64_t j = 0; j < writes; ++j) {
+            model.access(waiter, locked, AccessKind::Read);  // the waiter spins on the lock
+            model.access(holder, values + (j % 4) * sizeof(long), AccessKind::Write);
+        }
+        model.access(holder, locked, AccessKind::Write);  // release
+    }
+    return model.total();
+}
+
+PairRun queue_once(Spacing spacing, const std::vector<int>& cpus, std::uint64_t items) {
+    const std::size_t line = this_machine_line().bytes;
+    LineBuffer indices(2 * line, line);
+    auto* head = indices.make<std::atomic<std::uint64_t>>(0);
+    auto* tail =
+        indices.make<std::atomic<std::uint64_t>>(second_field_offset(spacing, offsetof(QueueIndices, tail), line));
+    std::vector<long> ring(kQueueRing);
+    std::atomic<std::uint64_t> sum{0};
+    std::vector<double> cpu_seconds;
+    // [snippet: queue_threads]
+    auto produce = [&] {
+        std::uint64_t head_seen = 0;  // the consumer's index, as last read
+        for (std::uint64_t t = 0; t < items; ++t) {
+            while (t - head_seen == kQueueRing) head_seen = head->load(std::memory_order_acquire);  // full
+            ring[t % kQueueRing] = static_cast<long>(t + 1);
+            tail->store(t + 1, std::memory_order_release);
+        }
+    };
+    auto consume = [&] {
+        std::uint64_t tail_seen = 0, total = 0;  // the producer's index, as last read
+        for (std::uint64_t h = 0; h < items; ++h) {
+            while (h == tail_seen) tail_seen = tail->load(std::memory_order_acquire);  // empty
+            total += static_cast<std::uint64_t>(ring[h % kQueueRing]);
+            head->store(h + 1, std::memory_order_release);
+        }
+        sum.store(total);
+    };
+    const double seconds = run_released(
+        2, cpus, [&](int me) { me == 0 ? produce() : consume(); }, &cpu_seconds);
+    // [end: queue_threads]
+    if (sum.load() != items * (items + 1) / 2) throw std::runtime_error("queue: the consumer's sum came out wrong");
+    return PairRun{seconds, *std::min_element(cpu_seconds.begin(), cpu_seconds.end()) / seconds};
+}
+
+PairRun lock_once(Spacing spacing, const std::vector<int>& cpus, std::uint64_t sections, std::uint64_t writes) {
+    const std::size_t line = this_machine_line().bytes;
+    LineBuffer buffer(2 * line, line);
+    std::atomic<bool>* locked = nullptr;
+    volatile long* value = nullptr;  // volatile: every write in the section really happens
+    if (spacing == Spacing::Packed) {
+        auto* guarded = buffer.make<GuardedCounters>(0);
+        locked = &guarded->locked;
+        value = guarded->value;
+    } else {  // the lock on one line, the values one line later
+        locked = buffer.make<std::atomic<bool>>(0);
+        value = buffer.make<std::array<long, 4>>(line)->data();
+    }
+    std::vector<double> cpu_seconds;
+    // [snippet: lock_threads]
+    auto hold_and_write = [&] {  // both threads run this
+        for (std::uint64_t s = 0; s < sections; ++s) {
+            while (locked->exchange(true, std::memory_order_acquire))
+                while (locked->load(std::memory_order_relaxed)) {
+                }  // spin on a read until the holder lets go
+            for (std::uint64_t j = 0; j < writes; ++j) value[j % 4] = value[j % 4] + 1;
+            locked->store(false, std::memory_order_release);
+        }
+    };
+    const double seconds = run_released(
+        2, cpus, [&](int) { hold_and_write(); }, &cpu_seconds);
+    // [end: lock_threads]
+    for (std::uint64_t j = 0; j < 4; ++j)
+        if (static_cast<std::uint64_t>(value[j]) != 2 * sections * (writes / 4 + (j < writes % 4 ? 1 : 0)))
+            throw std::runtime_error("lock: a guarded value came out wrong");
+    return PairRun{seconds, *std::min_element(cpu_seconds.begin(), cpu_seconds.end()) / seconds};
+}
+
+std::string case_key(Case c) {
+    return c == Case::Queue ? "queue" : "lock";
+}
+
+std::uint64_t case_operations(Case c, bool quick) {
+    // Short runs, so that some of them fit into one time slice of both threads on a busy machine.
+    return (c == Case::Queue ? 50'000u : 10'000u) / (quick ? 4u : 1u);
+}
+
+CaseTiming time_case(Case c, const std::vector<int>& cpus, std::uint64_t operations, int runs) {
+    auto once = [&](Spacing spacing, std::uint64_t n) {
+        return c == Case::Queue ? queue_once(spacing, cpus, n) : lock_once(spacing, cpus, n, kLockWrites);
+    };
+    CaseTiming timing;
+    once(Spacing::Padded, operations / 10 + 1);  // warm-up
+    // Alternate, so drift of the machine hits both alike; keep only runs in which
+    // both threads ran throughout (a thread switched out leaves the other alone
+    // with the line, or spinning), trying up to three times as often as asked.
+    for (int attempt = 0; attempt < 3 * runs && timing.counted() < static_cast<std::size_t>(runs); ++attempt) {
+        for (auto [spacing, into] :
+             {std::pair{Spacing::Packed, &timing.packed}, std::pair{Spacing::Padded, &timing.padded}}) {
+            const PairRun run = once(spacing, operations);
+            if (run.together()) into->runs.push_back(run.seconds);
+        }
+        ++timing.attempts;
+    }
+    return timing;
+}
+
+// ---------------------------------------------------------------- hardware counters
+
+std::string why_no_counters(int err, int paranoid) {
+    switch (err) {
+        case ENOENT:
+        case EOPNOTSUPP:
+        case ENODEV:
+            return fmt::format(
+                "this machine exposes no hardware performance counters (perf_event_open: {}); "
+                "a virtual machine shows none unless its hypervisor passes them through",
+                std::strerror(err));
+        case EACCES:
+        case EPERM:
+            return fmt::format(
+                "the kernel does not let this user open hardware counters (perf_event_open: {}, "
+                "kernel.perf_event_paranoid = {})",
+                std::strerror(err), paranoid);
+        case ENOSYS:
+            return "this kernel has no perf events (perf_event_open: not implemented)";
+        default:
+            return fmt::format("perf_event_open failed: {}", std::strerror(err));
+    }
+}
+
+namespace {
+
+int perf_paranoid() {
+    std::ifstream in("/proc/sys/kernel/perf_event_paranoid");
+    int level = -99;
+    return (in >> level) ? level : -99;
+}
+
+// Opens one user-space counter for this process and the threads it starts later; -errno on failure.
+int open_counter(std::uint32_t type, std::uint64_t config) {
+    perf_event_attr attr{};
+    attr.size = sizeof(attr);
+    attr.type = type;
+    attr.config = config;
+    attr.disabled = 1;
+    attr.inherit = 1;  // count the race's threads too (their counts arrive when they exit)
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+    return fd < 0 ? -errno : static_cast<int>(fd);
+}
+
+}  // namespace
+
+CounterReading count_misses(const std::function<void()>& work) {
+    CounterReading reading;
+    // The events perf names cache-misses and LLC-load-misses.
+    const int misses = open_counter(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES);
+    const int llc = open_counter(PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_LL | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+                                                         (PERF_COUNT_HW_CACHE_RESULT_MISS << 16));
+    if (misses < 0 || llc < 0) {
+        reading.why_not = why_no_counters(misses < 0 ? -misses : -llc, perf_paranoid());
+        for (int fd : {misses, llc})
+            if (fd >= 0) close(fd);
+        work();  // the work still runs, so a caller's timing or checks see it
+        return reading;
+    }
+    for (int fd : {misses, llc}) ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+    work();
+    for (int fd : {misses, llc}) ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    std::uint64_t counts[2] = {0, 0};
+    const bool read_both = read(misses, &counts[0], sizeof(std::uint64_t)) == sizeof(std::uint64_t) &&
+                           read(llc, &counts[1], sizeof(std::uint64_t)) == sizeof(std::uint64_t);
+    close(misses);
+    close(llc);
+    if (!read_both) {
+        reading.why_not = "the counters opened but could not be read";
+        return reading;
+    }
+    reading.available = true;
+    reading.cache_misses = counts[0];
+    reading.llc_load_misses = counts[1];
+    return reading;
+}
+
+std::string against_transfer_range(double cycles) {
+    if (cycles < kNotesTransferCycles[0]) return "below";
+    return cycles <= kNotesTransferCycles[1] ? "inside" : "above";
+}
+
+std::optional<double> cycles_at(double ns, double ghz) {
+    if (ghz <= 0) return std::nullopt;
+    return ns * ghz;
 }
 
 std::vector<int> spread(int threads, int cores) {

@@ -1,14 +1,22 @@
 #pragma once
 // Chapter 6: false sharing. Layout facts, the MESI model runs, and the measured races.
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cachebook/coherence.hpp"
+#include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 
 namespace ch06 {
@@ -86,6 +94,82 @@ struct DashboardPadded {
 };
 // [end: stats]
 
+// ---------------------------------------------------------------- padding sized at run time
+
+/// The line size the run-time padding uses, and where it came from.
+struct PaddingLine {
+    std::size_t bytes = 0;
+    std::string source;       // the machine module's source ("sysfs", "hwloc", ...), or "default"
+    std::string why_default;  // empty when the machine reported its line size
+};
+/// The line size `machine` reports; when it reports none, the compiler's
+/// std::hardware_destructive_interference_size for this target, with the reason.
+PaddingLine padding_line(const cachebook::Machine& machine);
+/// padding_line(cachebook::machine()), detected once: what the measured races pad to.
+const PaddingLine& this_machine_line();
+
+/// Zeroed memory that starts on a line boundary of a size known only at run
+/// time; objects are placed in it at byte offsets chosen at run time.
+class LineBuffer {
+public:
+    /// `bytes` rounded up to whole lines; `line_bytes` a power of two (else std::invalid_argument).
+    LineBuffer(std::size_t bytes, std::size_t line_bytes);
+    /// Starts the life of a T{} at `offset` (inside the buffer, aligned for T) and returns it.
+    template <class T>
+    T* make(std::size_t offset) {
+        static_assert(std::is_trivially_destructible_v<T>, "the buffer never runs destructors");
+        check_room(offset, sizeof(T), alignof(T));
+        return ::new (static_cast<void*>(bytes_.get() + offset)) T{};
+    }
+    [[nodiscard]] const std::byte* data() const { return bytes_.get(); }
+
+private:
+    void check_room(std::size_t offset, std::size_t size, std::size_t align) const;
+    struct Free {
+        void operator()(std::byte* p) const { std::free(p); }
+    };
+    std::unique_ptr<std::byte, Free> bytes_;
+    std::size_t size_ = 0;
+};
+
+enum class Spacing { Packed, Padded };
+
+// [snippet: runtime_padding]
+/// One counter per thread, `stride` bytes apart in a line-aligned buffer: packed,
+/// the stride is sizeof(Counter); padded, it is the line size read at run time,
+/// so each counter starts a line of its own on whatever machine runs this.
+template <class Counter>
+class CounterSlots {
+public:
+    CounterSlots(std::size_t count, Spacing spacing, std::size_t line_bytes)
+        : stride_(spacing == Spacing::Packed ? sizeof(Counter) : line_bytes), buffer_(count * stride_, line_bytes) {
+        for (std::size_t i = 0; i < count; ++i) slots_.push_back(buffer_.make<Counter>(i * stride_));
+    }
+    Counter& operator[](std::size_t i) { return *slots_.at(i); }
+    [[nodiscard]] std::size_t stride() const { return stride_; }
+
+private:
+    std::size_t stride_;
+    LineBuffer buffer_;
+    std::vector<Counter*> slots_;
+};
+// [end: runtime_padding]
+
+// [snippet: queue_lock]
+// A single-producer, single-consumer ring buffer's two indices, side by side:
+// the producer writes only `tail`, the consumer only `head`.
+struct QueueIndices {
+    std::atomic<std::uint64_t> head;  // next slot to read; written by the consumer
+    std::atomic<std::uint64_t> tail;  // next slot to write; written by the producer
+};
+
+// A spinlock right beside the data it guards.
+struct GuardedCounters {
+    std::atomic<bool> locked;
+    long value[4];  // changed only by the thread that holds `locked`
+};
+// [end: queue_lock]
+
 /// One struct as the compiler laid it out.
 struct StructFacts {
     std::string name;
@@ -117,8 +201,9 @@ struct ModelRun {
 };
 
 /// Two cores; core 0 increments a counter at byte 0, core 1 one at byte
-/// `offset_b`, `writes_per_core` times each, in bursts of `burst` writes.
-cachebook::CoherenceStats model_two_counters(std::size_t offset_b, std::uint64_t writes_per_core, std::size_t burst);
+/// `offset_b`, `writes_per_core` times each, in bursts of `burst` writes, on lines of `line_bytes`.
+cachebook::CoherenceStats model_two_counters(std::size_t offset_b, std::uint64_t writes_per_core, std::size_t burst,
+                                             std::size_t line_bytes = 64);
 
 /// One step of the ping-pong trace the prose walks through.
 struct TraceStep {
@@ -153,12 +238,11 @@ MonitorRun model_stats_monitor(Dashboard layout, std::uint64_t rounds, std::uint
 // ---------------------------------------------------------------- measurement
 
 enum class Op { VolatileIncrement, AtomicFetchAdd };
-enum class Spacing { Packed, Padded };
 std::string op_name(Op op);
 
 /// One race: `threads` threads, thread i pinned to cpus[i % cpus.size()],
 /// each adding 1 to its own counter `iterations` times; counters 8 bytes apart
-/// (Packed) or 64 (Padded). Start-up is outside the time: threads are created
+/// (Packed) or one line of this_machine_line() apart (Padded). Start-up is outside the time: threads are created
 /// and pinned, then released together. Returns seconds from release to the
 /// last thread's finish. Throws std::runtime_error if a count comes out wrong.
 double race_once(Op op, Spacing spacing, int threads, const std::vector<int>& cpus, std::uint64_t iterations);
@@ -240,6 +324,87 @@ std::uint64_t stopwatch_iterations(Op op, bool quick);
 std::optional<double> increments_per_move(double handoff_ns, double extra_ns);
 /// "volatile" or "atomic": the operation's key in the JSON.
 std::string op_key(Op op);
+
+// ---------------------------------------------------------------- a queue and a lock
+
+/// Where the second hot field of a case sits, the first starting a line: at
+/// `packed_offset` (where the struct puts it) or one line later (padded).
+std::size_t second_field_offset(Spacing spacing, std::size_t packed_offset, std::size_t line_bytes);
+
+/// The model's queue: a producer (core 0) and a consumer (core 1) running at
+/// once, the consumer `lag` items behind, taking turns item by item. Per item
+/// the producer writes a slot of a ring of `ring` longs and then `tail`; the
+/// consumer reads its slot and then writes `head`; every `refresh` items each
+/// reads the other's index (its cached copy is used up). `tail` sits at byte
+/// 8 (packed) or one line after `head` (padded); the ring lies on lines of its own.
+cachebook::CoherenceStats model_queue(Spacing spacing, std::uint64_t items, std::uint64_t ring, std::uint64_t lag,
+                                      std::uint64_t refresh, std::size_t line_bytes = 64);
+
+/// The model's lock: `sections` critical sections, held by core 0 and core 1
+/// in turn. A section: the holder writes `locked` (acquire), then
+/// `writes` times the waiter reads `locked` (it spins) and the holder writes
+/// value[j % 4], then the holder writes `locked` (release). The values start
+/// at byte 8 (packed) or one line after `locked` (padded).
+cachebook::CoherenceStats model_lock(Spacing spacing, std::uint64_t sections, std::uint64_t writes,
+                                     std::size_t line_bytes = 64);
+
+/// Seconds for one producer (on cpus[0]) to pass `items` numbers to one
+/// consumer (on cpus[1]) through a ring of kQueueRing slots, head and tail
+/// laid out by `spacing` (padded: one line of this_machine_line() apart).
+/// Throws std::runtime_error if the consumer's sum comes out wrong.
+/// One run of two threads: its seconds, and the smaller share of them that
+/// either thread spent on a cpu (1: both ran throughout).
+struct PairRun {
+    double seconds = 0, least_cpu_share = 0;
+    [[nodiscard]] bool together() const { return least_cpu_share >= 0.9; }
+};
+inline constexpr std::uint64_t kQueueRing = 1024;
+PairRun queue_once(Spacing spacing, const std::vector<int>& cpus, std::uint64_t items);
+
+/// Seconds for two threads (on cpus[0], cpus[1]) to run `sections` critical
+/// sections each under one spinlock, each section adding 1 to the guarded
+/// values `writes` times. Throws std::runtime_error if a value comes out wrong.
+PairRun lock_once(Spacing spacing, const std::vector<int>& cpus, std::uint64_t sections, std::uint64_t writes);
+
+/// Packed and padded run in alternation (after a warm-up) until each layout has
+/// `runs` runs in which both threads ran throughout, or 3 x `runs` attempts; the minima.
+struct CaseTiming {
+    cachebook::Timing packed, padded;  // the runs that counted
+    int attempts = 0;
+    [[nodiscard]] std::size_t counted() const { return std::min(packed.runs.size(), padded.runs.size()); }
+    [[nodiscard]] bool valid() const { return counted() > 0; }
+    [[nodiscard]] double ratio() const { return valid() ? packed.min() / padded.min() : 0.0; }
+};
+enum class Case { Queue, Lock };
+/// "queue" or "lock": the case's key in the JSON.
+std::string case_key(Case c);
+/// The case's operations per run: items through the queue, or critical sections
+/// per thread (a quarter with `quick`), and the guarded writes per section.
+std::uint64_t case_operations(Case c, bool quick);
+inline constexpr std::uint64_t kLockWrites = 16;
+CaseTiming time_case(Case c, const std::vector<int>& cpus, std::uint64_t operations, int runs);
+
+// ---------------------------------------------------------------- hardware counters
+
+/// The two events of `perf stat -e cache-misses,LLC-load-misses`, counted in
+/// this process (user space, threads included) with perf_event_open.
+struct CounterReading {
+    bool available = false;
+    std::string why_not;  // when not available: the reason, in one line
+    std::uint64_t cache_misses = 0, llc_load_misses = 0;
+};
+/// Counts both events while `work` runs; `available` false (with the reason)
+/// where the kernel or the machine has no such counters.
+CounterReading count_misses(const std::function<void()>& work);
+/// The reason perf_event_open failed with `err` (an errno), in one line.
+std::string why_no_counters(int err, int paranoid);
+
+/// The course notes' cost of a write that fetches the line from another core, in cycles.
+inline constexpr double kNotesTransferCycles[2] = {40, 200};
+/// "below", "inside" or "above" that range.
+std::string against_transfer_range(double cycles);
+/// ns at `ghz` in cycles; nothing when the clock is unknown (0).
+std::optional<double> cycles_at(double ns, double ghz);
 
 nlohmann::json to_json(const cachebook::CoherenceStats& s);
 nlohmann::json to_json(const StructFacts& s);

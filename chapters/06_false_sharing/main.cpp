@@ -31,6 +31,7 @@ struct Run {
     [[nodiscard]] bool two_cpus() const { return second_cpu >= 0; }
     [[nodiscard]] int chunks() const { return quick ? 10 : 40; }
     [[nodiscard]] int rounds() const { return static_cast<int>(runs); }
+    [[nodiscard]] int case_runs() const { return 4 * rounds(); }  // the queue and lock runs are short
 };
 
 std::optional<int> parse(cachebook::Cli& cli, Run& run, int argc, char** argv) {
@@ -100,9 +101,9 @@ void record_unshown(Report& report, const std::string& key, const cachebook::Coh
             report.record(key + "." + field.key(), field.value());
 }
 
-cachebook::ResultTable counts_table(Report& report) {
-    return report.table({"layout, interleaving", "accesses", "hits", "from memory", "transfers", "upgrades",
-                         "invalidations", "transfers/write"});
+cachebook::ResultTable counts_table(Report& report, const std::string& first = "layout, interleaving") {
+    return report.table(
+        {first, "accesses", "hits", "from memory", "transfers", "upgrades", "invalidations", "transfers/write"});
 }
 
 // One model run's row of counts_table, recorded under `key`.
@@ -213,8 +214,12 @@ Value ratio_of(const std::string& key, const ch06::LayoutComparison& comparison)
 std::vector<Value> comparison_cells(const std::string& key, const ch06::LayoutComparison& comparison) {
     const auto& packed = comparison.packed;
     const auto& padded = comparison.padded;
-    return {Value::measured(key + "packed_ns", packed.min_ns, "{:.2f}").quoted("{:.1f}"),
-            Value::measured(key + "padded_ns", padded.min_ns, "{:.2f}").quoted("{:.1f}"),
+    // A side that counted no chunk has no time: "-", not a minimum of nothing.
+    auto time_of = [&](const std::string& field, const auto& side) {
+        if (side.counted == 0) return Value::unknown(key + field, "-").quoted();
+        return Value::measured(key + field, side.min_ns, "{:.2f}").quoted("{:.1f}");
+    };
+    return {time_of("packed_ns", packed), time_of("padded_ns", padded),
             ratio_of(key + "ratio", comparison),
             Value::measured("", fmt::format("{}+{}/{}", packed.counted, padded.counted, 2 * packed.chunks))};
 }
@@ -252,7 +257,9 @@ double race_row(Report& report, cachebook::ResultTable& table, const Run& run, O
 std::vector<double> races_section(Report& report, const Run& run, cachebook::Progress& progress) {
     report.section("Measured on this machine: {} usable cpus ({})", Value::measured("measured.usable_cpus", run.usable),
                    Value::measured("measured.cpu", cachebook::cpu_model()));
-    report.line("  each thread adds 1 to its own counter; counters 8 bytes apart (packed) or 64 (padded)");
+    const auto& line = ch06::this_machine_line();
+    report.line("  each thread adds 1 to its own counter; counters 8 bytes apart (packed) or {} (padded: one line)",
+                Value::measured("measured.padded_stride", line.bytes));
     report.line("  timed in chunks ({} or {} increments per thread) while every cpu ran the race;",
                 Value::exact("measured.ops_per_chunk.volatile", ch06::ops_per_chunk(Op::VolatileIncrement)),
                 Value::exact("measured.ops_per_chunk.atomic", ch06::ops_per_chunk(Op::AtomicFetchAdd)));
@@ -284,6 +291,17 @@ void handoff_section(Report& report, const Run& run, const std::vector<double>& 
                 run.two_cpus() ? Value::measured("measured.handoff_ns", handoff, "{:.0f}").quoted()
                                : Value::unknown("measured.handoff_ns", "needs 2 cpus").quoted(),
                 handoff_runs);
+    const double ghz = cachebook::machine().nominal_ghz;
+    const auto cycles = run.two_cpus() ? ch06::cycles_at(handoff, ghz) : std::nullopt;
+    report.line("  in cycles of the nominal clock ({} GHz): {}",
+                ghz > 0 ? Value::measured("measured.nominal_ghz", ghz, "{:.2f}").quoted()
+                        : Value::unknown("measured.nominal_ghz", "unknown").quoted(),
+                cycles
+                    ? Value::measured("measured.handoff_cycles", *cycles, "{:.0f}").quoted()
+                    : Value::unknown("measured.handoff_cycles", run.two_cpus() ? "no clock reported" : "needs 2 cpus")
+                          .quoted());
+    report.record("measured.handoff_against_notes",
+                  cycles ? nlohmann::json(ch06::against_transfer_range(*cycles)) : nlohmann::json(nullptr));
     for (std::size_t i = 0; i < std::size(kOps); ++i) {
         const auto every = run.two_cpus() ? ch06::increments_per_move(handoff, extra_ns[i]) : std::nullopt;
         const std::string key = "measured.implied_burst." + ch06::op_key(kOps[i]);
@@ -340,6 +358,137 @@ void sweep_section(Report& report, const Run& run, const std::vector<int>& threa
     report.line("  ns per increment per cpu; threads beyond the cpus share them (oversubscribed)");
 }
 
+// Section 9: the padding of the races, sized from the line the machine reports.
+void runtime_padding_section(Report& report) {
+    const auto& line = ch06::this_machine_line();
+    report.section("Padding sized at run time, from the line size the machine reports");
+    report.line("  line size: {} bytes, {}", Value::measured("padding.line_bytes", line.bytes),
+                Value::measured_as("padding.source", line.source,
+                                   line.why_default.empty() ? "from " + line.source : line.why_default));
+    report.record("padding.why_default",
+                  line.why_default.empty() ? nlohmann::json(nullptr) : nlohmann::json(line.why_default));
+    report.line("  CounterSlots stride: packed {} bytes, padded {} bytes",
+                Value::exact("padding.packed_stride", sizeof(long)),
+                Value::measured("padding.padded_stride", line.bytes));
+    const std::uint64_t writes = 1000;
+    report.line("  the model on lines of {} bytes, 2 cores x {} increments, strict alternation:",
+                Value::measured("padding.model_line", line.bytes), writes);
+    report.line(
+        "    counters 64 bytes apart (alignas(64)):   {} transfers",
+        Value::measured("padding.alignas64_transfers", ch06::model_two_counters(64, writes, 1, line.bytes).transfers));
+    report.line("    counters one line apart (run time):      {} transfers",
+                Value::exact("padding.runtime_transfers",
+                             ch06::model_two_counters(line.bytes, writes, 1, line.bytes).transfers));
+    report.line(
+        "  and on 128-byte lines (several ARM cores), counters 64 bytes apart: {} transfers",
+        Value::exact("padding.alignas64_on_128_transfers", ch06::model_two_counters(64, writes, 1, 128).transfers));
+}
+
+// The model rows of section 10: each case packed and padded, on 64-byte lines.
+void queue_lock_model(Report& report) {
+    using ch06::Spacing;
+    const std::uint64_t items = 1000, ring = 64, lag = 32, refresh = 16, sections = 100;
+    report.line("  the model, 2 cores, 64-byte lines: a queue of {} items through a ring of {} slots, the consumer",
+                Value::exact("queue_lock.model.queue_items", items), Value::exact("queue_lock.model.ring", ring));
+    report.line("  {} behind, each side rereading the other's index every {} items; a lock taken {} times",
+                Value::exact("queue_lock.model.lag", lag), Value::exact("queue_lock.model.refresh", refresh),
+                Value::exact("queue_lock.model.sections", sections));
+    report.line("  in turn, {} guarded writes per hold, the waiter reading the lock before each",
+                Value::exact("queue_lock.model.writes", ch06::kLockWrites));
+    auto table = counts_table(report, "case, layout");
+    for (auto [name, spacing] : {std::pair{"packed", Spacing::Packed}, std::pair{"padded", Spacing::Padded}}) {
+        const std::size_t apart = ch06::second_field_offset(spacing, offsetof(ch06::QueueIndices, tail), 64);
+        counts_row(report, table, fmt::format("queue, tail {} B after head", apart),
+                   fmt::format("queue_lock.model.queue.{}", name),
+                   ch06::model_queue(spacing, items, ring, lag, refresh));
+    }
+    for (auto [name, spacing] : {std::pair{"packed", Spacing::Packed}, std::pair{"padded", Spacing::Padded}}) {
+        const std::size_t apart = ch06::second_field_offset(spacing, offsetof(ch06::GuardedCounters, value), 64);
+        counts_row(report, table, fmt::format("lock, data {} B after lock", apart),
+                   fmt::format("queue_lock.model.lock.{}", name),
+                   ch06::model_lock(spacing, sections, ch06::kLockWrites));
+    }
+    table.print();
+}
+
+// Section 10: a queue's head and tail, and a lock beside its data, modelled and measured.
+void queue_lock_section(Report& report, const Run& run, cachebook::Progress& progress) {
+    report.section("A queue's head and tail, and a lock beside its data: packed against padded");
+    queue_lock_model(report);
+    report.blank_line();
+    report.line("  measured on 2 cpus, padded one line ({} bytes) apart; whole runs, the minimum of those in which",
+                Value::measured("queue_lock.padded_stride", ch06::this_machine_line().bytes));
+    report.line("  both threads ran throughout (up to {} per layout):",
+                Value::exact("queue_lock.runs", run.case_runs()));
+    auto table = report.table({"case", "operations", "packed ms", "padded ms", "packed/padded", "runs counted"});
+    for (auto c : {ch06::Case::Queue, ch06::Case::Lock}) {
+        const std::string key = "queue_lock.measured." + ch06::case_key(c);
+        const std::uint64_t ops = ch06::case_operations(c, run.quick);
+        const Value label = c == ch06::Case::Queue ? "queue: items passed" : "lock: holds per thread";
+        const Value count = Value::exact(key + ".operations", ops);
+        if (!run.two_cpus()) {
+            table.row({label, count, Value::unknown(key + ".packed_ms", "-"), Value::unknown(key + ".padded_ms", "-"),
+                       Value::unknown(key + ".ratio", "needs 2 cpus").quoted(), Value::unknown(key + ".counted", "-")});
+            continue;
+        }
+        const auto timing = ch06::time_case(c, {run.first_cpu, run.second_cpu}, ops, run.case_runs());
+        progress.step(ch06::case_key(c));
+        const Value counted = Value::measured_as(key + ".counted", timing.counted(),
+                                                 fmt::format("{}/{}", timing.counted(), timing.attempts));
+        if (!timing.valid()) {
+            table.row({label, count, Value::unknown(key + ".packed_ms", "-"), Value::unknown(key + ".padded_ms", "-"),
+                       Value::unknown(key + ".ratio", "no run counted").quoted(), counted});
+            continue;
+        }
+        table.row({label, count, Value::measured(key + ".packed_ms", timing.packed.min() * 1e3, "{:.2f}"),
+                   Value::measured(key + ".padded_ms", timing.padded.min() * 1e3, "{:.2f}"),
+                   Value::measured(key + ".ratio", timing.ratio(), "{:.2f}x").quoted("{:.1f}"), counted});
+    }
+    table.print();
+}
+
+// Section 11: the notes' perf stat events, packed against padded, or why there are none.
+void counters_section(Report& report, const Run& run) {
+    report.section("Hardware counters: perf stat -e cache-misses,LLC-load-misses, packed against padded");
+    const std::uint64_t increments = ch06::stopwatch_iterations(Op::AtomicFetchAdd, run.quick);
+    report.line("  2 threads, {} atomic increments each, counted with perf_event_open:",
+                Value::exact("counters.increments", increments));
+    ch06::CounterReading packed, padded;
+    if (run.two_cpus()) {
+        const std::vector<int> cpus{run.first_cpu, run.second_cpu};
+        for (auto [reading, spacing] :
+             {std::pair{&packed, ch06::Spacing::Packed}, std::pair{&padded, ch06::Spacing::Padded}})
+            *reading = ch06::count_misses([&] { ch06::race_once(Op::AtomicFetchAdd, spacing, 2, cpus, increments); });
+    } else {
+        packed.why_not = padded.why_not = "needs 2 cpus";
+    }
+    report.line("  counters: {}",
+                Value::measured_as("counters.available", packed.available,
+                                   packed.available ? "available" : "unavailable: " + packed.why_not));
+    report.record("counters.why_not", packed.available ? nlohmann::json(nullptr) : nlohmann::json(packed.why_not));
+    auto table = report.table({"event", "packed", "padded", "packed/padded"});
+    auto count_row = [&](const std::string& event, const std::string& key, std::uint64_t a, std::uint64_t b) {
+        const std::string at = "counters." + key;
+        if (!packed.available || !padded.available) {
+            table.row({event, Value::unknown(at + ".packed", "-"), Value::unknown(at + ".padded", "-"),
+                       Value::unknown(at + ".ratio", "unavailable").quoted()});
+            return;
+        }
+        table.row({event, Value::measured(at + ".packed", a), Value::measured(at + ".padded", b),
+                   b > 0 ? Value::measured(at + ".ratio", static_cast<double>(a) / static_cast<double>(b), "{:.1f}x")
+                               .quoted("{:.1f}")
+                         : Value::unknown(at + ".ratio", "padded counted 0").quoted()});
+    };
+    count_row("cache-misses", "cache_misses", packed.cache_misses, padded.cache_misses);
+    count_row("LLC-load-misses", "llc_load_misses", packed.llc_load_misses, padded.llc_load_misses);
+    table.print();
+    report.line("  the MESI model's stand-in, 2 cores x 1000 increments: packed {} transfers (strict alternation)",
+                Value::exact("counters.stand_in.packed_strict", ch06::model_two_counters(8, 1000, 1).transfers));
+    report.line("  to {} (bursts of 64); padded {}",
+                Value::exact("counters.stand_in.packed_burst_64", ch06::model_two_counters(8, 1000, 64).transfers),
+                Value::exact("counters.stand_in.padded", ch06::model_two_counters(64, 1000, 1).transfers));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -355,11 +504,14 @@ int main(int argc, char** argv) {
         workers_section(report, layout);
         monitor_section(report);
         const auto thread_counts = ch06::sweep_counts(static_cast<int>(run.max_threads));
-        cachebook::Progress progress("ch06: measuring", 5 + 2 * thread_counts.size());
+        cachebook::Progress progress("ch06: measuring", 7 + 2 * thread_counts.size());
         const auto extra_ns = races_section(report, run, progress);
         handoff_section(report, run, extra_ns, progress);
         stopwatch_section(report, run, progress);
         sweep_section(report, run, thread_counts, progress);
+        runtime_padding_section(report);
+        queue_lock_section(report, run, progress);
+        counters_section(report, run);
         report.save(cli.json_path());
         return 0;
     });

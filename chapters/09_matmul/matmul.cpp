@@ -12,6 +12,10 @@
 #include <string>
 #include <thread>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "kernels.hpp"
@@ -191,24 +195,36 @@ Blocking machine_blocking(const MicroKernel& kernel, const cachebook::Machine& m
 
 // [snippet: packing]
 void pack_a(const float* a, std::size_t lda, std::size_t mc, std::size_t kc, std::size_t mr, float* out) {
+    constexpr std::size_t kStep = 16;  // one cache line of each row of A per round
     for (std::size_t r = 0; r < mc; r += mr) {  // one sliver of mr rows: for each p, mr values in a row
         const std::size_t h = std::min(mr, mc - r);
-        for (std::size_t p = 0; p < kc; ++p) {
-            for (std::size_t i = 0; i < h; ++i) out[p * mr + i] = a[(r + i) * lda + p];
-            for (std::size_t i = h; i < mr; ++i) out[p * mr + i] = 0.0f;  // pad the last sliver
+        // A round reads one line from each of the mr rows and writes kStep rows of the sliver:
+        // walking all mr rows per column p instead would touch mr lines for every 4 bytes.
+        for (std::size_t p0 = 0; p0 < kc; p0 += kStep) {
+            const std::size_t p_end = std::min(kc, p0 + kStep);
+            for (std::size_t i = 0; i < h; ++i)
+                for (std::size_t p = p0; p < p_end; ++p) out[p * mr + i] = a[(r + i) * lda + p];
+            for (std::size_t i = h; i < mr; ++i)  // pad the last sliver
+                for (std::size_t p = p0; p < p_end; ++p) out[p * mr + i] = 0.0f;
         }
         out += mr * kc;
     }
 }
 
 void pack_b(const float* b, std::size_t ldb, std::size_t kc, std::size_t nc, std::size_t nr, float* out) {
-    for (std::size_t s = 0; s < nc; s += nr) {  // one sliver of nr columns: for each p, nr values in a row
-        const std::size_t w = std::min(nr, nc - s);
-        for (std::size_t p = 0; p < kc; ++p) {
-            std::memcpy(out + p * nr, b + p * ldb + s, w * sizeof(float));
-            std::fill(out + p * nr + w, out + (p + 1) * nr, 0.0f);
+    constexpr std::size_t kRows = 8;  // rows of B read together, each from start to end
+    // Rows of B are read a few at a time across all slivers: each row is then read in order,
+    // as the hardware prefetcher expects, instead of nr floats from each of kc rows in turn.
+    for (std::size_t p0 = 0; p0 < kc; p0 += kRows) {
+        const std::size_t p_end = std::min(kc, p0 + kRows);
+        for (std::size_t s = 0; s < nc; s += nr) {  // sliver s: for each p, nr values in a row
+            const std::size_t w = std::min(nr, nc - s);
+            for (std::size_t p = p0; p < p_end; ++p) {
+                float* dst = out + s * kc + p * nr;
+                std::memcpy(dst, b + p * ldb + s, w * sizeof(float));
+                std::fill(dst + w, dst + nr, 0.0f);  // pad the last sliver
+            }
         }
-        out += nr * kc;
     }
 }
 // [end: packing]
@@ -241,6 +257,33 @@ void macro_kernel(const MicroKernel& kernel, std::size_t mcur, std::size_t ncur,
 
 std::size_t ceil_div(std::size_t x, std::size_t y) { return (x + y - 1) / y; }
 
+// A packing buffer on 2 MiB pages where the system allows it (Linux's transparent huge pages):
+// the packed panel and block then take a few TLB entries instead of hundreds, which leaves
+// room for the pages of C that the micro-kernel walks down, one per row.
+Buffer packing_buffer(std::size_t floats) {
+    constexpr std::size_t huge = std::size_t{2} << 20;
+    const std::size_t bytes = round_up(std::max<std::size_t>(floats, 1) * sizeof(float), huge);
+    auto* p = static_cast<float*>(std::aligned_alloc(huge, bytes));
+    if (p == nullptr) throw std::bad_alloc();
+#if defined(MADV_HUGEPAGE)
+    ::madvise(p, bytes, MADV_HUGEPAGE);  // only a hint: without it the buffer works the same
+#endif
+    return Buffer(p);
+}
+
+// Buffer `slot` of step 6 on this thread, at least `floats` long. Kept from one call to the
+// next, as the libraries keep theirs: a fresh buffer costs a page fault per page, every call.
+float* kept_buffer(std::size_t slot, std::size_t floats) {
+    struct Kept {
+        Buffer buffer;
+        std::size_t floats = 0;
+    };
+    thread_local std::vector<Kept> kept;
+    if (kept.size() <= slot) kept.resize(slot + 1);
+    if (kept[slot].floats < floats) kept[slot] = {packing_buffer(floats), floats};
+    return kept[slot].buffer.get();
+}
+
 }  // namespace
 
 // [snippet: blis]
@@ -251,7 +294,9 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
     const std::size_t m = s.m, n = s.n, k = s.k, mr = kernel.mr, nr = kernel.nr;
     if (m == 0 || n == 0) return;
     if (k == 0) return std::fill(c, c + m * n, 0.0f);
-    const std::size_t kc = std::min(std::max<std::size_t>(blocks.kc, 1), k);
+    // The kc-deep slices are made equal: with a fixed KC the last one could be a few steps
+    // deep, and each call on it would pay for a block of C for almost no arithmetic.
+    const std::size_t kc = ceil_div(k, ceil_div(k, std::max<std::size_t>(blocks.kc, 1)));
     const std::size_t nc = std::min(std::max(nr, blocks.nc / nr * nr), round_up(n, nr));
     const int parts = static_cast<int>(std::min(static_cast<std::size_t>(threads), ceil_div(m, mr)));
     // Loop 3 is the one the threads divide: each thread packs its own blocks of A, which stay
@@ -261,19 +306,22 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
     const std::size_t mc = round_up(ceil_div(m, blocks_m), mr);
     // The panel of B is packed once, by all threads together, and shared. Two panels
     // alternate, so a thread that finishes early packs the next one while the others compute.
-    Buffer panels[2] = {make_buffer(kc * nc), make_buffer(kc * nc)};
+    float* panels[2] = {kept_buffer(0, kc * nc), kept_buffer(1, kc * nc)};
     std::atomic<std::size_t> next_block[2] = {0, 0};  // blocks of rows taken so far, per panel
     std::barrier panel_ready(parts);
 
+    std::vector<float*> a_blocks;  // one per thread: the block of A it works on
+    for (int t = 0; t < parts; ++t) a_blocks.push_back(kept_buffer(2 + std::size_t(t), mc * kc));
+
     run_threads(parts, [&](int t) {
-        Buffer a_packed = make_buffer(mc * kc);  // private: the block of A this thread works on
+        float* a_packed = a_blocks[std::size_t(t)];  // private to thread t
         std::vector<float> edge(mr * nr);        // a partial block of C is computed here first
         std::size_t slice = 0;
         for (std::size_t jc = 0; jc < n; jc += nc) {                // loop 5: panels of nc columns
             const std::size_t ncur = std::min(nc, n - jc);
             for (std::size_t pc = 0; pc < k; pc += kc, ++slice) {   // loop 4: kc-deep slices
                 const std::size_t kcur = std::min(kc, k - pc);
-                float* b_packed = panels[slice % 2].get();
+                float* b_packed = panels[slice % 2];
                 // Each thread packs its own run of slivers of the panel.
                 const std::size_t slivers = ceil_div(ncur, nr), per = ceil_div(slivers, static_cast<std::size_t>(parts));
                 const std::size_t first = std::min(slivers, per * static_cast<std::size_t>(t)) * nr;
@@ -288,8 +336,8 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
                     const std::size_t ic = blk * mc;
                     if (ic >= m) break;
                     const std::size_t mcur = std::min(mc, m - ic);
-                    pack_a(a + ic * k + pc, k, mcur, kcur, mr, a_packed.get());
-                    macro_kernel(kernel, mcur, ncur, kcur, a_packed.get(), b_packed, c + ic * n + jc, n, pc > 0,
+                    pack_a(a + ic * k + pc, k, mcur, kcur, mr, a_packed);
+                    macro_kernel(kernel, mcur, ncur, kcur, a_packed, b_packed, c + ic * n + jc, n, pc > 0,
                                  edge.data());
                 }
             }

@@ -111,7 +111,8 @@ void pack_b(const float* b, std::size_t ldb, std::size_t kc, std::size_t nc, std
 
 /// Step 6: packing, a macro-kernel over MC x KC x NC blocks, a register-blocked micro-kernel;
 /// rows of C split across `threads` threads (each packs its own A blocks; B panels are packed
-/// by all threads together and shared).
+/// by all threads together and shared). The packing buffers are kept for the next call on the
+/// same calling thread (a few MiB at N = 2048), and freed when that thread ends.
 void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroKernel& kernel, Blocking blocks,
                  int threads);
 

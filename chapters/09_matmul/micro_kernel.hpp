@@ -17,21 +17,13 @@ namespace {
 template <class V, std::size_t MR, std::size_t NV, bool PrefetchC = true, std::size_t Ahead = 0>
 void micro_kernel(std::size_t kc, const float* a, const float* b, float* c, std::size_t ldc, bool accumulate) {
     constexpr std::size_t NR = NV * V::width;
-    // Ask for the block of C now: its rows are a whole row of C apart, so no
-    // prefetcher guesses them, and the kc loop below hides the wait.
-    if constexpr (PrefetchC) {
-#pragma GCC unroll 16
-        for (std::size_t i = 0; i < MR; ++i) {
-            __builtin_prefetch(c + i * ldc, 1);
-            __builtin_prefetch(c + i * ldc + NR - 1, 1);
-        }
-    }
     typename V::reg acc[MR][NV];
 #pragma GCC unroll 16
     for (std::size_t i = 0; i < MR; ++i)
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < NV; ++v) acc[i][v] = V::zero();
-    for (std::size_t p = 0; p < kc; ++p) {
+    // One step of the kc loop: NV vectors of B, MR broadcasts of A, MR * NV FMAs.
+    auto step = [&]() __attribute__((always_inline)) {
         if constexpr (Ahead > 0) {
             // The packed slivers are read strictly in order, and the sliver of A of the next
             // call follows this one in memory: so at its end these already fetch the next one.
@@ -49,7 +41,20 @@ void micro_kernel(std::size_t kc, const float* a, const float* b, float* c, std:
         }
         a += MR;  // packed A: MR values per k
         b += NR;  // packed B: NR values per k
+    };
+    std::size_t p = 0;
+    if constexpr (PrefetchC) {
+        // Ask for the block of C early: its rows are a whole row of C apart, so no prefetcher
+        // guesses them, and the rest of the kc loop hides the wait. One row every few steps:
+        // asking for all MR rows at once stalls the core (each row is on another page of memory).
+        constexpr std::size_t steps_per_row = 4;
+        for (std::size_t i = 0; i < MR && p + steps_per_row <= kc; ++i) {
+            __builtin_prefetch(c + i * ldc, 1);
+            __builtin_prefetch(c + i * ldc + NR - 1, 1);
+            for (std::size_t s = 0; s < steps_per_row; ++s, ++p) step();
+        }
     }
+    for (; p < kc; ++p) step();
 #pragma GCC unroll 16
     for (std::size_t i = 0; i < MR; ++i)
 #pragma GCC unroll 4

@@ -42,97 +42,108 @@ CoherenceModel::CoherenceModel(int cores, std::size_t line_bytes)
             fmt::format("coherence model: line size must be a power of two, got {}", line_bytes));
 }
 
+namespace {
+
+// Another core holding a valid copy supplies the data (Illinois MESI: clean or dirty).
+int find_supplier(const std::vector<Mesi>& st, int core) {
+    int supplier = -1;
+    for (int c = 0; c < static_cast<int>(st.size()); ++c) {
+        if (c == core) continue;
+        const Mesi s = st[static_cast<std::size_t>(c)];
+        if (s == Mesi::Modified || s == Mesi::Exclusive) return c;  // the single owner
+        if (s == Mesi::Shared && supplier < 0) supplier = c;
+    }
+    return supplier;
+}
+
+int invalidate_others(std::vector<Mesi>& st, int core) {
+    int n = 0;
+    for (int c = 0; c < static_cast<int>(st.size()); ++c)
+        if (c != core && st[static_cast<std::size_t>(c)] != Mesi::Invalid) {
+            st[static_cast<std::size_t>(c)] = Mesi::Invalid;
+            ++n;
+        }
+    return n;
+}
+
+CoherenceEvent read_line(std::vector<Mesi>& st, int core) {
+    CoherenceEvent ev;
+    Mesi& mine = st[static_cast<std::size_t>(core)];
+    if (mine != Mesi::Invalid) {
+        ev.outcome = Outcome::Hit;
+        return ev;
+    }
+    // Read miss: an owner in M or E drops to S (an M copy is written back on the way).
+    ev.supplier = find_supplier(st, core);
+    if (ev.supplier >= 0) {
+        for (auto& s : st)
+            if (s == Mesi::Modified || s == Mesi::Exclusive) s = Mesi::Shared;
+        mine = Mesi::Shared;
+        ev.outcome = Outcome::Transfer;
+    } else {
+        mine = Mesi::Exclusive;
+        ev.outcome = Outcome::MemoryFill;
+    }
+    return ev;
+}
+
+CoherenceEvent write_line(std::vector<Mesi>& st, int core) {
+    CoherenceEvent ev;
+    Mesi& mine = st[static_cast<std::size_t>(core)];
+    switch (mine) {
+        case Mesi::Modified:
+            ev.outcome = Outcome::Hit;
+            break;
+        case Mesi::Exclusive:  // silent: nobody else has it
+            ev.outcome = Outcome::Hit;
+            break;
+        case Mesi::Shared:
+            ev.invalidated = invalidate_others(st, core);
+            ev.outcome = Outcome::Upgrade;
+            break;
+        case Mesi::Invalid:
+            // Read-for-ownership: fetch the line and invalidate every other copy.
+            ev.supplier = find_supplier(st, core);
+            ev.outcome = ev.supplier >= 0 ? Outcome::Transfer : Outcome::MemoryFill;
+            ev.invalidated = invalidate_others(st, core);
+            break;
+    }
+    mine = Mesi::Modified;
+    return ev;
+}
+
+void tally(CoherenceStats& s, const CoherenceEvent& ev) {
+    switch (ev.outcome) {
+        case Outcome::Hit:
+            ++s.hits;
+            break;
+        case Outcome::Upgrade:
+            ++s.upgrades;
+            break;
+        case Outcome::MemoryFill:
+            ++s.memory_fills;
+            break;
+        case Outcome::Transfer:
+            ++s.transfers;
+            break;
+    }
+    s.invalidations += static_cast<std::uint64_t>(ev.invalidated);
+}
+
+}  // namespace
+
 CoherenceEvent CoherenceModel::access(int core, std::uint64_t address, AccessKind kind) {
     if (core < 0 || core >= cores_)
         throw std::out_of_range(fmt::format("coherence model: core {} outside 0..{}", core, cores_ - 1));
-    auto [it, fresh] = lines_.try_emplace(address / line_bytes_, static_cast<std::size_t>(cores_), Mesi::Invalid);
-    std::vector<Mesi>& st = it->second;
-    const auto me = static_cast<std::size_t>(core);
-    CoherenceStats& mine = per_core_[me];
-    CoherenceEvent ev;
-
-    // Another core holding a valid copy supplies the data (Illinois MESI: clean or dirty).
-    auto find_supplier = [&]() -> int {
-        int supplier = -1;
-        for (int c = 0; c < cores_; ++c) {
-            if (c == core) continue;
-            const Mesi s = st[static_cast<std::size_t>(c)];
-            if (s == Mesi::Modified || s == Mesi::Exclusive) return c;  // the single owner
-            if (s == Mesi::Shared && supplier < 0) supplier = c;
-        }
-        return supplier;
-    };
-    auto invalidate_others = [&]() {
-        int n = 0;
-        for (int c = 0; c < cores_; ++c)
-            if (c != core && st[static_cast<std::size_t>(c)] != Mesi::Invalid) {
-                st[static_cast<std::size_t>(c)] = Mesi::Invalid;
-                ++n;
-            }
-        return n;
-    };
-
-    if (kind == AccessKind::Read) {
-        ++total_.reads;
-        ++mine.reads;
-        if (st[me] != Mesi::Invalid) {
-            ev.outcome = Outcome::Hit;
-        } else {
-            // Read miss: an owner in M or E drops to S (an M copy is written back on the way).
-            ev.supplier = find_supplier();
-            if (ev.supplier >= 0) {
-                for (auto& s : st)
-                    if (s == Mesi::Modified || s == Mesi::Exclusive) s = Mesi::Shared;
-                st[me] = Mesi::Shared;
-                ev.outcome = Outcome::Transfer;
-            } else {
-                st[me] = Mesi::Exclusive;
-                ev.outcome = Outcome::MemoryFill;
-            }
-        }
-    } else {
-        ++total_.writes;
-        ++mine.writes;
-        switch (st[me]) {
-            case Mesi::Modified:
-                ev.outcome = Outcome::Hit;
-                break;
-            case Mesi::Exclusive:
-                st[me] = Mesi::Modified;  // silent: nobody else has it
-                ev.outcome = Outcome::Hit;
-                break;
-            case Mesi::Shared:
-                ev.invalidated = invalidate_others();
-                st[me] = Mesi::Modified;
-                ev.outcome = Outcome::Upgrade;
-                break;
-            case Mesi::Invalid:
-                // Read-for-ownership: fetch the line and invalidate every other copy.
-                ev.supplier = find_supplier();
-                ev.outcome = ev.supplier >= 0 ? Outcome::Transfer : Outcome::MemoryFill;
-                ev.invalidated = invalidate_others();
-                st[me] = Mesi::Modified;
-                break;
-        }
-    }
-
-    for (CoherenceStats* s : {&total_, &mine}) {
-        switch (ev.outcome) {
-            case Outcome::Hit:
-                ++s->hits;
-                break;
-            case Outcome::Upgrade:
-                ++s->upgrades;
-                break;
-            case Outcome::MemoryFill:
-                ++s->memory_fills;
-                break;
-            case Outcome::Transfer:
-                ++s->transfers;
-                break;
-        }
-        s->invalidations += static_cast<std::uint64_t>(ev.invalidated);
-    }
+    std::vector<Mesi>& states =
+        lines_.try_emplace(address / line_bytes_, static_cast<std::size_t>(cores_), Mesi::Invalid).first->second;
+    CoherenceStats& mine = per_core_[static_cast<std::size_t>(core)];
+    const bool read = kind == AccessKind::Read;
+    ++(read ? total_.reads : total_.writes);
+    ++(read ? mine.reads : mine.writes);
+    const CoherenceEvent ev = read ? read_line(states, core) : write_line(states, core);
+    tally(total_, ev);
+    tally(mine, ev);
     return ev;
 }
 

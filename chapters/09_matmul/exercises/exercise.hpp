@@ -22,4 +22,10 @@ void add_scaled_row(float a, const float* b, float* c, std::size_t count);
 /// and at most the largest multiple of nr not above 4096.
 ch09::Blocking choose_blocks(std::size_t l1, std::size_t l2, std::size_t l3, std::size_t mr, std::size_t nr);
 
+/// Exercise 3 (Amdahl's law, read backwards): the share p of the work that runs in parallel,
+/// given the measured `speedup` on `workers` workers (workers >= 2), from
+/// speedup = 1 / ((1 - p) + p / workers). A speed-up below 1 gives 0 and one above `workers`
+/// gives 1: a share is never negative or more than all of the work.
+double parallel_share(double speedup, int workers);
+
 }  // namespace ch09_exercise

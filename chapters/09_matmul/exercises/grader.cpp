@@ -47,3 +47,18 @@ TEST_CASE("exercise 2: choose_blocks derives step 6's blocks from the cache size
                     CHECK(got.nc == want.nc);
                 }
 }
+
+TEST_CASE("exercise 3: parallel_share reads Amdahl's law backwards", "[2 points]") {
+    CHECK(ch09_exercise::parallel_share(1.6, 2) == Approx(0.75));
+    CHECK(ch09_exercise::parallel_share(1.0, 4) == Approx(0.0).margin(1e-12));
+    CHECK(ch09_exercise::parallel_share(4.0, 4) == Approx(1.0));
+    for (int workers : {2, 3, 4, 8, 64})
+        for (double p : {0.0, 0.1, 0.5, 0.9, 0.99, 1.0}) {
+            INFO(workers << " workers, parallel share " << p);
+            const double speedup = 1.0 / ((1.0 - p) + p / workers);  // Amdahl's law, forwards
+            CHECK(ch09_exercise::parallel_share(speedup, workers) == Approx(p).margin(1e-9));
+        }
+    // Measurements can fall outside the law: slower on more workers, or faster than ideal.
+    CHECK(ch09_exercise::parallel_share(0.8, 2) == 0.0);
+    CHECK(ch09_exercise::parallel_share(2.3, 2) == 1.0);
+}

@@ -43,3 +43,13 @@ TEST_CASE("exercise 2 (held back): choose_blocks on other caches and kernels", "
                     CHECK(got.nc == want.nc);
                 }
 }
+
+TEST_CASE("exercise 3 (held back): parallel_share on other speed-ups", "[held back][1 point]") {
+    for (int workers : {5, 16, 128})
+        for (double p : {0.25, 0.6, 0.95}) {
+            INFO(workers << " workers, parallel share " << p);
+            CHECK(ch09_exercise::parallel_share(1.0 / ((1.0 - p) + p / workers), workers) == Approx(p).margin(1e-9));
+        }
+    CHECK(ch09_exercise::parallel_share(0.5, 16) == 0.0);
+    CHECK(ch09_exercise::parallel_share(20.0, 16) == 1.0);
+}

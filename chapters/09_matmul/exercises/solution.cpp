@@ -37,4 +37,10 @@ ch09::Blocking choose_blocks(std::size_t l1, std::size_t l2, std::size_t l3, std
     return b;
 }
 
+double parallel_share(double speedup, int workers) {
+    // 1 / S = (1 - p) + p / w  =>  p (1 - 1 / w) = 1 - 1 / S
+    const double p = (1.0 - 1.0 / speedup) / (1.0 - 1.0 / workers);
+    return std::clamp(p, 0.0, 1.0);
+}
+
 }  // namespace ch09_exercise

@@ -26,4 +26,10 @@ ch09::Blocking choose_blocks(std::size_t l1, std::size_t l2, std::size_t l3, std
     throw std::logic_error("choose_blocks: not written yet");
 }
 
+double parallel_share(double speedup, int workers) {
+    (void)speedup;
+    (void)workers;
+    throw std::logic_error("parallel_share: not written yet");
+}
+
 }  // namespace ch09_exercise
