@@ -1,5 +1,6 @@
-// The test runner: Catch2's, except that under an emulator the [timing] cases are skipped
-// with the reason (they measure the CPU's speed; an emulated CPU's time is the emulator's).
+// The test runner: Catch2's, except that under an emulator the [timing] cases are skipped,
+// each with the reason (they measure the CPU's speed; an emulated CPU's time is the emulator's).
+// Runs that list (tests, tags, reporters) or print help run no case, so they skip nothing.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -14,6 +15,12 @@ bool is_timing(const Catch::TestCase& test) {
     for (const auto& tag : test.tags)
         if (tag == "timing") return true;
     return false;
+}
+
+// Whether this command line runs test cases, rather than only listing or describing them.
+bool runs_cases(const Catch::ConfigData& data) {
+    return !(data.showHelp || data.libIdentify || data.listTests || data.listTestNamesOnly || data.listTags ||
+             data.listReporters);
 }
 
 // The same test spec with the [timing] cases taken out of each of its comma-separated parts.
@@ -40,15 +47,19 @@ int main(int argc, char* argv[]) {
     Catch::Session session;
     if (const int rc = session.applyCommandLine(argc, argv); rc != 0) return rc;
     const std::string why = cachebook_test::emulation_reason();
-    if (why.empty() || session.config().listTests() || session.config().listTestNamesOnly())
-        return session.run();
+    if (why.empty() || !runs_cases(session.configData())) return session.run();
     std::size_t timing = 0, others = 0;
     for (const auto& test :
-         Catch::filterTests(Catch::getAllTestCasesSorted(session.config()), session.config().testSpec(), session.config()))
-        ++(is_timing(test) ? timing : others);
+         Catch::filterTests(Catch::getAllTestCasesSorted(session.config()), session.config().testSpec(), session.config())) {
+        if (!is_timing(test)) {
+            ++others;
+            continue;
+        }
+        ++timing;
+        Catch::cout() << "SKIPPED: \"" << test.name << "\" measures this CPU's speed, and " << why
+                      << ", so the time measured would be the emulator's\n";
+    }
     if (timing == 0) return session.run();
-    Catch::cout() << "SKIPPED: " << timing << " [timing] case(s): they measure this CPU's speed, and " << why
-                  << ", so the time measured is the emulator's\n";
     if (others == 0) return 0;
     auto data = session.configData();
     data.testsOrTags = without_timing(data.testsOrTags);

@@ -513,3 +513,57 @@ TEST_CASE("step 6 on two threads is at least 1.3x faster than on one (N = 1024)"
     INFO("one thread " << one << " s, two threads " << two << " s, ratio " << one / two);
     CHECK(one / two >= 1.3);
 }
+
+// ---- NEON (aarch64; `make aarch64-check` runs these under qemu-aarch64) --------------------------
+// The exactness cases above run every kernel that isa_supported() admits, so on aarch64 they run
+// the NEON ones as on x86-64 they run the AVX2 ones. The first case below makes sure none of the
+// NEON kernels drops out of them; the second tests each NEON micro-kernel alone on one block.
+// An x86-64 build has no NEON kernel (the case "bad arguments to the steps are refused" checks that).
+#if defined(__aarch64__)
+
+TEST_CASE("NEON: the exactness cases run step 4, step 5 and every NEON micro-kernel", "[ch09][neon]") {
+    REQUIRE(ch09::isa_supported(Isa::Neon));  // every aarch64 CPU has Advanced SIMD
+    std::vector<std::string> names;
+    for (const auto& step : all_steps()) names.push_back(step.name);
+    const auto has = [&](const std::string& name) { return std::find(names.begin(), names.end(), name) != names.end(); };
+    CHECK(has("simd neon 32"));
+    CHECK(has("simd neon 12"));
+    for (const char* t : {"1", "2", "3"}) CHECK(has(std::string("threaded neon ") + t));
+    const auto kernels = ch09::micro_kernels(Isa::Neon);
+    REQUIRE_FALSE(kernels.empty());
+    for (const auto& k : kernels) {
+        INFO(k.name);
+        CHECK(k.isa == Isa::Neon);
+        CHECK(has("blis " + k.name + " machine blocks"));
+        CHECK(has("blis " + k.name + " small blocks, threads 1"));
+    }
+}
+
+TEST_CASE("NEON: each micro-kernel computes its block exactly, overwriting or adding to C", "[ch09][neon]") {
+    // Packed slivers of small integers, so every sum is exact in float; C's rows are wider than
+    // the block (ldc = nr + 3), and the three columns past it must stay as they were.
+    for (const auto& k : ch09::micro_kernels(Isa::Neon)) {
+        for (const std::size_t kc : {1u, 2u, 7u, 64u}) {
+            INFO(k.name << ", kc = " << kc);
+            std::vector<float> a(kc * k.mr), b(kc * k.nr);
+            for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(int((i * 7) % 5) - 2);
+            for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(int((i * 3) % 5) - 2);
+            const std::size_t ldc = k.nr + 3;
+            std::vector<float> c(k.mr * ldc, 3.0f), want(c.size(), 3.0f);
+            for (std::size_t i = 0; i < k.mr; ++i)
+                for (std::size_t j = 0; j < k.nr; ++j) {
+                    double sum = 0;
+                    for (std::size_t p = 0; p < kc; ++p) sum += double(a[p * k.mr + i]) * b[p * k.nr + j];
+                    want[i * ldc + j] = float(sum);
+                }
+            k.fn(kc, a.data(), b.data(), c.data(), ldc, false);
+            CHECK(c == want);
+            for (std::size_t i = 0; i < k.mr; ++i)
+                for (std::size_t j = 0; j < k.nr; ++j) want[i * ldc + j] *= 2;
+            k.fn(kc, a.data(), b.data(), c.data(), ldc, true);
+            CHECK(c == want);
+        }
+    }
+}
+
+#endif  // __aarch64__
