@@ -109,12 +109,24 @@ const std::vector<Shape> kShapes = {{1, 1, 1},     {7, 7, 7},      {33, 33, 33},
 
 bool too_slow(const NamedStep& step, Shape s) { return step.small_only && s.flops() > 4e7; }
 
+// CACHEBOOK_SMALL_SHAPES_ONLY=1 (make aarch64-ci, under an emulator) leaves out the
+// 1000 x 1000 shape, whose products cost the emulator minutes; the other shapes still reach
+// every edge case and, with the small blocks, every loop of step 6 more than once.
+bool left_out(Shape s) {
+    const char* only_small = std::getenv("CACHEBOOK_SMALL_SHAPES_ONLY");
+    if (!only_small || std::string(only_small) != "1" || s.flops() <= 4e7) return false;
+    WARN("left out: " << s.m << " x " << s.k << " times " << s.k << " x " << s.n
+                      << " (CACHEBOOK_SMALL_SHAPES_ONLY=1)");
+    return true;
+}
+
 }  // namespace
 
 TEST_CASE("every step gives exactly the exact product of small integers", "[ch09]") {
     // Products of integers in [-2, 2] and their sums stay exact in float (below 2^24), so
     // every correct step, in any order of summation, must give the reference exactly.
     for (const Shape s : kShapes) {
+        if (left_out(s)) continue;
         Mats x(s, true);
         const auto ref = ch09::reference_rows(x.a.get(), x.b.get(), s, x.all());
         for (const auto& step : all_steps()) {
@@ -131,6 +143,7 @@ TEST_CASE("every step gives exactly the exact product of small integers", "[ch09
 
 TEST_CASE("every step is within the rounding bound of a double-precision reference", "[ch09]") {
     for (const Shape s : kShapes) {
+        if (left_out(s)) continue;
         Mats x(s, false);
         const auto ref = ch09::reference_rows(x.a.get(), x.b.get(), s, x.all());
         const auto abs_ab = ch09::abs_product_rows(x.a.get(), x.b.get(), s, x.all());
