@@ -1,10 +1,10 @@
 // libFuzzer target for the shared command-line layer: any argument vector must
 // end in "go on", a help text, or one error line with status 2; never a crash.
-#include <cstddef>
-#include <cstdint>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>

@@ -22,7 +22,7 @@ namespace {
 
 struct Read {
     std::vector<cachesim::LackeyRecord> records;
-    bool failed = false;        // a LackeyError
+    bool failed = false;  // a LackeyError
     std::uint64_t error_line = 0;
     std::string problem;
     std::uint64_t lines = 0, skipped = 0;
@@ -67,7 +67,8 @@ Read read_chunks(int fd, std::uint64_t size, std::size_t chunk_bytes, bool skip_
             q.records != r.records || q.lines != r.lines || q.bad_line != r.bad_line || q.problem != r.problem ||
             q.skipped != r.skipped)
             std::abort();
-        out.records.insert(out.records.end(), records.begin(), records.begin() + static_cast<std::ptrdiff_t>(r.written));
+        out.records.insert(out.records.end(), records.begin(),
+                           records.begin() + static_cast<std::ptrdiff_t>(r.written));
         if (r.bad_line != 0) {
             if (!skip_bad) {
                 out.failed = true;
@@ -75,7 +76,8 @@ Read read_chunks(int fd, std::uint64_t size, std::size_t chunk_bytes, bool skip_
                 out.problem = r.problem;
                 return out;
             }
-            if (out.skipped == 0) out.first_skipped = "line " + std::to_string(out.lines + r.bad_line) + ": " + r.problem;
+            if (out.skipped == 0)
+                out.first_skipped = "line " + std::to_string(out.lines + r.bad_line) + ": " + r.problem;
         }
         out.skipped += r.skipped;
         out.lines += r.lines;

@@ -3,7 +3,6 @@
 // Runs that list (tests, tags, reporters) or print help run no case, so they skip nothing.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -49,8 +48,8 @@ int main(int argc, char* argv[]) {
     const std::string why = cachebook_test::emulation_reason();
     if (why.empty() || !runs_cases(session.configData())) return session.run();
     std::size_t timing = 0, others = 0;
-    for (const auto& test :
-         Catch::filterTests(Catch::getAllTestCasesSorted(session.config()), session.config().testSpec(), session.config())) {
+    for (const auto& test : Catch::filterTests(Catch::getAllTestCasesSorted(session.config()),
+                                               session.config().testSpec(), session.config())) {
         if (!is_timing(test)) {
             ++others;
             continue;

@@ -4,10 +4,10 @@
 
 // Catch2 2.x has no skip; ctest marks a test skipped when its output holds
 // "SKIPPED:" (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt). The reason is printed.
-#define CACHEBOOK_SKIP(reason)                   \
-    do {                                         \
-        WARN("SKIPPED: " << reason);             \
-        return;                                  \
+#define CACHEBOOK_SKIP(reason)       \
+    do {                             \
+        WARN("SKIPPED: " << reason); \
+        return;                      \
     } while (false)
 
 #include <cstdlib>
@@ -35,7 +35,8 @@ inline std::string emulation_reason() {
 #endif
     std::ifstream cpuinfo("/proc/cpuinfo");
     for (std::string line; foreign && std::getline(cpuinfo, line);)
-        if (line.rfind(foreign, 0) == 0) return std::string("this is ") + compiled_for + " (/proc/cpuinfo): an emulator runs it";
+        if (line.rfind(foreign, 0) == 0)
+            return std::string("this is ") + compiled_for + " (/proc/cpuinfo): an emulator runs it";
     return "";
 }
 

@@ -178,10 +178,11 @@ TEST_CASE("4- and 32-line fully associative LRU caches give the course notes' si
 }
 
 TEST_CASE("tiled ikj in the 32-line cache gives the course notes' tiled rows", "[cache][reference]") {
-    const auto [tile, a, b, c, total] = GENERATE(table<std::size_t, const char*, const char*, const char*, const char*>({
-        {8, "0.016", "0.016", "0.002", "0.033"},
-        {16, "0.008", "0.125", "0.008", "0.141"},
-    }));
+    const auto [tile, a, b, c, total] =
+        GENERATE(table<std::size_t, const char*, const char*, const char*, const char*>({
+            {8, "0.016", "0.016", "0.002", "0.033"},
+            {16, "0.008", "0.125", "0.008", "0.141"},
+        }));
     INFO("tile " << tile);
     const Row got = matmul_row(LoopOrder::ikj, 32, tile);
     CHECK(got.a == a);

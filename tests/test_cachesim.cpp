@@ -398,7 +398,8 @@ TEST_CASE("cachesim: the transpose trace it generates is the transpose", "[cache
     CHECK(got == expect);
 }
 
-TEST_CASE("cachesim: the batched path (no -v) agrees with the general one and the plain model", "[cachesim][differential]") {
+TEST_CASE("cachesim: the batched path (no -v) agrees with the general one and the plain model",
+          "[cachesim][differential]") {
     // One LRU or FIFO level of up to 8 ways, no regions, no --split: feed()
     // without verbose text runs the cache a block at a time. The same records
     // go through the general path (with verbose text) and the plain model, in
@@ -414,8 +415,12 @@ TEST_CASE("cachesim: the batched path (no -v) agrees with the general one and th
         options.modify_once = pick(0, 3) == 0;
         PlainModel plain;
         plain.modify_once = options.modify_once;
-        plain.levels.push_back({static_cast<unsigned>(b), std::uint64_t{1} << s, static_cast<std::size_t>(E), fifo,
-                                std::vector<std::list<PlainLine>>(std::size_t{1} << s), {}});
+        plain.levels.push_back({static_cast<unsigned>(b),
+                                std::uint64_t{1} << s,
+                                static_cast<std::size_t>(E),
+                                fifo,
+                                std::vector<std::list<PlainLine>>(std::size_t{1} << s),
+                                {}});
         cachesim::Simulator mixed(options), general(options);
         batched += mixed.hierarchy().batch_ready();
         std::vector<std::uint64_t> pool(pick(2, 200));

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "cachebook/measure.hpp"
-#include "cachebook/machine.hpp"
-#include "matmul.hpp"
-#include "timing.hpp"
 #include "cachebook/cpu_time.hpp"
+#include "cachebook/machine.hpp"
+#include "cachebook/measure.hpp"
+#include "matmul.hpp"
 #include "support.hpp"
+#include "timing.hpp"
 
 using ch09::Isa;
 using ch09::RowRange;
@@ -58,22 +58,26 @@ std::vector<NamedStep> all_steps() {
          },
          true},
         {"ikj", [](const Mats& x) { ch09::matmul_ikj(x.a.get(), x.b.get(), x.c.get(), x.s, x.all()); }, true},
-        {"tiled 32", [](const Mats& x) { ch09::matmul_tiled(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 32); }, true},
+        {"tiled 32", [](const Mats& x) { ch09::matmul_tiled(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 32); },
+         true},
         {"tiled 5", [](const Mats& x) { ch09::matmul_tiled(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 5); }, true},
     };
     for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Neon}) {
         if (!ch09::isa_supported(isa)) continue;
         const std::string n = ch09::isa_name(isa);
-        steps.push_back({"simd " + n + " 32", [isa](const Mats& x) {
-                             ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 32, isa);
-                         }, isa == Isa::Scalar});
-        steps.push_back({"simd " + n + " 12", [isa](const Mats& x) {
-                             ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 12, isa);
-                         }, true});
+        steps.push_back(
+            {"simd " + n + " 32",
+             [isa](const Mats& x) { ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 32, isa); },
+             isa == Isa::Scalar});
+        steps.push_back(
+            {"simd " + n + " 12",
+             [isa](const Mats& x) { ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 12, isa); },
+             true});
         for (int t : {1, 2, 3})
-            steps.push_back({"threaded " + n + " " + std::to_string(t), [isa, t](const Mats& x) {
-                                 ch09::matmul_threaded(x.a.get(), x.b.get(), x.c.get(), x.s, 32, isa, t);
-                             }, isa == Isa::Scalar || t != 2});
+            steps.push_back(
+                {"threaded " + n + " " + std::to_string(t),
+                 [isa, t](const Mats& x) { ch09::matmul_threaded(x.a.get(), x.b.get(), x.c.get(), x.s, 32, isa, t); },
+                 isa == Isa::Scalar || t != 2});
     }
     for (Isa isa : ch09::kAllIsas) {
         if (!ch09::isa_supported(isa)) continue;
@@ -84,30 +88,34 @@ std::vector<NamedStep> all_steps() {
                 steps.push_back({"blis " + k.name + " small blocks, threads " + std::to_string(t),
                                  [k, small, t](const Mats& x) {
                                      ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, k, small, t);
-                                 }, true});
+                                 },
+                                 true});
             }
-            steps.push_back({"blis " + k.name + " machine blocks", [k](const Mats& x) {
-                                 ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, k, ch09::machine_blocking(k), 2);
-                             }, isa == Isa::Scalar || k.name != ch09::default_micro_kernel(isa).name});
+            steps.push_back({"blis " + k.name + " machine blocks",
+                             [k](const Mats& x) {
+                                 ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, k, ch09::machine_blocking(k),
+                                                   2);
+                             },
+                             isa == Isa::Scalar || k.name != ch09::default_micro_kernel(isa).name});
         }
     }
     if (ch09::blas_available())
-        steps.push_back({"openblas", [](const Mats& x) {
-                             ch09::matmul_blas(x.a.get(), x.b.get(), x.c.get(), x.s, 1);
-                         }, false});
+        steps.push_back(
+            {"openblas", [](const Mats& x) { ch09::matmul_blas(x.a.get(), x.b.get(), x.c.get(), x.s, 1); }, false});
     if (ch09::blis_lib_available())  // loaded at run time: present only where BLIS is installed
-        steps.push_back({"blis library", [](const Mats& x) {
-                             ch09::matmul_blis_lib(x.a.get(), x.b.get(), x.c.get(), x.s, 1);
-                         }, false});
+        steps.push_back({"blis library",
+                         [](const Mats& x) { ch09::matmul_blis_lib(x.a.get(), x.b.get(), x.c.get(), x.s, 1); }, false});
     return steps;
 }
 
 // Sizes that are multiples of nothing the kernels use: tile, vector width, micro-kernel.
-const std::vector<Shape> kShapes = {{1, 1, 1},     {7, 7, 7},      {33, 33, 33},  {100, 100, 100}, {257, 257, 257},
-                                    {7, 33, 100},  {100, 1, 257},  {33, 257, 7},  {257, 100, 33},  {1, 100, 257},
-                                    {1000, 1000, 1000}};
+const std::vector<Shape> kShapes = {{1, 1, 1},       {7, 7, 7},     {33, 33, 33},      {100, 100, 100},
+                                    {257, 257, 257}, {7, 33, 100},  {100, 1, 257},     {33, 257, 7},
+                                    {257, 100, 33},  {1, 100, 257}, {1000, 1000, 1000}};
 
-bool too_slow(const NamedStep& step, Shape s) { return step.small_only && s.flops() > 4e7; }
+bool too_slow(const NamedStep& step, Shape s) {
+    return step.small_only && s.flops() > 4e7;
+}
 
 // CACHEBOOK_SMALL_SHAPES_ONLY=1 (make aarch64-ci, under an emulator) leaves out the
 // 1000 x 1000 shape, whose products cost the emulator minutes; the other shapes still reach
@@ -115,8 +123,7 @@ bool too_slow(const NamedStep& step, Shape s) { return step.small_only && s.flop
 bool left_out(Shape s) {
     const char* only_small = std::getenv("CACHEBOOK_SMALL_SHAPES_ONLY");
     if (!only_small || std::string(only_small) != "1" || s.flops() <= 4e7) return false;
-    WARN("left out: " << s.m << " x " << s.k << " times " << s.k << " x " << s.n
-                      << " (CACHEBOOK_SMALL_SHAPES_ONLY=1)");
+    WARN("left out: " << s.m << " x " << s.k << " times " << s.k << " x " << s.n << " (CACHEBOOK_SMALL_SHAPES_ONLY=1)");
     return true;
 }
 
@@ -236,7 +243,7 @@ TEST_CASE("packing lays slivers out as the micro-kernel reads them", "[ch09]") {
         for (int p = 0; p < 4; ++p) a[std::size_t(i * 4 + p)] = float(10 * i + p);
     std::vector<float> pa(3 * 2 * 3, -1.0f);
     ch09::pack_a(a.data(), 4, 5, 3, 2, pa.data());
-    CHECK(pa == std::vector<float>{0, 10, 1, 11, 2, 12,    //
+    CHECK(pa == std::vector<float>{0, 10, 1, 11, 2, 12,     //
                                    20, 30, 21, 31, 22, 32,  //
                                    40, 0, 41, 0, 42, 0});   // the last sliver padded with zeros
     // B: 2 x 5 (ldb 6); slivers of nr = 3 columns.
@@ -437,7 +444,8 @@ TEST_CASE("BLIS, where installed, is called through its own interface or said to
 
 TEST_CASE("bad arguments to the steps are refused", "[ch09]") {
     Mats x({8, 8, 8}, false);
-    CHECK_THROWS_AS(ch09::matmul_threaded(x.a.get(), x.b.get(), x.c.get(), x.s, 4, Isa::Scalar, 0), std::invalid_argument);
+    CHECK_THROWS_AS(ch09::matmul_threaded(x.a.get(), x.b.get(), x.c.get(), x.s, 4, Isa::Scalar, 0),
+                    std::invalid_argument);
     CHECK_THROWS_AS(ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 0, Isa::Scalar),
                     std::invalid_argument);
     const auto k = ch09::default_micro_kernel(Isa::Scalar);
@@ -498,9 +506,9 @@ TEST_CASE("step 6 is at least 4x faster than step 4 (N = 1024, one thread)", "[c
     Mats x({1024, 1024, 1024}, false);
     const auto k = ch09::default_micro_kernel(ch09::best_isa());
     const auto blocks = ch09::machine_blocking(k);
-    const auto [simd, blis] = race(
-        [&] { ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 32, vector); },
-        [&] { ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, k, blocks, 1); }, 3);
+    const auto [simd, blis] =
+        race([&] { ch09::matmul_tiled_simd(x.a.get(), x.b.get(), x.c.get(), x.s, x.all(), 32, vector); },
+             [&] { ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), x.s, k, blocks, 1); }, 3);
     INFO("step 4 " << simd << " s, step 6 " << blis << " s, ratio " << simd / blis);
     CHECK(simd / blis >= 4.0);
 }
@@ -538,7 +546,9 @@ TEST_CASE("NEON: the exactness cases run step 4, step 5 and every NEON micro-ker
     REQUIRE(ch09::isa_supported(Isa::Neon));  // every aarch64 CPU has Advanced SIMD
     std::vector<std::string> names;
     for (const auto& step : all_steps()) names.push_back(step.name);
-    const auto has = [&](const std::string& name) { return std::find(names.begin(), names.end(), name) != names.end(); };
+    const auto has = [&](const std::string& name) {
+        return std::find(names.begin(), names.end(), name) != names.end();
+    };
     CHECK(has("simd neon 32"));
     CHECK(has("simd neon 12"));
     for (const char* t : {"1", "2", "3"}) CHECK(has(std::string("threaded neon ") + t));

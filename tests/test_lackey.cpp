@@ -1,7 +1,7 @@
 // The lackey trace reader: every line shape valgrind writes, every way a line
 // can be wrong (named with its line number), and streaming across its window.
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,16 +75,25 @@ struct TraceGen {
             std::string size = pick(0, 9) == 0 ? digits("0123456789", pick(1, 5)) : std::to_string(1u << pick(0, 6));
             std::string line = head(op) + address + "," + size;
             switch (pick(0, 19)) {
-                case 0: line += "\r"; break;
-                case 1: line += " "; break;
+                case 0:
+                    line += "\r";
+                    break;
+                case 1:
+                    line += " ";
+                    break;
                 case 2: {  // any byte but a newline, which would make two lines of one
                     const auto c = static_cast<char>(pick(0, 254));
                     line[pick(0, line.size() - 1)] = c == '\n' ? '\xff' : c;
                     break;
                 }
-                case 3: line.insert(pick(0, line.size()), 1, "\t ,x"[pick(0, 3)]); break;
-                case 4: line.erase(pick(0, line.size() - 1), 1); break;
-                default: break;
+                case 3:
+                    line.insert(pick(0, line.size()), 1, "\t ,x"[pick(0, 3)]);
+                    break;
+                case 4:
+                    line.erase(pick(0, line.size() - 1), 1);
+                    break;
+                default:
+                    break;
             }
             return line;
         }
@@ -94,7 +103,8 @@ struct TraceGen {
         if (kind < 80) return digits(" \tLSMI0123456789abcdefxyz,=-\r", pick(1, 30));
         if (kind < 82) return " L 10,4" + std::string(pick(250, 300), ' ');
         if (kind < 84) return "--" + std::to_string(pick(1, 9)) + std::string(pick(250, 300), '-');
-        return (kind % 2 ? "I  " : " S ") + digits("0123456789abcdef", pick(1, 16)) + "," + std::to_string(pick(1, 8192));
+        return (kind % 2 ? "I  " : " S ") + digits("0123456789abcdef", pick(1, 16)) + "," +
+               std::to_string(pick(1, 8192));
     }
 
     // The shape the two-line fast path takes: " L 0804a01c,4" (8 digits, size 1-9).
@@ -108,10 +118,12 @@ struct TraceGen {
         const auto kind = pick(0, 99);
         const char op = "ILSM"[pick(0, 3)];
         if (kind < 30) return canonical_line();
-        if (kind < 40) return head(op) + digits("0123456789abcdef", pick(9, 12)) + "," + std::to_string(1u << pick(0, 3));
+        if (kind < 40)
+            return head(op) + digits("0123456789abcdef", pick(9, 12)) + "," + std::to_string(1u << pick(0, 3));
         if (kind < 43) return head(op) + digits("0123456789abcdef", 8) + ",0";  // size 0
         if (kind < 48) {  // 2 to 4 size digits, some with leading zeros, some too large
-            const std::string size = pick(0, 2) == 0 ? digits("0123456789", pick(2, 4)) : std::to_string(pick(10, 9999));
+            const std::string size =
+                pick(0, 2) == 0 ? digits("0123456789", pick(2, 4)) : std::to_string(pick(10, 9999));
             return head(op) + digits("0123456789abcdef", pick(1, 13)) + "," + size;
         }
         if (kind < 51) return head(op) + digits("0123456789abcdef", pick(1, 7)) + "," + std::to_string(pick(1, 9));
@@ -164,7 +176,7 @@ struct Outcome {
     std::uint64_t lines = 0;
     std::uint64_t skipped = 0;
     std::string first_skipped;
-    bool failed = false;        // a LackeyError (a bad line, or no record at all)
+    bool failed = false;  // a LackeyError (a bad line, or no record at all)
     std::uint64_t error_line = 0;
     std::string error_problem;
     std::string error_what;
@@ -482,7 +494,8 @@ TEST_CASE("lackey: a long valgrind log line is skipped, not an error", "[lackey]
     CHECK(reader.lines() == 2);
 }
 
-TEST_CASE("lackey: the reader agrees with the line-by-line parser on random traces of odd shapes", "[lackey][differential]") {
+TEST_CASE("lackey: the reader agrees with the line-by-line parser on random traces of odd shapes",
+          "[lackey][differential]") {
     // Lines near every edge of the reader's fast path (1 to 18 address digits,
     // 1 to 5 size digits with leading zeros, upper-case hex, the line's
     // length around 16 bytes) and every other shape (CRLF, tabs, extra or
@@ -541,7 +554,8 @@ TEST_CASE("lackey: the reader agrees with the line-by-line parser on random trac
     }
 }
 
-TEST_CASE("lackey: chunks, read_lackey and read_lackey_refs agree with the reader on random traces", "[lackey][differential]") {
+TEST_CASE("lackey: chunks, read_lackey and read_lackey_refs agree with the reader on random traces",
+          "[lackey][differential]") {
     // Traces of odd shapes (runs of the 14-byte lines the two-line path takes,
     // among 9-12 digit addresses, sizes of 0 and of 2-4 digits, log lines,
     // blank lines, '\r', lines of 250-300 bytes, bad lines), cut into chunks of
@@ -787,8 +801,9 @@ TEST_CASE("lackey: read_lackey on two threads names an input without a record as
         const Whole w = by_read_lackey(junk.path, true, threads, 3);
         CHECK(w.failed);
         CHECK(w.error_what == reader.error_what);
-        CHECK(w.error_what == junk.path + ": no valid access line (2 malformed lines skipped; first: line 1: "
-                                          "unknown operation 'j' (expected I, L, S or M))");
+        CHECK(w.error_what == junk.path +
+                                  ": no valid access line (2 malformed lines skipped; first: line 1: "
+                                  "unknown operation 'j' (expected I, L, S or M))");
     }
 }
 

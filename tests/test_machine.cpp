@@ -1,8 +1,7 @@
 // The machine module on fixtures (tests/fixtures/machine): what each source reports, where each
 // figure comes from, and what chapters 2, 4, 5 and 9 derive from the caches on each fixture.
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "cachebook/machine.hpp"
 #include "loop_orders.hpp"
@@ -53,9 +52,9 @@ TEST_CASE("machine fixture none: no source reports anything", "[machine]") {
     CHECK_FALSE(ch04::machine_tile(m, 512));
     CHECK_FALSE(ch02::cache_geometry(m.data_cache(1)));
     const auto b = ch09::machine_blocking(kernel_6x16(), m);
-    CHECK(b.kc == 384);  // 3/4 of 32 KiB / (16 x 4 B), a multiple of 8
-    CHECK(b.mc == 126);  // 3/4 of 256 KiB / (384 x 4 B) = 128, down to a multiple of 6
-    CHECK(b.nc == 2720); // half of 8 MiB / (384 x 4 B) = 2730, down to a multiple of 16
+    CHECK(b.kc == 384);   // 3/4 of 32 KiB / (16 x 4 B), a multiple of 8
+    CHECK(b.mc == 126);   // 3/4 of 256 KiB / (384 x 4 B) = 128, down to a multiple of 6
+    CHECK(b.nc == 2720);  // half of 8 MiB / (384 x 4 B) = 2730, down to a multiple of 16
 }
 
 #ifdef CACHEBOOK_HAVE_HWLOC
@@ -134,7 +133,7 @@ TEST_CASE("machine fixture line128: sysfs only, 128-byte lines and no L3", "[mac
     CHECK(f1.lines == 2048);  // a row of 8192 B is 64 lines of 128 B: each row in its own line
     CHECK(f1.sets == 2);      // 128 sets / 64
     CHECK(f1.capacity == 16);
-    CHECK(f2.sets == 128);    // 8192 sets / 64
+    CHECK(f2.sets == 128);  // 8192 sets / 64
     CHECK(f2.capacity == 1536);
     const auto b = ch09::machine_blocking(kernel_6x16(), m);
     CHECK(b.kc == 1536);  // 3/4 of 128 KiB / (16 x 4 B)

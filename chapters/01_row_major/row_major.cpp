@@ -69,8 +69,14 @@ nlohmann::json to_json(const StepperRun& r) {
     nlohmann::json steps = nlohmann::json::array();
     for (const Step& s : r.steps)
         steps.push_back({{"i", s.i}, {"j", s.j}, {"line", s.line}, {"hit", s.hit}, {"cache_after", s.cache_after}});
-    return {{"walk", r.walk},   {"rows", r.rows},       {"cols", r.cols},     {"elem", r.elem},
-            {"line_bytes", r.line_bytes}, {"cache_lines", r.cache_lines}, {"hits", r.hits}, {"misses", r.misses},
+    return {{"walk", r.walk},
+            {"rows", r.rows},
+            {"cols", r.cols},
+            {"elem", r.elem},
+            {"line_bytes", r.line_bytes},
+            {"cache_lines", r.cache_lines},
+            {"hits", r.hits},
+            {"misses", r.misses},
             {"steps", steps}};
 }
 

@@ -219,8 +219,7 @@ std::vector<Value> comparison_cells(const std::string& key, const ch06::LayoutCo
         if (side.counted == 0) return Value::unknown(key + field, "-").quoted();
         return Value::measured(key + field, side.min_ns, "{:.2f}").quoted("{:.1f}");
     };
-    return {time_of("packed_ns", packed), time_of("padded_ns", padded),
-            ratio_of(key + "ratio", comparison),
+    return {time_of("packed_ns", packed), time_of("padded_ns", padded), ratio_of(key + "ratio", comparison),
             Value::measured("", fmt::format("{}+{}/{}", packed.counted, padded.counted, 2 * packed.chunks))};
 }
 

@@ -301,8 +301,8 @@ void levels_section(Report& report, const Setup& setup, const Curves& curves, co
                    latency[0], latency[1], Value::measured("", explain(l, use_huge))});
         record_level(report, l, ghz);
     }
-    const auto memory = main_cliffs.empty() ? latency_cells(std::nullopt, ghz)
-                                            : latency_cells(main_cliffs.back().above_ns, ghz);
+    const auto memory =
+        main_cliffs.empty() ? latency_cells(std::nullopt, ghz) : latency_cells(main_cliffs.back().above_ns, ghz);
     table.row({"beyond", "-", "-", "-", memory[0], memory[1], "the plateau after the last step"});
     table.print();
     report.record("beyond_ns", main_cliffs.empty() ? nlohmann::json() : nlohmann::json(main_cliffs.back().above_ns));

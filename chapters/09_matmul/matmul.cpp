@@ -24,10 +24,14 @@ namespace ch09 {
 
 std::string isa_name(Isa isa) {
     switch (isa) {
-        case Isa::Scalar: return "scalar";
-        case Isa::Avx2: return "avx2";
-        case Isa::Avx512: return "avx512";
-        case Isa::Neon: return "neon";
+        case Isa::Scalar:
+            return "scalar";
+        case Isa::Avx2:
+            return "avx2";
+        case Isa::Avx512:
+            return "avx512";
+        case Isa::Neon:
+            return "neon";
     }
     return "?";
 }
@@ -35,10 +39,14 @@ std::string isa_name(Isa isa) {
 bool isa_supported(Isa isa) {
     const auto f = cachebook::cpu_features();
     switch (isa) {
-        case Isa::Scalar: return true;
-        case Isa::Avx2: return f.avx2 && f.fma && detail::avx2_built();
-        case Isa::Avx512: return f.avx512f && f.avx2 && f.fma && detail::avx512_built();
-        case Isa::Neon: return f.neon && detail::neon_built();
+        case Isa::Scalar:
+            return true;
+        case Isa::Avx2:
+            return f.avx2 && f.fma && detail::avx2_built();
+        case Isa::Avx512:
+            return f.avx512f && f.avx2 && f.fma && detail::avx512_built();
+        case Isa::Neon:
+            return f.neon && detail::neon_built();
     }
     return false;
 }
@@ -70,10 +78,14 @@ Isa step4_isa() {
 
 int simd_width(Isa isa) {
     switch (isa) {
-        case Isa::Avx512: return 16;
-        case Isa::Avx2: return 8;
-        case Isa::Neon: return 4;  // 128-bit registers
-        case Isa::Scalar: break;
+        case Isa::Avx512:
+            return 16;
+        case Isa::Avx2:
+            return 8;
+        case Isa::Neon:
+            return 4;  // 128-bit registers
+        case Isa::Scalar:
+            break;
     }
     return 1;
 }
@@ -95,7 +107,9 @@ void run_threads(int threads, F&& body) {
     for (auto& th : pool) th.join();
 }
 
-std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
+std::size_t round_up(std::size_t x, std::size_t to) {
+    return (x + to - 1) / to * to;
+}
 
 }  // namespace
 
@@ -132,10 +146,14 @@ std::vector<MicroKernel> micro_kernels(Isa isa) {
     // Even building the list runs code compiled for the isa: ask the CPU first.
     if (!isa_supported(isa)) return {};
     switch (isa) {
-        case Isa::Scalar: return detail::scalar_micro_kernels();
-        case Isa::Avx2: return detail::avx2_micro_kernels();
-        case Isa::Avx512: return detail::avx512_micro_kernels();
-        case Isa::Neon: return detail::neon_micro_kernels();
+        case Isa::Scalar:
+            return detail::scalar_micro_kernels();
+        case Isa::Avx2:
+            return detail::avx2_micro_kernels();
+        case Isa::Avx512:
+            return detail::avx512_micro_kernels();
+        case Isa::Neon:
+            return detail::neon_micro_kernels();
     }
     return {};
 }
@@ -195,7 +213,7 @@ Blocking machine_blocking(const MicroKernel& kernel, const cachebook::Machine& m
 
 // [snippet: packing]
 void pack_a(const float* a, std::size_t lda, std::size_t mc, std::size_t kc, std::size_t mr, float* out) {
-    constexpr std::size_t kStep = 16;  // one cache line of each row of A per round
+    constexpr std::size_t kStep = 16;           // one cache line of each row of A per round
     for (std::size_t r = 0; r < mc; r += mr) {  // one sliver of mr rows: for each p, mr values in a row
         const std::size_t h = std::min(mr, mc - r);
         // A round reads one line from each of the mr rows and writes kStep rows of the sliver:
@@ -255,7 +273,9 @@ void macro_kernel(const MicroKernel& kernel, std::size_t mcur, std::size_t ncur,
         }
 }
 
-std::size_t ceil_div(std::size_t x, std::size_t y) { return (x + y - 1) / y; }
+std::size_t ceil_div(std::size_t x, std::size_t y) {
+    return (x + y - 1) / y;
+}
 
 // A packing buffer on 2 MiB pages where the system allows it (Linux's transparent huge pages):
 // the packed panel and block then take a few TLB entries instead of hundreds, which leaves
@@ -315,15 +335,16 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
 
     run_threads(parts, [&](int t) {
         float* a_packed = a_blocks[std::size_t(t)];  // private to thread t
-        std::vector<float> edge(mr * nr);        // a partial block of C is computed here first
+        std::vector<float> edge(mr * nr);            // a partial block of C is computed here first
         std::size_t slice = 0;
-        for (std::size_t jc = 0; jc < n; jc += nc) {                // loop 5: panels of nc columns
+        for (std::size_t jc = 0; jc < n; jc += nc) {  // loop 5: panels of nc columns
             const std::size_t ncur = std::min(nc, n - jc);
-            for (std::size_t pc = 0; pc < k; pc += kc, ++slice) {   // loop 4: kc-deep slices
+            for (std::size_t pc = 0; pc < k; pc += kc, ++slice) {  // loop 4: kc-deep slices
                 const std::size_t kcur = std::min(kc, k - pc);
                 float* b_packed = panels[slice % 2];
                 // Each thread packs its own run of slivers of the panel.
-                const std::size_t slivers = ceil_div(ncur, nr), per = ceil_div(slivers, static_cast<std::size_t>(parts));
+                const std::size_t slivers = ceil_div(ncur, nr),
+                                  per = ceil_div(slivers, static_cast<std::size_t>(parts));
                 const std::size_t first = std::min(slivers, per * static_cast<std::size_t>(t)) * nr;
                 const std::size_t last = std::min(ncur, first + per * nr);
                 if (first < last) pack_b(b + pc * n + jc + first, n, kcur, last - first, nr, b_packed + first * kcur);
@@ -337,8 +358,7 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
                     if (ic >= m) break;
                     const std::size_t mcur = std::min(mc, m - ic);
                     pack_a(a + ic * k + pc, k, mcur, kcur, mr, a_packed);
-                    macro_kernel(kernel, mcur, ncur, kcur, a_packed, b_packed, c + ic * n + jc, n, pc > 0,
-                                 edge.data());
+                    macro_kernel(kernel, mcur, ncur, kcur, a_packed, b_packed, c + ic * n + jc, n, pc > 0, edge.data());
                 }
             }
         }
@@ -402,10 +422,14 @@ double measure_fma_gflops(Isa isa, int threads, double seconds) {
     require_isa(isa);
     auto loop = [isa](std::size_t iterations) {
         switch (isa) {
-            case Isa::Avx512: return detail::fma_loop_avx512(iterations);
-            case Isa::Avx2: return detail::fma_loop_avx2(iterations);
-            case Isa::Neon: return detail::fma_loop_neon(iterations);
-            case Isa::Scalar: break;
+            case Isa::Avx512:
+                return detail::fma_loop_avx512(iterations);
+            case Isa::Avx2:
+                return detail::fma_loop_avx2(iterations);
+            case Isa::Neon:
+                return detail::fma_loop_neon(iterations);
+            case Isa::Scalar:
+                break;
         }
         return detail::fma_loop_scalar(iterations);
     };
@@ -420,12 +444,15 @@ double measure_fma_gflops(Isa isa, int threads, double seconds) {
     }
     const int runs = std::max(5, static_cast<int>(seconds / 0.01));
     double flops = 0;
-    const auto timing = cachebook::time_runs(runs, [&] {
-        std::vector<double> each(static_cast<std::size_t>(threads));
-        run_threads(threads, [&](int t) { each[static_cast<std::size_t>(t)] = loop(iterations); });
-        flops = 0;
-        for (double f : each) flops += f;
-    }, 0);
+    const auto timing = cachebook::time_runs(
+        runs,
+        [&] {
+            std::vector<double> each(static_cast<std::size_t>(threads));
+            run_threads(threads, [&](int t) { each[static_cast<std::size_t>(t)] = loop(iterations); });
+            flops = 0;
+            for (double f : each) flops += f;
+        },
+        0);
     return flops / timing.min() / 1e9;
 }
 
@@ -482,7 +509,9 @@ double measure_clock_ghz(double seconds) {
 }
 // [end: clock]
 
-double nominal_clock_ghz() { return cachebook::machine().nominal_ghz; }
+double nominal_clock_ghz() {
+    return cachebook::machine().nominal_ghz;
+}
 
 double formula_peak_gflops(int cores, double ghz, int width, int fma_ports) {
     return double(cores) * ghz * (2.0 * width * fma_ports);
@@ -505,7 +534,8 @@ double measure_triad_gbs(std::size_t floats, int threads, int runs) {
         const std::size_t end = std::min(floats, begin + per);
         for (std::size_t i = begin; i < end; ++i) x[i] = 0, y[i] = 1, z[i] = 2;
     });
-    const auto timing = cachebook::time_runs(runs, [&] { triad(3.0f); }, 1);
+    const auto timing = cachebook::time_runs(
+        runs, [&] { triad(3.0f); }, 1);
     cachebook::do_not_optimize(x[floats / 2]);
     return 3.0 * sizeof(float) * double(floats) / timing.min() / 1e9;
 }
@@ -534,7 +564,9 @@ double intensity_blis(Shape s, Blocking blocks) {
 
 // ---- Helpers ----------------------------------------------------------------------------
 
-void AlignedFree::operator()(float* p) const { std::free(p); }
+void AlignedFree::operator()(float* p) const {
+    std::free(p);
+}
 
 Buffer make_buffer(std::size_t floats) {
     const std::size_t bytes = round_up(std::max<std::size_t>(floats, 1) * sizeof(float), 64);

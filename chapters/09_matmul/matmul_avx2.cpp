@@ -16,7 +16,9 @@
 namespace ch09::detail {
 
 #if defined(__AVX2__) && defined(__FMA__)
-bool avx2_built() { return true; }
+bool avx2_built() {
+    return true;
+}
 
 // [snippet: tiled_simd]
 void tiled_avx2(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile) {
@@ -33,7 +35,7 @@ void tiled_avx2(const float* a, const float* b, float* c, Shape s, RowRange rows
                         const float aip = a[i * k + p];
                         const __m256 av = _mm256_set1_ps(aip);  // a[i][p] in all eight lanes
                         std::size_t j = jj;
-                        for (; j + 8 <= j_max; j += 8) {        // eight columns per instruction
+                        for (; j + 8 <= j_max; j += 8) {  // eight columns per instruction
                             const __m256 bv = _mm256_loadu_ps(b + p * n + j);
                             const __m256 cv = _mm256_loadu_ps(c + i * n + j);
                             _mm256_storeu_ps(c + i * n + j, _mm256_fmadd_ps(av, bv, cv));
@@ -90,12 +92,18 @@ double fma_loop_avx2(std::size_t iterations) {
 }
 // [end: fma_peak]
 #else
-bool avx2_built() { return false; }
+bool avx2_built() {
+    return false;
+}
 void tiled_avx2(const float*, const float*, float*, Shape, RowRange, std::size_t) {
     throw std::logic_error("this build has no AVX2 kernels");
 }
-std::vector<MicroKernel> avx2_micro_kernels() { return {}; }
-double fma_loop_avx2(std::size_t) { return 0; }
+std::vector<MicroKernel> avx2_micro_kernels() {
+    return {};
+}
+double fma_loop_avx2(std::size_t) {
+    return 0;
+}
 #endif
 
 }  // namespace ch09::detail

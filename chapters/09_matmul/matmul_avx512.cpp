@@ -11,7 +11,9 @@
 namespace ch09::detail {
 
 #if defined(__AVX512F__)
-bool avx512_built() { return true; }
+bool avx512_built() {
+    return true;
+}
 
 namespace {
 
@@ -56,9 +58,15 @@ double fma_loop_avx512(std::size_t iterations) {
     return double(iterations) * chains * 16 * 2;
 }
 #else
-bool avx512_built() { return false; }
-std::vector<MicroKernel> avx512_micro_kernels() { return {}; }
-double fma_loop_avx512(std::size_t) { return 0; }
+bool avx512_built() {
+    return false;
+}
+std::vector<MicroKernel> avx512_micro_kernels() {
+    return {};
+}
+double fma_loop_avx512(std::size_t) {
+    return 0;
+}
 #endif
 
 }  // namespace ch09::detail

@@ -14,7 +14,9 @@
 namespace ch09 {
 
 #if defined(CACHEBOOK_HAVE_OPENBLAS)
-bool blas_available() { return true; }
+bool blas_available() {
+    return true;
+}
 
 std::string blas_corename() {
     const char* name = openblas_get_corename();
@@ -24,13 +26,17 @@ std::string blas_corename() {
 // [snippet: blas]
 void matmul_blas(const float* a, const float* b, float* c, Shape s, int threads) {
     openblas_set_num_threads(threads);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.m), int(s.n), int(s.k), 1.0f, a, int(s.k), b,
-                int(s.n), 0.0f, c, int(s.n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.m), int(s.n), int(s.k), 1.0f, a, int(s.k), b, int(s.n),
+                0.0f, c, int(s.n));
 }
 // [end: blas]
 #else
-bool blas_available() { return false; }
-std::string blas_corename() { return ""; }
+bool blas_available() {
+    return false;
+}
+std::string blas_corename() {
+    return "";
+}
 void matmul_blas(const float*, const float*, float*, Shape, int) {
     throw std::logic_error("this build has no BLAS (OpenBLAS was not found when it was configured)");
 }
@@ -43,10 +49,10 @@ void matmul_blas(const float*, const float*, float*, Shape, int) {
 // whose names OpenBLAS does not share. Its integer type is checked before any call.
 namespace {
 
-using dim_t = std::int64_t;  // BLIS's dim_t and inc_t in a 64-bit build (checked below)
+using dim_t = std::int64_t;      // BLIS's dim_t and inc_t in a 64-bit build (checked below)
 constexpr int kNoTranspose = 0;  // BLIS_NO_TRANSPOSE
-using SgemmFn = void (*)(int, int, dim_t, dim_t, dim_t, const float*, const float*, dim_t, dim_t, const float*,
-                         dim_t, dim_t, const float*, float*, dim_t, dim_t);
+using SgemmFn = void (*)(int, int, dim_t, dim_t, dim_t, const float*, const float*, dim_t, dim_t, const float*, dim_t,
+                         dim_t, const float*, float*, dim_t, dim_t);
 
 struct BlisLibrary {
     SgemmFn sgemm = nullptr;
@@ -79,7 +85,8 @@ BlisLibrary open_blis() {
         lib.why_not = "the BLIS found lacks functions this program calls";
     } else if (int_size() != 64) {
         lib.sgemm = nullptr;
-        lib.why_not = "the BLIS found uses " + std::to_string(int_size()) + "-bit integers; this program calls it with 64";
+        lib.why_not =
+            "the BLIS found uses " + std::to_string(int_size()) + "-bit integers; this program calls it with 64";
     } else {
         lib.name = std::string("BLIS ") + version() + ", " + arch_name(arch_id());
     }
@@ -93,9 +100,15 @@ const BlisLibrary& blis_library() {
 
 }  // namespace
 
-bool blis_lib_available() { return blis_library().sgemm != nullptr; }
-std::string blis_lib_name() { return blis_library().name; }
-std::string blis_lib_unavailable_reason() { return blis_library().why_not; }
+bool blis_lib_available() {
+    return blis_library().sgemm != nullptr;
+}
+std::string blis_lib_name() {
+    return blis_library().name;
+}
+std::string blis_lib_unavailable_reason() {
+    return blis_library().why_not;
+}
 
 // [snippet: blis_lib]
 void matmul_blis_lib(const float* a, const float* b, float* c, Shape s, int threads) {

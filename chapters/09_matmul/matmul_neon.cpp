@@ -16,7 +16,9 @@
 namespace ch09::detail {
 
 #if defined(__aarch64__) && defined(__ARM_NEON)
-bool neon_built() { return true; }
+bool neon_built() {
+    return true;
+}
 
 // [snippet: tiled_neon]
 void tiled_neon(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile) {
@@ -33,7 +35,7 @@ void tiled_neon(const float* a, const float* b, float* c, Shape s, RowRange rows
                         const float aip = a[i * k + p];
                         const float32x4_t av = vdupq_n_f32(aip);  // a[i][p] in all four lanes
                         std::size_t j = jj;
-                        for (; j + 4 <= j_max; j += 4) {          // four columns per instruction
+                        for (; j + 4 <= j_max; j += 4) {  // four columns per instruction
                             const float32x4_t bv = vld1q_f32(b + p * n + j);
                             const float32x4_t cv = vld1q_f32(c + i * n + j);
                             vst1q_f32(c + i * n + j, vfmaq_f32(cv, av, bv));  // cv + av * bv, one rounding
@@ -130,12 +132,18 @@ double fma_loop_neon(std::size_t iterations) {
     return double(iterations) * chains * 4 * 2;
 }
 #else
-bool neon_built() { return false; }
+bool neon_built() {
+    return false;
+}
 void tiled_neon(const float*, const float*, float*, Shape, RowRange, std::size_t) {
     throw std::logic_error("this build has no NEON kernels");
 }
-std::vector<MicroKernel> neon_micro_kernels() { return {}; }
-double fma_loop_neon(std::size_t) { return 0; }
+std::vector<MicroKernel> neon_micro_kernels() {
+    return {};
+}
+double fma_loop_neon(std::size_t) {
+    return 0;
+}
 #endif
 
 }  // namespace ch09::detail

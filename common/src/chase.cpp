@@ -1,16 +1,15 @@
 #include "cachebook/chase.hpp"
 
+#include <fmt/format.h>
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "cachebook/measure.hpp"
 
@@ -19,7 +18,9 @@ namespace {
 
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
-std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
+std::size_t round_up(std::size_t v, std::size_t to) {
+    return (v + to - 1) / to * to;
+}
 
 // splitmix64: small, fast, and the same everywhere.
 std::uint64_t next_random(std::uint64_t& state) {
@@ -125,11 +126,11 @@ std::size_t PageBuffer::huge_page_bytes() const {
         // A mapping header looks like "7f12a000-7f12c000 rw-p ..."; field lines like "AnonHugePages:  2048 kB".
         const auto dash = line.find('-');
         const auto space = line.find(' ');
-        if (dash != std::string::npos && space != std::string::npos && dash < space &&
-            line.find(':') > space) {
+        if (dash != std::string::npos && space != std::string::npos && dash < space && line.find(':') > space) {
             try {
                 const auto start = static_cast<std::uintptr_t>(std::stoull(line.substr(0, dash), nullptr, 16));
-                const auto end = static_cast<std::uintptr_t>(std::stoull(line.substr(dash + 1, space - dash - 1), nullptr, 16));
+                const auto end =
+                    static_cast<std::uintptr_t>(std::stoull(line.substr(dash + 1, space - dash - 1), nullptr, 16));
                 inside = start < hi && end > lo;
             } catch (...) {
                 inside = false;
@@ -148,11 +149,11 @@ std::size_t PageBuffer::huge_page_bytes() const {
 
 const void* link_chase(const PageBuffer& buf, std::size_t nodes, std::size_t node_bytes, std::uint64_t seed) {
     if (node_bytes < sizeof(void*) || node_bytes % sizeof(void*) != 0)
-        throw std::invalid_argument(fmt::format("link_chase: node size {} is not a multiple of {}", node_bytes,
-                                                sizeof(void*)));
+        throw std::invalid_argument(
+            fmt::format("link_chase: node size {} is not a multiple of {}", node_bytes, sizeof(void*)));
     if (nodes == 0 || nodes > buf.size() / node_bytes)
-        throw std::invalid_argument(fmt::format("link_chase: {} nodes of {} bytes do not fit in {} bytes", nodes,
-                                                node_bytes, buf.size()));
+        throw std::invalid_argument(
+            fmt::format("link_chase: {} nodes of {} bytes do not fit in {} bytes", nodes, node_bytes, buf.size()));
     const std::vector<std::uint32_t> next = single_cycle(nodes, seed);
     std::byte* base = buf.data();
     for (std::size_t i = 0; i < nodes; ++i) {

@@ -1,11 +1,11 @@
 #include "cachebook/cli.hpp"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "cachebook/report.hpp"
 
@@ -22,7 +22,8 @@ std::string one_line(std::string s) {
 
 }  // namespace
 
-Cli::Cli(std::string program, std::string description) : program_(std::move(program)), app_(std::move(description), program_) {
+Cli::Cli(std::string program, std::string description)
+    : program_(std::move(program)), app_(std::move(description), program_) {
     app_.add_flag("--quick", quick_, "Smaller sizes and fewer runs (for tests and CI)");
     app_.add_option("--json", json_, "Write every result, simulated and measured, to this JSON file");
 }

@@ -8,6 +8,8 @@
 #include <sys/auxv.h>
 #endif
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -16,8 +18,6 @@
 #include <map>
 #include <sstream>
 #include <string>
-
-#include <fmt/format.h>
 
 #ifdef CACHEBOOK_HAVE_HWLOC
 #include <hwloc.h>
@@ -58,17 +58,25 @@ std::size_t read_size(const fs::path& p) {
     }
     if (pos < s->size()) {
         switch ((*s)[pos]) {
-            case 'K': v <<= 10; break;
-            case 'M': v <<= 20; break;
-            case 'G': v <<= 30; break;
-            default: break;
+            case 'K':
+                v <<= 10;
+                break;
+            case 'M':
+                v <<= 20;
+                break;
+            case 'G':
+                v <<= 30;
+                break;
+            default:
+                break;
         }
     }
     return v;
 }
 
 std::string human(std::size_t bytes) {
-    if (bytes >= (std::size_t{1} << 20) && bytes % (std::size_t{1} << 20) == 0) return fmt::format("{} MiB", bytes >> 20);
+    if (bytes >= (std::size_t{1} << 20) && bytes % (std::size_t{1} << 20) == 0)
+        return fmt::format("{} MiB", bytes >> 20);
     if (bytes % 1024 == 0) return fmt::format("{} KiB", bytes >> 10);
     return fmt::format("{} B", bytes);
 }
@@ -82,7 +90,8 @@ void complete(CacheInfo& c) {
 std::string note_of(const std::string& source, const std::vector<CacheInfo>& caches, const std::string& why_none) {
     if (caches.empty()) return fmt::format("{}: {}", source, why_none);
     std::string s = source + ":";
-    for (const auto& c : caches) s += fmt::format("{} {} {}", s.back() == ':' ? "" : ",", c.name(), human(c.size_bytes));
+    for (const auto& c : caches)
+        s += fmt::format("{} {} {}", s.back() == ':' ? "" : ",", c.name(), human(c.size_bytes));
     return s;
 }
 
@@ -99,14 +108,18 @@ std::vector<CacheInfo> caches_above(hwloc_obj_t pu, std::string& model) {
         const auto& a = o->attr->cache;
         CacheInfo c;
         c.level = static_cast<int>(a.depth);
-        c.type = a.type == HWLOC_OBJ_CACHE_DATA ? "Data" : a.type == HWLOC_OBJ_CACHE_INSTRUCTION ? "Instruction" : "Unified";
+        c.type = a.type == HWLOC_OBJ_CACHE_DATA          ? "Data"
+                 : a.type == HWLOC_OBJ_CACHE_INSTRUCTION ? "Instruction"
+                                                         : "Unified";
         c.size_bytes = static_cast<std::size_t>(a.size);
         c.line_bytes = a.linesize;
         // hwloc writes -1 for a fully associative cache: one set, as many ways as lines.
-        c.ways = a.associativity > 0 ? static_cast<std::size_t>(a.associativity)
-                 : a.associativity < 0 && c.line_bytes > 0 ? c.size_bytes / c.line_bytes : 0;
+        c.ways = a.associativity > 0                       ? static_cast<std::size_t>(a.associativity)
+                 : a.associativity < 0 && c.line_bytes > 0 ? c.size_bytes / c.line_bytes
+                                                           : 0;
         char* list = nullptr;
-        if (o->cpuset != nullptr && hwloc_bitmap_list_asprintf(&list, o->cpuset) >= 0 && list != nullptr) c.shared_cpus = list;
+        if (o->cpuset != nullptr && hwloc_bitmap_list_asprintf(&list, o->cpuset) >= 0 && list != nullptr)
+            c.shared_cpus = list;
         std::free(list);
         c.source = Source::hwloc;
         complete(c);
@@ -123,8 +136,10 @@ std::vector<CacheInfo> hwloc_caches(const std::string* xml, std::string& model, 
         return {};
     }
     std::vector<CacheInfo> out;
-    if (xml != nullptr && hwloc_topology_set_xml(topology, xml->c_str()) != 0) why = "cannot read " + *xml;
-    else if (hwloc_topology_load(topology) != 0) why = "could not load the topology";
+    if (xml != nullptr && hwloc_topology_set_xml(topology, xml->c_str()) != 0)
+        why = "cannot read " + *xml;
+    else if (hwloc_topology_load(topology) != 0)
+        why = "could not load the topology";
     else {
         const int cpu = xml != nullptr ? -1 : nth_usable_cpu(0);
         hwloc_obj_t pu = cpu >= 0 ? hwloc_get_pu_obj_by_os_index(topology, static_cast<unsigned>(cpu)) : nullptr;
@@ -139,9 +154,16 @@ std::vector<CacheInfo> hwloc_caches(const std::string* xml, std::string& model, 
 
 // sysconf's cache figures by getconf name; `value` gives 0 for a name it does not know.
 std::vector<CacheInfo> sysconf_caches(const std::function<long(const std::string&)>& value) {
-    struct Kind { int level; const char* prefix; const char* type; };
-    const Kind kinds[] = {{1, "LEVEL1_DCACHE", "Data"}, {1, "LEVEL1_ICACHE", "Instruction"}, {2, "LEVEL2_CACHE", "Unified"},
-                          {3, "LEVEL3_CACHE", "Unified"}, {4, "LEVEL4_CACHE", "Unified"}};
+    struct Kind {
+        int level;
+        const char* prefix;
+        const char* type;
+    };
+    const Kind kinds[] = {{1, "LEVEL1_DCACHE", "Data"},
+                          {1, "LEVEL1_ICACHE", "Instruction"},
+                          {2, "LEVEL2_CACHE", "Unified"},
+                          {3, "LEVEL3_CACHE", "Unified"},
+                          {4, "LEVEL4_CACHE", "Unified"}};
     std::vector<CacheInfo> out;
     for (const auto& k : kinds) {
         const std::string p = k.prefix;
@@ -161,13 +183,13 @@ std::vector<CacheInfo> sysconf_caches(const std::function<long(const std::string
 long real_sysconf(const std::string& name) {
 #ifdef _SC_LEVEL1_DCACHE_SIZE  // glibc's names; other C libraries have none
     static const std::map<std::string, int> names = {
-        {"LEVEL1_DCACHE_SIZE", _SC_LEVEL1_DCACHE_SIZE}, {"LEVEL1_DCACHE_ASSOC", _SC_LEVEL1_DCACHE_ASSOC},
+        {"LEVEL1_DCACHE_SIZE", _SC_LEVEL1_DCACHE_SIZE},         {"LEVEL1_DCACHE_ASSOC", _SC_LEVEL1_DCACHE_ASSOC},
         {"LEVEL1_DCACHE_LINESIZE", _SC_LEVEL1_DCACHE_LINESIZE}, {"LEVEL1_ICACHE_SIZE", _SC_LEVEL1_ICACHE_SIZE},
-        {"LEVEL1_ICACHE_ASSOC", _SC_LEVEL1_ICACHE_ASSOC}, {"LEVEL1_ICACHE_LINESIZE", _SC_LEVEL1_ICACHE_LINESIZE},
-        {"LEVEL2_CACHE_SIZE", _SC_LEVEL2_CACHE_SIZE}, {"LEVEL2_CACHE_ASSOC", _SC_LEVEL2_CACHE_ASSOC},
-        {"LEVEL2_CACHE_LINESIZE", _SC_LEVEL2_CACHE_LINESIZE}, {"LEVEL3_CACHE_SIZE", _SC_LEVEL3_CACHE_SIZE},
-        {"LEVEL3_CACHE_ASSOC", _SC_LEVEL3_CACHE_ASSOC}, {"LEVEL3_CACHE_LINESIZE", _SC_LEVEL3_CACHE_LINESIZE},
-        {"LEVEL4_CACHE_SIZE", _SC_LEVEL4_CACHE_SIZE}, {"LEVEL4_CACHE_ASSOC", _SC_LEVEL4_CACHE_ASSOC},
+        {"LEVEL1_ICACHE_ASSOC", _SC_LEVEL1_ICACHE_ASSOC},       {"LEVEL1_ICACHE_LINESIZE", _SC_LEVEL1_ICACHE_LINESIZE},
+        {"LEVEL2_CACHE_SIZE", _SC_LEVEL2_CACHE_SIZE},           {"LEVEL2_CACHE_ASSOC", _SC_LEVEL2_CACHE_ASSOC},
+        {"LEVEL2_CACHE_LINESIZE", _SC_LEVEL2_CACHE_LINESIZE},   {"LEVEL3_CACHE_SIZE", _SC_LEVEL3_CACHE_SIZE},
+        {"LEVEL3_CACHE_ASSOC", _SC_LEVEL3_CACHE_ASSOC},         {"LEVEL3_CACHE_LINESIZE", _SC_LEVEL3_CACHE_LINESIZE},
+        {"LEVEL4_CACHE_SIZE", _SC_LEVEL4_CACHE_SIZE},           {"LEVEL4_CACHE_ASSOC", _SC_LEVEL4_CACHE_ASSOC},
         {"LEVEL4_CACHE_LINESIZE", _SC_LEVEL4_CACHE_LINESIZE}};
     const auto it = names.find(name);
     return it == names.end() ? 0 : sysconf(it->second);
@@ -233,11 +255,16 @@ void read_cpuinfo(Machine& m, const fs::path& file) {
 
 std::string source_name(Source s) {
     switch (s) {
-        case Source::hwloc: return "hwloc";
-        case Source::sysconf: return "sysconf";
-        case Source::sysfs: return "sysfs";
-        case Source::cpuinfo: return "/proc/cpuinfo";
-        case Source::unknown: break;
+        case Source::hwloc:
+            return "hwloc";
+        case Source::sysconf:
+            return "sysconf";
+        case Source::sysfs:
+            return "sysfs";
+        case Source::cpuinfo:
+            return "/proc/cpuinfo";
+        case Source::unknown:
+            break;
     }
     return "unknown";
 }
@@ -342,7 +369,9 @@ std::string Machine::why_unknown(const std::string& what) const {
     return s;
 }
 
-std::optional<CacheInfo> data_cache(int level) { return machine().data_cache(level); }
+std::optional<CacheInfo> data_cache(int level) {
+    return machine().data_cache(level);
+}
 
 namespace {
 template <class T>
@@ -394,7 +423,9 @@ CpuFeatures cpu_features() {
     return f;
 }
 #else
-CpuFeatures cpu_features() { return {}; }  // no kernel here is written for this architecture
+CpuFeatures cpu_features() {
+    return {};
+}  // no kernel here is written for this architecture
 #endif
 
 int usable_cpus() {

@@ -81,12 +81,24 @@ void ikj(std::size_t n, const double* __restrict a, const double* __restrict b, 
 void matmul_in_order(LoopOrder order, std::size_t n, const double* a, const double* b, double* c) {
     std::fill(c, c + n * n, 0.0);
     switch (order) {
-        case LoopOrder::ijk: ijk(n, a, b, c); break;
-        case LoopOrder::jik: jik(n, a, b, c); break;
-        case LoopOrder::jki: jki(n, a, b, c); break;
-        case LoopOrder::kji: kji(n, a, b, c); break;
-        case LoopOrder::kij: kij(n, a, b, c); break;
-        case LoopOrder::ikj: ikj(n, a, b, c); break;
+        case LoopOrder::ijk:
+            ijk(n, a, b, c);
+            break;
+        case LoopOrder::jik:
+            jik(n, a, b, c);
+            break;
+        case LoopOrder::jki:
+            jki(n, a, b, c);
+            break;
+        case LoopOrder::kji:
+            kji(n, a, b, c);
+            break;
+        case LoopOrder::kij:
+            kij(n, a, b, c);
+            break;
+        case LoopOrder::ikj:
+            ikj(n, a, b, c);
+            break;
     }
 }
 

@@ -1,8 +1,8 @@
 #include "cachebook/trace.hpp"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
+
+#include <stdexcept>
 
 namespace cachebook {
 
@@ -35,12 +35,18 @@ std::vector<std::uint64_t> col_major_trace(std::size_t n, std::size_t elem, std:
 
 std::string_view order_name(LoopOrder o) {
     switch (o) {
-        case LoopOrder::ijk: return "ijk";
-        case LoopOrder::ikj: return "ikj";
-        case LoopOrder::jik: return "jik";
-        case LoopOrder::jki: return "jki";
-        case LoopOrder::kij: return "kij";
-        case LoopOrder::kji: return "kji";
+        case LoopOrder::ijk:
+            return "ijk";
+        case LoopOrder::ikj:
+            return "ikj";
+        case LoopOrder::jik:
+            return "jik";
+        case LoopOrder::jki:
+            return "jki";
+        case LoopOrder::kij:
+            return "kij";
+        case LoopOrder::kji:
+            return "kji";
     }
     return "?";
 }

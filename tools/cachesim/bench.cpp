@@ -193,10 +193,10 @@ int main(int argc, char** argv) {
         cachebook::Timing end_to_end, baseline;
         std::string baseline_summary;
         for (int r = 0; r < run_count; ++r) {
-            end_to_end.runs.push_back(cachebook::time_runs(1, [&] {
-                                          program_summary = run_program(
-                                              exe, {"-s", "6", "-E", "8", "-b", "6", "-t", trace.path}, out_path);
-                                      }).min());
+            end_to_end.runs.push_back(
+                cachebook::time_runs(1, [&] {
+                    program_summary = run_program(exe, {"-s", "6", "-E", "8", "-b", "6", "-t", trace.path}, out_path);
+                }).min());
             end_to_end_cpu.runs.push_back(g_child_cpu);
             baseline.runs.push_back(
                 cachebook::time_runs(1, [&] { baseline_summary = csim_style(trace.path, 6, 8, 6); }).min());
@@ -206,8 +206,8 @@ int main(int argc, char** argv) {
             throw std::runtime_error(
                 fmt::format("cachesim printed '{}', the library computed '{}'", program_summary, in_process_summary));
         if (baseline_summary != in_process_summary)
-            throw std::runtime_error(fmt::format("the csim-style simulator found '{}', cachesim '{}'",
-                                                 baseline_summary, in_process_summary));
+            throw std::runtime_error(fmt::format("the csim-style simulator found '{}', cachesim '{}'", baseline_summary,
+                                                 in_process_summary));
 
         // The cachelab README's anchor for csim-ref on this trace (quoted, not measured here).
         constexpr double reference_seconds = 0.58;

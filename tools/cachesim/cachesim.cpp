@@ -146,8 +146,7 @@ void Simulator::feed(std::span<const LackeyRecord> records, std::string* verbose
         std::array<std::uint64_t, 4> kinds{};
         for (std::size_t at = 0; at < records.size(); at += kBlock) {
             refs_.clear();
-            lackey_refs(records.subspan(at, std::min(kBlock, records.size() - at)), options_.modify_once,
-                                   refs_, kinds);
+            lackey_refs(records.subspan(at, std::min(kBlock, records.size() - at)), options_.modify_once, refs_, kinds);
             hierarchy_.access_batch(refs_.data(), refs_.size());
         }
         count(kinds);
@@ -205,10 +204,9 @@ Result Simulator::run(const std::string& path, bool skip_bad, unsigned threads, 
     LackeyTotals totals;
     if (batch_ && !verbose_out) {
         // The parser writes the references themselves: no records in between.
-        totals = read_lackey_refs(path, skip_bad, threads, options_.modify_once,
-                                             [&](std::span<const std::uint64_t> refs) {
-                                                 hierarchy_.access_batch(refs.data(), refs.size());
-                                             });
+        totals = read_lackey_refs(
+            path, skip_bad, threads, options_.modify_once,
+            [&](std::span<const std::uint64_t> refs) { hierarchy_.access_batch(refs.data(), refs.size()); });
         count(totals.kinds);
     } else {
         std::string verbose;

@@ -34,7 +34,8 @@ void Hierarchy::refresh_fast_path() {
 }
 
 void Hierarchy::access_batch(const std::uint64_t* refs, std::size_t n) {
-    if (!batch_ready()) throw std::logic_error("Hierarchy::access_batch: more than one level, or a cache not batch_ready()");
+    if (!batch_ready())
+        throw std::logic_error("Hierarchy::access_batch: more than one level, or a cache not batch_ready()");
     const Counts c = l1_->access_batch(refs, n);
     l1_counts_[0] += c;
     memory_writebacks_ += c.dirty_evictions;  // one level: a dirty line leaves for memory

@@ -1,8 +1,8 @@
 #include "lackey.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -152,7 +152,8 @@ struct DigitBytes {
 [[gnu::always_inline]] inline DigitBytes digit_bytes(__m128i y) {
     const __m128i dd = _mm_sub_epi8(y, _mm_set1_epi8('0'));
     const __m128i l = _mm_sub_epi8(_mm_or_si128(y, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
-    return {_mm_cmpeq_epi8(_mm_min_epu8(dd, _mm_set1_epi8(9)), dd), _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(5)), l)};
+    return {_mm_cmpeq_epi8(_mm_min_epu8(dd, _mm_set1_epi8(9)), dd),
+            _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(5)), l)};
 }
 
 // The 16 hex digits of y, two to a byte, the first of each pair the high one:
@@ -680,7 +681,8 @@ void LackeyChunks::release(std::size_t index) {
     // Chunk index reads from one byte before its start.
     const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
     const std::uint64_t end = (static_cast<std::uint64_t>(index) * chunk_ - 1) / page * page;
-    if (end < released_ + (std::uint64_t{4} << 20)) return;  // a few MiB at a time: each call costs the other CPU an interrupt
+    if (end < released_ + (std::uint64_t{4} << 20))
+        return;  // a few MiB at a time: each call costs the other CPU an interrupt
     ::madvise(const_cast<unsigned char*>(map_) + released_, static_cast<std::size_t>(end - released_), MADV_DONTNEED);
     released_ = end;
 }
@@ -736,8 +738,7 @@ LackeyChunks::Parsed LackeyChunks::parse_into(std::size_t index, std::span<char>
         got = static_cast<std::size_t>(want);
     }
     while (got < want) {
-        const ssize_t n = ::pread(fd_, t + got, static_cast<std::size_t>(want - got),
-                                  static_cast<off_t>(from + got));
+        const ssize_t n = ::pread(fd_, t + got, static_cast<std::size_t>(want - got), static_cast<off_t>(from + got));
         if (n < 0) {
             if (errno == EINTR) continue;
             throw std::runtime_error(fmt::format("cannot read {}: {}", source_, std::strerror(errno)));

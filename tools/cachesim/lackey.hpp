@@ -133,8 +133,8 @@ public:
 
     /// What parse() found in one chunk. Line numbers count from the chunk's first line.
     struct Parsed {
-        std::size_t written = 0;     ///< records, or references, written to the front of the output
-        std::uint64_t records = 0;   ///< records found
+        std::size_t written = 0;               ///< records, or references, written to the front of the output
+        std::uint64_t records = 0;             ///< records found
         std::array<std::uint64_t, 4> kinds{};  ///< records by operation: I, L, S, M (references only)
         std::uint64_t lines = 0;     ///< lines that start in the chunk (up to a bad line, if parsing stopped there)
         std::uint64_t bad_line = 0;  ///< the first malformed line (1-based), or 0
@@ -177,11 +177,11 @@ private:
 
 /// What a whole trace held.
 struct LackeyTotals {
-    std::uint64_t lines = 0;    ///< lines read
-    std::uint64_t records = 0;  ///< records found
+    std::uint64_t lines = 0;               ///< lines read
+    std::uint64_t records = 0;             ///< records found
     std::array<std::uint64_t, 4> kinds{};  ///< records by operation: I, L, S, M (read_lackey_refs() only)
-    std::uint64_t skipped = 0;  ///< malformed lines skipped (skip_bad)
-    std::string first_skipped;  ///< "line N: problem" of the first, or empty
+    std::uint64_t skipped = 0;             ///< malformed lines skipped (skip_bad)
+    std::string first_skipped;             ///< "line N: problem" of the first, or empty
 };
 
 /// Reads the trace at `path` ("-": standard input) and hands all its records,

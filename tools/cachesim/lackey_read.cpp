@@ -202,8 +202,11 @@ LackeyTotals read_chunked(LackeyChunks& chunks, bool skip_bad, bool two_threads,
     std::vector<Slot> slots;
     slots.reserve(kSlots);
     for (std::size_t i = 0; i < std::min(kSlots, chunks.count()); ++i)
-        slots.push_back(
-            {std::vector<char>(chunks.text_bytes()), Block<typename Out::Value>(Out::per_chunk(chunks)), {}, {}, false});
+        slots.push_back({std::vector<char>(chunks.text_bytes()),
+                         Block<typename Out::Value>(Out::per_chunk(chunks)),
+                         {},
+                         {},
+                         false});
     std::mutex mutex;
     std::condition_variable changed;
     std::size_t taken = 0, consumed = 0;  // chunks
@@ -279,7 +282,7 @@ LackeyTotals read_chunked(LackeyChunks& chunks, bool skip_bad, bool two_threads,
 template <class Out>
 LackeyTotals read_any(const std::string& path, bool skip_bad, unsigned threads, Out& out, std::size_t chunk_bytes) {
     const Input input(path);
-    struct stat st{};
+    struct stat st {};
     // Chunks are read at their own offsets: only a whole regular file, read from its start.
     if (::fstat(input.fd, &st) == 0 && S_ISREG(st.st_mode) && ::lseek(input.fd, 0, SEEK_CUR) == 0) {
         LackeyChunks chunks(input.fd, input.source, static_cast<std::uint64_t>(st.st_size), chunk_bytes);
@@ -292,8 +295,7 @@ LackeyTotals read_any(const std::string& path, bool skip_bad, unsigned threads, 
 }  // namespace
 
 LackeyTotals read_lackey(const std::string& path, bool skip_bad, unsigned threads,
-                         const std::function<void(std::span<const LackeyRecord>)>& consume,
-                         std::size_t chunk_bytes) {
+                         const std::function<void(std::span<const LackeyRecord>)>& consume, std::size_t chunk_bytes) {
     Records out{consume};
     return read_any(path, skip_bad, threads, out, chunk_bytes);
 }

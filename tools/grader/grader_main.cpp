@@ -11,7 +11,6 @@
 // it is listed as skipped with its reason, never counted as passed.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -110,8 +109,7 @@ void write_results(const std::string& path, int score) {
 int list_cases(Catch::Session& session) {
     for (const auto& test : Catch::filterTests(Catch::getAllTestCasesSorted(session.config()),
                                                session.config().testSpec(), session.config()))
-        std::cout << points_of(test) << "\t" << (held_back(test) ? "held back" : "public") << "\t" << test.name
-                  << "\n";
+        std::cout << points_of(test) << "\t" << (held_back(test) ? "held back" : "public") << "\t" << test.name << "\n";
     return 0;
 }
 
@@ -124,10 +122,14 @@ int main(int argc, char** argv) {
     std::string results_path;
     std::vector<char*> args;
     for (int i = 0; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--require-full") == 0) require_full = true;
-        else if (std::strcmp(argv[i], "--list") == 0) list = true;
-        else if (std::strcmp(argv[i], "--results") == 0 && i + 1 < argc) results_path = argv[++i];
-        else args.push_back(argv[i]);
+        if (std::strcmp(argv[i], "--require-full") == 0)
+            require_full = true;
+        else if (std::strcmp(argv[i], "--list") == 0)
+            list = true;
+        else if (std::strcmp(argv[i], "--results") == 0 && i + 1 < argc)
+            results_path = argv[++i];
+        else
+            args.push_back(argv[i]);
     }
     Catch::Session session;
     // Quiet Catch's own report unless asked: the score lines below are the report.

@@ -15,7 +15,7 @@ std::vector<std::uint64_t> col_major_trace(std::size_t n, std::size_t elem);
 /// column-by-column walk of a rows x cols array of `elem`-byte values (row-major,
 /// at address 0) takes in a fully associative LRU cache of `cache_lines` lines of
 /// `line_bytes` bytes. You may assume one row fills a whole number of lines.
-std::uint64_t predict_column_walk_misses(std::size_t rows, std::size_t cols, std::size_t elem,
-                                         std::size_t line_bytes, std::size_t cache_lines);
+std::uint64_t predict_column_walk_misses(std::size_t rows, std::size_t cols, std::size_t elem, std::size_t line_bytes,
+                                         std::size_t cache_lines);
 
 }  // namespace ch01_exercise

@@ -23,7 +23,6 @@ TEST_CASE("exercise 2: predicted column-walk misses match the simulator", "[2 po
             INFO("array " << s.rows << " x " << s.cols << " of " << s.elem << "-byte values, " << s.line
                           << "-byte lines, cache of " << cache_lines << " lines");
             const auto simulated = ch01::run_stepper(false, cache_lines, s.rows, s.cols, s.elem, s.line).misses;
-            CHECK(ch01_exercise::predict_column_walk_misses(s.rows, s.cols, s.elem, s.line, cache_lines) ==
-                  simulated);
+            CHECK(ch01_exercise::predict_column_walk_misses(s.rows, s.cols, s.elem, s.line, cache_lines) == simulated);
         }
 }

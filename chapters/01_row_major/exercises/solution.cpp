@@ -11,8 +11,8 @@ std::vector<std::uint64_t> col_major_trace(std::size_t n, std::size_t elem) {
     return trace;
 }
 
-std::uint64_t predict_column_walk_misses(std::size_t rows, std::size_t cols, std::size_t elem,
-                                         std::size_t line_bytes, std::size_t cache_lines) {
+std::uint64_t predict_column_walk_misses(std::size_t rows, std::size_t cols, std::size_t elem, std::size_t line_bytes,
+                                         std::size_t cache_lines) {
     // A column touches one line per row. If those `rows` lines fit, the next
     // columns that share them hit: one miss per line of the array. If they do
     // not fit, LRU always evicts the line needed next: every access misses.

@@ -11,8 +11,8 @@ std::vector<std::uint64_t> col_major_trace(std::size_t n, std::size_t elem) {
     throw std::logic_error("col_major_trace: not written yet");
 }
 
-std::uint64_t predict_column_walk_misses(std::size_t rows, std::size_t cols, std::size_t elem,
-                                         std::size_t line_bytes, std::size_t cache_lines) {
+std::uint64_t predict_column_walk_misses(std::size_t rows, std::size_t cols, std::size_t elem, std::size_t line_bytes,
+                                         std::size_t cache_lines) {
     (void)rows;
     (void)cols;
     (void)elem;

@@ -1,7 +1,6 @@
 // Grades chapter 2's exercises against the book's own code: the set count must
 // equal column_footprint's, and the padded walk must pay only compulsory misses.
 #include <catch2/catch.hpp>
-
 #include <set>
 
 #include "cachebook/trace.hpp"
@@ -20,7 +19,8 @@ TEST_CASE("exercise 1: sets_touched_by_column matches the book's footprint", "[2
             }
 }
 
-TEST_CASE("exercise 2: padded_leading_dimension removes the conflict misses, and pads no more than needed", "[2 points]") {
+TEST_CASE("exercise 2: padded_leading_dimension removes the conflict misses, and pads no more than needed",
+          "[2 points]") {
     struct Case {
         cachebook::CacheConfig cache;
         std::size_t rows, cols, walked, elem;

@@ -1,7 +1,6 @@
 // Chapter 2's held-back cases: other caches and matrices than grader.cpp's, run only
 // by the instructor's copy (never in the handout).
 #include <catch2/catch.hpp>
-
 #include <set>
 
 #include "cachebook/trace.hpp"

@@ -1,7 +1,6 @@
 // Grades chapter 3's exercises against the book's own code: the analysis must
 // equal ch03::analytic for every order, and the product the book's ijk bit for bit.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "cachebook/matmul_orders.hpp"

@@ -1,7 +1,6 @@
 // Chapter 3's held-back cases: other line sizes and matrix sizes than grader.cpp's, run
 // only by the instructor's copy (never in the handout).
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "cachebook/matmul_orders.hpp"

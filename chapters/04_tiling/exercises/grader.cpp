@@ -11,7 +11,8 @@ TEST_CASE("exercise 1: misses_by_tile and best_tile match the book's lab", "[2 p
     using P = std::pair<std::size_t, std::uint64_t>;
     CHECK(ch04_exercise::misses_by_tile(73, tiles, small_cache) ==
           std::vector<P>{{0, 5996}, {4, 2603}, {8, 2036}, {16, 1960}, {32, 1714}});
-    for (const auto& cache : {small_cache, cachebook::CacheConfig::fully_associative(32, 64), cachebook::CacheConfig{16, 2, 32}})
+    for (const auto& cache :
+         {small_cache, cachebook::CacheConfig::fully_associative(32, 64), cachebook::CacheConfig{16, 2, 32}})
         for (std::size_t n : {16u, 40u, 64u}) {
             INFO(cache.describe() << ", n = " << n);
             CHECK(ch04_exercise::misses_by_tile(n, tiles, cache) == ch04::misses_by_tile(n, tiles, cache));

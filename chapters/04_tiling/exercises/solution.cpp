@@ -9,9 +9,8 @@ std::vector<std::pair<std::size_t, std::uint64_t>> misses_by_tile(std::size_t n,
     std::vector<std::pair<std::size_t, std::uint64_t>> out;
     for (std::size_t tile : tiles) {
         cachebook::Cache cache(config);
-        cachebook::for_each_transpose_access(n, tile, 8, [&](const cachebook::Access& a) {
-            cache.access(a.address, 0, a.write);
-        });
+        cachebook::for_each_transpose_access(n, tile, 8,
+                                             [&](const cachebook::Access& a) { cache.access(a.address, 0, a.write); });
         out.emplace_back(tile, cache.total().misses);
     }
     return out;

@@ -9,7 +9,10 @@
 namespace {
 
 using ch05_exercise::FieldSpec;
-#define SPEC(T, f) FieldSpec{sizeof(T::f), alignof(decltype(T::f))}
+#define SPEC(T, f)                            \
+    FieldSpec {                               \
+        sizeof(T::f), alignof(decltype(T::f)) \
+    }
 
 struct ShortLongShort {
     short a;
@@ -74,17 +77,16 @@ TEST_CASE("exercise 2: lines_brought_in agrees with the cache model", "[2 points
         std::size_t line;
     };
     const std::vector<Case> cases{
-        {1000, 72, {{0, 8}}, 64},             // x only
-        {1000, 256, {{0, 8}}, 64},            // one field of a struct larger than a line: lines skipped
+        {1000, 72, {{0, 8}}, 64},   // x only
+        {1000, 256, {{0, 8}}, 64},  // one field of a struct larger than a line: lines skipped
         {1000, 256, {{0, 8}, {200, 8}}, 64},
         {999, 24, {{8, 8}}, 64},
-        {500, 48, {{40, 16}}, 64},            // a field that straddles
-        {777, 72, {{24, 8}, {0, 8}}, 32},     // ranges listed out of order, 32-byte lines
+        {500, 48, {{40, 16}}, 64},         // a field that straddles
+        {777, 72, {{24, 8}, {0, 8}}, 32},  // ranges listed out of order, 32-byte lines
         {64, 16, {{0, 16}}, 128},
     };
     for (const Case& c : cases) {
-        INFO(c.n << " structs of " << c.bytes << " bytes, " << c.used.size() << " ranges, " << c.line
-                 << "-byte lines");
+        INFO(c.n << " structs of " << c.bytes << " bytes, " << c.used.size() << " ranges, " << c.line << "-byte lines");
         CHECK(lines_brought_in(c.n, c.bytes, c.used, c.line) == simulated_lines(c.n, c.bytes, c.used, c.line));
     }
 }

@@ -8,7 +8,10 @@
 namespace {
 
 using ch05_exercise::FieldSpec;
-#define SPEC(T, f) FieldSpec{sizeof(T::f), alignof(decltype(T::f))}
+#define SPEC(T, f)                            \
+    FieldSpec {                               \
+        sizeof(T::f), alignof(decltype(T::f)) \
+    }
 
 struct CharShortCharInt {
     char a;
@@ -62,8 +65,7 @@ TEST_CASE("exercise 2 (held back): lines_brought_in on other walks", "[held back
         {100, 96, {{0, 32}, {64, 32}}, 32},
     };
     for (const Case& c : cases) {
-        INFO(c.n << " structs of " << c.bytes << " bytes, " << c.used.size() << " ranges, " << c.line
-                 << "-byte lines");
+        INFO(c.n << " structs of " << c.bytes << " bytes, " << c.used.size() << " ranges, " << c.line << "-byte lines");
         CHECK(lines_brought_in(c.n, c.bytes, c.used, c.line) == simulated_lines(c.n, c.bytes, c.used, c.line));
     }
 }

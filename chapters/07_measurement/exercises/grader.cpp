@@ -27,18 +27,15 @@ TEST_CASE("exercise 2: predicted column-walk misses match the cache model", "[3 
         std::size_t n, elem, sets, ways, line;
     };
     const Case cases[] = {
-        {512, 4, 64, 8, 64},    // the walk chapter 7 counts with cachegrind
-        {64, 4, 64, 8, 64},     // fits in L1
-        {256, 8, 64, 8, 64},    // the power-of-two trap of chapter 2
-        {128, 8, 64, 8, 64},
-        {128, 4, 16, 4, 32},
-        {256, 4, 128, 2, 16},
-        {32, 8, 8, 2, 64},
-        {1024, 4, 64, 12, 64},  // a 48 KiB, 12-way L1
+        {512, 4, 64, 8, 64},  // the walk chapter 7 counts with cachegrind
+        {64, 4, 64, 8, 64},   // fits in L1
+        {256, 8, 64, 8, 64},  // the power-of-two trap of chapter 2
+        {128, 8, 64, 8, 64}, {128, 4, 16, 4, 32},   {256, 4, 128, 2, 16},
+        {32, 8, 8, 2, 64},   {1024, 4, 64, 12, 64},  // a 48 KiB, 12-way L1
     };
     for (const Case& c : cases) {
-        INFO(c.n << " x " << c.n << " of " << c.elem << "-byte values; " << c.sets << " sets x " << c.ways
-                 << " ways x " << c.line << " B");
+        INFO(c.n << " x " << c.n << " of " << c.elem << "-byte values; " << c.sets << " sets x " << c.ways << " ways x "
+                 << c.line << " B");
         const cachebook::CacheConfig config{c.sets, c.ways, c.line};
         const auto simulated = cachebook::simulate(config, cachebook::col_major_trace(c.n, c.elem)).misses;
         CHECK(predict_column_misses(c.n, c.elem, c.sets, c.ways, c.line) == simulated);

@@ -26,11 +26,11 @@ TEST_CASE("exercise 2 (held back): predicted column-walk misses on other caches"
     struct Case {
         std::size_t n, elem, sets, ways, line;
     };
-    const Case cases[] = {{256, 4, 32, 4, 64}, {64, 8, 256, 1, 32}, {512, 8, 64, 16, 64},
-                          {128, 16, 16, 8, 128}, {16, 4, 4, 2, 64}};
+    const Case cases[] = {
+        {256, 4, 32, 4, 64}, {64, 8, 256, 1, 32}, {512, 8, 64, 16, 64}, {128, 16, 16, 8, 128}, {16, 4, 4, 2, 64}};
     for (const Case& c : cases) {
-        INFO(c.n << " x " << c.n << " of " << c.elem << "-byte values; " << c.sets << " sets x " << c.ways
-                 << " ways x " << c.line << " B");
+        INFO(c.n << " x " << c.n << " of " << c.elem << "-byte values; " << c.sets << " sets x " << c.ways << " ways x "
+                 << c.line << " B");
         const cachebook::CacheConfig config{c.sets, c.ways, c.line};
         const auto simulated = cachebook::simulate(config, cachebook::col_major_trace(c.n, c.elem)).misses;
         CHECK(predict_column_misses(c.n, c.elem, c.sets, c.ways, c.line) == simulated);

@@ -18,8 +18,8 @@ void add_scaled_row(float a, const float* b, float* c, std::size_t count);
 /// mr x nr floats from the cache sizes in bytes (0 = unknown: assume 32 KiB, 256 KiB and
 /// 8 MiB). KC: the largest multiple of 8 (at least 16) with a KC x nr sliver of B in three
 /// quarters of L1 (l1 / 4 * 3 bytes). MC: the largest multiple of mr (at least mr) with an
-/// MC x KC block of A in three quarters of L2 (l2 / 4 * 3 bytes). NC: the largest multiple of nr with a KC x NC panel of B in half of L3, at least nr
-/// and at most the largest multiple of nr not above 4096.
+/// MC x KC block of A in three quarters of L2 (l2 / 4 * 3 bytes). NC: the largest multiple of nr with a KC x NC panel
+/// of B in half of L3, at least nr and at most the largest multiple of nr not above 4096.
 ch09::Blocking choose_blocks(std::size_t l1, std::size_t l2, std::size_t l3, std::size_t mr, std::size_t nr);
 
 /// Exercise 3 (Amdahl's law, read backwards): the share p of the work that runs in parallel,

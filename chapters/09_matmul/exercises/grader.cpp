@@ -1,9 +1,8 @@
 // Grades chapter 9's exercises: the row update must round exactly as step 4's kernel does
 // (one rounding per FMA in whole groups of eight, two in the remainder) and leave everything
 // past `count` alone; the blocks must be the ones the book's step 6 derives.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
 
@@ -38,7 +37,8 @@ TEST_CASE("exercise 2: choose_blocks derives step 6's blocks from the cache size
     for (std::size_t l1 : {0u, 16u << 10, 32u << 10, 48u << 10, 64u << 10})
         for (std::size_t l2 : {0u, 256u << 10, 512u << 10, 1u << 20, 2u << 20})
             for (std::size_t l3 : {0u, 1u << 20, 8u << 20, 32u << 20, 300u << 20})
-                for (auto [mr, nr] : {std::pair<std::size_t, std::size_t>{6, 16}, {4, 24}, {12, 32}, {14, 32}, {1, 1}}) {
+                for (auto [mr, nr] :
+                     {std::pair<std::size_t, std::size_t>{6, 16}, {4, 24}, {12, 32}, {14, 32}, {1, 1}}) {
                     INFO("L1 " << l1 << ", L2 " << l2 << ", L3 " << l3 << ", kernel " << mr << " x " << nr);
                     const auto want = ch09::derive_blocking(l1, l2, l3, mr, nr);
                     const auto got = ch09_exercise::choose_blocks(l1, l2, l3, mr, nr);

@@ -1,8 +1,7 @@
 // Chapter 9's held-back cases: other counts, caches and kernels than grader.cpp's, run
 // only by the instructor's copy (never in the handout).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
 
@@ -25,7 +24,8 @@ TEST_CASE("exercise 1 (held back): add_scaled_row on other counts", "[held back]
         std::fill(c.begin() + std::ptrdiff_t(count), c.end(), kGuard);
         std::vector<float> got = c;
         ch09_exercise::add_scaled_row(a[0], b.data(), got.data(), count);
-        for (std::size_t j = 0; j < count; ++j) want[j] = j < count / 8 * 8 ? std::fma(a[0], b[j], c[j]) : c[j] + a[0] * b[j];
+        for (std::size_t j = 0; j < count; ++j)
+            want[j] = j < count / 8 * 8 ? std::fma(a[0], b[j], c[j]) : c[j] + a[0] * b[j];
         CHECK(got == want);
     }
 }

@@ -9,10 +9,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 #include <numeric>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cachebook {

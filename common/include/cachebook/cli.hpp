@@ -6,14 +6,13 @@
 /// with the helpers below. A bad argument gives one line on stderr naming it
 /// and exit status 2; never a crash, a hang or a silent default.
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-
-#include <CLI/CLI.hpp>
 
 namespace cachebook {
 

@@ -11,10 +11,11 @@
 /// experiment measures. Use it for one thread only: for several threads,
 /// chapter 7 shows why a CPU clock misleads.
 
-#include <vector>
-#include <thread>
-#include <algorithm>
 #include <time.h>
+
+#include <algorithm>
+#include <thread>
+#include <vector>
 
 #include "cachebook/measure.hpp"
 
@@ -58,7 +59,8 @@ inline double cpu_share(double seconds = 0.05) {
 inline double cpu_shares(int threads, double seconds = 0.05) {
     std::vector<double> share(static_cast<std::size_t>(std::max(threads, 1)));
     std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < share.size(); ++t) pool.emplace_back([&share, t, seconds] { share[t] = cpu_share(seconds); });
+    for (std::size_t t = 1; t < share.size(); ++t)
+        pool.emplace_back([&share, t, seconds] { share[t] = cpu_share(seconds); });
     share[0] = cpu_share(seconds);
     for (auto& th : pool) th.join();
     return *std::min_element(share.begin(), share.end());

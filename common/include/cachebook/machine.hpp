@@ -11,11 +11,10 @@
 /// CACHEBOOK_MACHINE (see detect_machine). A source the fixture does not hold reports nothing.
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace cachebook {
 
@@ -26,8 +25,8 @@ std::string source_name(Source s);
 
 /// One cache, as the first source that reports it describes it.
 struct CacheInfo {
-    int level = 0;               ///< 1, 2, 3, ...
-    std::string type;            ///< "Data", "Instruction" or "Unified"
+    int level = 0;     ///< 1, 2, 3, ...
+    std::string type;  ///< "Data", "Instruction" or "Unified"
     std::size_t size_bytes = 0;
     std::size_t ways = 0;        ///< 0: not reported
     std::size_t line_bytes = 0;  ///< 0: not reported
@@ -40,12 +39,12 @@ struct CacheInfo {
 
 /// Everything the book asks about the machine, with where each figure came from.
 struct Machine {
-    std::vector<CacheInfo> caches;            ///< every cache of the first usable CPU, by level
-    std::string cpu_model;                    ///< empty when no source reports it
+    std::vector<CacheInfo> caches;  ///< every cache of the first usable CPU, by level
+    std::string cpu_model;          ///< empty when no source reports it
     Source cpu_model_source = Source::unknown;
-    double nominal_ghz = 0;                   ///< "cpu MHz" / 1000 of /proc/cpuinfo; 0 when unknown
-    std::vector<std::string> notes;           ///< one line per source: what it reported, or why nothing
-    std::string fixture;                      ///< the fixture directory, empty on the real machine
+    double nominal_ghz = 0;          ///< "cpu MHz" / 1000 of /proc/cpuinfo; 0 when unknown
+    std::vector<std::string> notes;  ///< one line per source: what it reported, or why nothing
+    std::string fixture;             ///< the fixture directory, empty on the real machine
 
     /// The data (or unified) cache of the given level, if some source reports one.
     [[nodiscard]] std::optional<CacheInfo> data_cache(int level) const;

@@ -3,14 +3,14 @@
 /// @brief Timing done the way chapter 7 teaches, and the one door through
 /// which a measured (or machine-dependent) value reaches the output.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace cachebook {
 
@@ -24,7 +24,9 @@ inline void do_not_optimize(const T& value) {
 }
 
 /// Keeps the compiler from moving or dropping memory writes across this point.
-inline void clobber_memory() { asm volatile("" : : : "memory"); }
+inline void clobber_memory() {
+    asm volatile("" : : : "memory");
+}
 
 /// Seconds elapsed since `start`.
 inline double seconds_since(Clock::time_point start) {

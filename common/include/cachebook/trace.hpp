@@ -23,7 +23,7 @@ namespace cachebook {
 /// One memory access of a trace.
 struct Access {
     std::uint64_t address = 0;
-    int stream = 0;      ///< which array (see each generator for the numbering)
+    int stream = 0;  ///< which array (see each generator for the numbering)
     bool write = false;
     friend bool operator==(const Access&, const Access&) = default;
 };
@@ -104,12 +104,24 @@ void for_each_matmul_access(LoopOrder order, std::size_t n, std::size_t elem, co
                 for (std::size_t z = 0; z < n; ++z) map(x, y, z);
     };
     switch (order) {
-        case LoopOrder::ijk: nest([&](auto i, auto j, auto k) { body(i, j, k); }); break;
-        case LoopOrder::ikj: nest([&](auto i, auto k, auto j) { body(i, j, k); }); break;
-        case LoopOrder::jik: nest([&](auto j, auto i, auto k) { body(i, j, k); }); break;
-        case LoopOrder::jki: nest([&](auto j, auto k, auto i) { body(i, j, k); }); break;
-        case LoopOrder::kij: nest([&](auto k, auto i, auto j) { body(i, j, k); }); break;
-        case LoopOrder::kji: nest([&](auto k, auto j, auto i) { body(i, j, k); }); break;
+        case LoopOrder::ijk:
+            nest([&](auto i, auto j, auto k) { body(i, j, k); });
+            break;
+        case LoopOrder::ikj:
+            nest([&](auto i, auto k, auto j) { body(i, j, k); });
+            break;
+        case LoopOrder::jik:
+            nest([&](auto j, auto i, auto k) { body(i, j, k); });
+            break;
+        case LoopOrder::jki:
+            nest([&](auto j, auto k, auto i) { body(i, j, k); });
+            break;
+        case LoopOrder::kij:
+            nest([&](auto k, auto i, auto j) { body(i, j, k); });
+            break;
+        case LoopOrder::kji:
+            nest([&](auto k, auto j, auto i) { body(i, j, k); });
+            break;
     }
 }
 
