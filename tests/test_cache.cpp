@@ -8,6 +8,7 @@
 #include "cachebook/cache.hpp"
 #include "cachebook/trace.hpp"
 #include "list_cache.hpp"
+#include "six_orders_table.hpp"
 
 using namespace cachebook;
 
@@ -154,21 +155,7 @@ TEST_CASE("the same cache gives the course notes' tiled transpose table for 73 x
 
 TEST_CASE("4- and 32-line fully associative LRU caches give the course notes' six loop orders tables",
           "[cache][reference]") {
-    const auto [lines, order, a, b, c, total] =
-        GENERATE(table<std::size_t, LoopOrder, const char*, const char*, const char*, const char*>({
-            {4, LoopOrder::ijk, "0.125", "1.000", "0.002", "1.127"},
-            {4, LoopOrder::jik, "0.125", "1.000", "0.016", "1.141"},
-            {4, LoopOrder::jki, "1.000", "0.016", "1.000", "2.016"},
-            {4, LoopOrder::kji, "1.000", "0.002", "1.000", "2.002"},
-            {4, LoopOrder::kij, "0.016", "0.125", "0.125", "0.266"},
-            {4, LoopOrder::ikj, "0.002", "0.125", "0.125", "0.252"},
-            {32, LoopOrder::ijk, "0.125", "1.000", "0.002", "1.127"},
-            {32, LoopOrder::jik, "0.125", "1.000", "0.016", "1.141"},
-            {32, LoopOrder::jki, "1.000", "0.016", "1.000", "2.016"},
-            {32, LoopOrder::kji, "1.000", "0.002", "1.000", "2.002"},
-            {32, LoopOrder::kij, "0.016", "0.002", "0.125", "0.143"},
-            {32, LoopOrder::ikj, "0.002", "0.125", "0.002", "0.129"},
-        }));
+    const auto [lines, order, a, b, c, total] = GENERATE(from_range(cachebook_test::notes_six_orders()));
     INFO(lines << " lines, order " << order_name(order));
     const Row got = matmul_row(order, lines);
     CHECK(got.a == a);

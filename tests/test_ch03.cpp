@@ -6,6 +6,7 @@
 #include "cachebook/cli.hpp"
 #include "cachebook/matmul_orders.hpp"
 #include "six_orders.hpp"
+#include "six_orders_table.hpp"
 #include "support.hpp"
 
 using cachebook::LoopOrder;
@@ -30,21 +31,7 @@ TEST_CASE("the analysis gives 1/B for a right index, 1 for a left index and 0 fo
 
 TEST_CASE("the course notes' six orders in a 4-line and a 32-line cache miss as their table says",
           "[ch03][reference]") {
-    const auto [lines, order, a, b, c, total] =
-        GENERATE(table<std::size_t, LoopOrder, std::string, std::string, std::string, std::string>({
-            {4, LoopOrder::ijk, "0.125", "1.000", "0.002", "1.127"},
-            {4, LoopOrder::jik, "0.125", "1.000", "0.016", "1.141"},
-            {4, LoopOrder::jki, "1.000", "0.016", "1.000", "2.016"},
-            {4, LoopOrder::kji, "1.000", "0.002", "1.000", "2.002"},
-            {4, LoopOrder::kij, "0.016", "0.125", "0.125", "0.266"},
-            {4, LoopOrder::ikj, "0.002", "0.125", "0.125", "0.252"},
-            {32, LoopOrder::ijk, "0.125", "1.000", "0.002", "1.127"},
-            {32, LoopOrder::jik, "0.125", "1.000", "0.016", "1.141"},
-            {32, LoopOrder::jki, "1.000", "0.016", "1.000", "2.016"},
-            {32, LoopOrder::kji, "1.000", "0.002", "1.000", "2.002"},
-            {32, LoopOrder::kij, "0.016", "0.002", "0.125", "0.143"},
-            {32, LoopOrder::ikj, "0.002", "0.125", "0.002", "0.129"},
-        }));
+    const auto [lines, order, a, b, c, total] = GENERATE(from_range(cachebook_test::notes_six_orders()));
     INFO(lines << " lines, order " << cachebook::order_name(order));
     const auto misses = ch03::simulate_order(order, 64, cachebook::CacheConfig::fully_associative(lines, 64));
     const auto per_iteration = misses.per_iteration();

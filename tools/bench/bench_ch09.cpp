@@ -23,6 +23,7 @@
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
 #include "matmul.hpp"
+#include "timing.hpp"
 
 namespace {
 
@@ -86,13 +87,9 @@ std::optional<Side> child(const std::string& core, std::size_t n, int threads, i
     const std::string cmd =
         fmt::format("{}'{}' --child --n {} --threads {} --runs {}",
                     core.empty() ? "" : "OPENBLAS_CORETYPE=" + core + " ", self.string(), n, threads, runs);
-    std::FILE* pipe = ::popen(cmd.c_str(), "r");
-    if (pipe == nullptr) return std::nullopt;
-    std::string text;
-    std::array<char, 512> buf{};
-    while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) text += buf.data();
-    if (::pclose(pipe) != 0) return std::nullopt;
-    const auto j = nlohmann::json::parse(text, nullptr, false);
+    const std::optional<std::string> text = ch09::output_of(cmd);
+    if (!text) return std::nullopt;
+    const auto j = nlohmann::json::parse(*text, nullptr, false);
     if (j.is_discarded()) return std::nullopt;
     return Side{j.at("core"), j.at("step6"), j.at("blas"), j.at("step6_cpu"), j.at("blas_cpu")};
 }
