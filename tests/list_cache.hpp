@@ -3,6 +3,7 @@
 // recent (LRU) or newest (FIFO) first. The differential tests hold the book's
 // model and cachesim's fast engine to it, access by access.
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <list>
 #include <random>
@@ -94,6 +95,27 @@ private:
     std::vector<std::list<Line>> sets_;
     cachebook::Counts counts_;
 };
+
+/// One access's outcome in a cache under test (the model or the fast engine) against the list's.
+inline void require_same_outcome(const cachebook::AccessResult& got, const ListCache::Outcome& want) {
+    REQUIRE(got.hit == want.hit);
+    REQUIRE(got.evicted == want.evicted);
+    if (want.evicted) {
+        REQUIRE(got.evicted_line == want.evicted_line);
+        REQUIRE(got.dirty_evicted == want.dirty_evicted);
+    }
+}
+
+/// After a run: the same counts, and every set holding the same lines.
+template <typename CacheUnderTest>
+void require_same_state(const CacheUnderTest& cache, const ListCache& expected, std::size_t sets) {
+    REQUIRE(cache.total() == expected.counts());
+    for (std::size_t s = 0; s < sets; ++s) {
+        std::vector<std::uint64_t> held = cache.resident_lines(s);
+        std::sort(held.begin(), held.end());
+        REQUIRE(held == expected.resident_lines(s));
+    }
+}
 
 /// Random small caches and addresses for the differential tests: 1-5 sets,
 /// 1-20 ways, lines of 1-16 bytes, a third FIFO; a few addresses at the top

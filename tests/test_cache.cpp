@@ -225,21 +225,10 @@ TEST_CASE("the model agrees with a plain list per set", "[cache][differential]")
             const std::uint64_t address = pool[random.pick(0, pool.size() - 1)];
             const bool write = random.pick(0, 2) == 0;
             const AccessResult r = cache.access(address, 0, write);
-            const cachebook_test::ListCache::Outcome want = expected.access(address, write);
-            REQUIRE(r.hit == want.hit);
-            REQUIRE(r.evicted == want.evicted);
-            if (want.evicted) {
-                REQUIRE(r.evicted_line == want.evicted_line);
-                REQUIRE(r.dirty_evicted == want.dirty_evicted);
-            }
+            cachebook_test::require_same_outcome(r, expected.access(address, write));
             REQUIRE(cache.contains(address));
         }
-        REQUIRE(cache.total() == expected.counts());
-        for (std::size_t s = 0; s < config.sets; ++s) {
-            std::vector<std::uint64_t> held = cache.resident_lines(s);
-            std::sort(held.begin(), held.end());
-            REQUIRE(held == expected.resident_lines(s));
-        }
+        cachebook_test::require_same_state(cache, expected, config.sets);
     }
 }
 
