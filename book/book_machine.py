@@ -15,10 +15,6 @@ from pathlib import Path
 SOURCE_JSON = "ch01_row_major.json"
 
 
-def _size(n: int) -> str:
-    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n >> 10} KiB"
-
-
 def detected(generated: Path) -> dict:
     """The machine module's figures from chapter 1's results, or {} when they are missing."""
     try:
@@ -34,7 +30,7 @@ def describe(generated: Path) -> dict:
     for c in d.get("caches") or []:
         if c.get("type") == "Instruction":
             continue
-        cs.append({"name": c["name"], "size": _size(c["size_bytes"]), "ways": c.get("ways") or "",
+        cs.append({"name": c["name"], "size": c["size_text"], "ways": c.get("ways") or "",
                    "line_bytes": c.get("line_bytes") or "", "source": c.get("source", "unknown")})
     cache_text = ", ".join(f"{c['name']} {c['size']}" + (f" {c['ways']}-way" if c["ways"] else "") for c in cs)
     if d.get("line_bytes"):

@@ -240,9 +240,9 @@ class Machine(unittest.TestCase):
 
     def test_known_caches_with_their_source(self):
         m = self.describe({"cpu": "X", "usable_cpus": 2, "line_bytes": 64, "caches": [
-            {"name": "L1d", "type": "Data", "size_bytes": 49152, "ways": 12, "line_bytes": 64, "source": "hwloc"},
-            {"name": "L1i", "type": "Instruction", "size_bytes": 32768, "ways": 8, "line_bytes": 64, "source": "hwloc"},
-            {"name": "L3", "type": "Unified", "size_bytes": 32 << 20, "ways": None, "line_bytes": 64, "source": "sysfs"}]})
+            {"name": "L1d", "type": "Data", "size_bytes": 49152, "size_text": "48 KiB", "ways": 12, "line_bytes": 64, "source": "hwloc"},
+            {"name": "L1i", "type": "Instruction", "size_bytes": 32768, "size_text": "32 KiB", "ways": 8, "line_bytes": 64, "source": "hwloc"},
+            {"name": "L3", "type": "Unified", "size_bytes": 32 << 20, "size_text": "32 MiB", "ways": None, "line_bytes": 64, "source": "sysfs"}]})
         self.assertEqual(m["cache_text"], "L1d 48 KiB 12-way, L3 32 MiB, 64-byte lines (from hwloc and sysfs)")
         self.assertTrue(m["summary"].startswith("X, 2 CPUs; L1d 48 KiB"))
 

@@ -299,13 +299,6 @@ TEST_CASE("line size rules on synthetic strides", "[ch08]") {
     CHECK_FALSE(ch08::line_size_from_touches(flat).has_value());
 }
 
-TEST_CASE("human_bytes", "[ch08]") {
-    CHECK(ch08::human_bytes(512) == "512 B");
-    CHECK(ch08::human_bytes(48 << 10) == "48 KiB");
-    CHECK(ch08::human_bytes(1536 << 10) == "1.5 MiB");
-    CHECK(ch08::human_bytes(std::size_t{300} << 20) == "300 MiB");
-}
-
 // ---------------------------------------------------------------------------
 // Measured on this machine.
 

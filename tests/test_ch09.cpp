@@ -348,16 +348,6 @@ TEST_CASE("results without the levels, or with a bad size, are refused", "[ch09]
     CHECK_THROWS_AS(ch09::read_measured_caches("/"), std::invalid_argument);
 }
 
-TEST_CASE("cache sizes print in MiB when whole, else in KiB", "[ch09]") {
-    CHECK(ch09::size_text(48 << 10) == "48 KiB");
-    CHECK(ch09::size_text(2 << 20) == "2 MiB");
-    CHECK(ch09::size_text(300u << 20) == "300 MiB");
-    CHECK(ch09::size_text(1280 << 10) == "1280 KiB");
-    CHECK(ch09::size_text(50628) == "49.4 KiB");
-    CHECK(ch09::size_text(7708185) == "7.4 MiB");
-    CHECK(ch09::size_text(100) == "100 bytes");
-}
-
 TEST_CASE("Amdahl's and Gustafson's laws, and the parallel share read from a speed-up", "[ch09]") {
     CHECK(ch09::amdahl_speedup(1.0, 4) == 4.0);
     CHECK(ch09::amdahl_speedup(0.0, 4) == 1.0);

@@ -194,8 +194,7 @@ void latency_section(Report& report, const Options& options) {
     ch07::LatencyRow row;
     for (std::size_t bytes : {std::size_t{16} << 10, large}) {
         row = ch07::latency_row(bytes, hops, options.run_count());
-        const std::string size =
-            bytes < (1 << 20) ? fmt::format("{} KiB", bytes >> 10) : fmt::format("{} MiB", bytes >> 20);
+        const std::string size = cachebook::size_text(bytes);
         table.row({Value::exact_as("bytes", row.bytes, size), Value::measured("strided_ns", row.strided_ns, "{:.2f}"),
                    Value::measured("gather_ns", row.gather_ns, "{:.2f}"),
                    Value::measured("chase_ns", row.chase_ns, "{:.2f}")},

@@ -11,8 +11,11 @@
 #include <stdexcept>
 
 #include "cachebook/measure.hpp"
+#include "cachebook/report.hpp"
 
 namespace ch08 {
+
+using cachebook::size_text;
 
 std::vector<std::size_t> sweep_sizes(std::size_t min_bytes, std::size_t max_bytes, int steps_per_octave,
                                      std::size_t node_bytes) {
@@ -45,16 +48,16 @@ std::size_t nearest_size(const std::vector<std::size_t>& sizes, std::size_t want
 
 UpperBound sweep_upper_bound(std::optional<std::size_t> llc_bytes, std::size_t floor_bytes, std::size_t cap_bytes) {
     if (!llc_bytes || *llc_bytes == 0)
-        return {cap_bytes, fmt::format("no last-level cache reported; sweeping to {}", human_bytes(cap_bytes))};
+        return {cap_bytes, fmt::format("no last-level cache reported; sweeping to {}", size_text(cap_bytes))};
     const std::size_t want = 4 * *llc_bytes;
     if (want > cap_bytes)
         return {cap_bytes, fmt::format("4 x the reported last-level cache ({}) would be {}; capped at {}, where "
                                        "the curve is main memory already and each size costs a tenth of a second",
-                                       human_bytes(*llc_bytes), human_bytes(want), human_bytes(cap_bytes))};
+                                       size_text(*llc_bytes), size_text(want), size_text(cap_bytes))};
     if (want < floor_bytes)
         return {floor_bytes, fmt::format("4 x the reported last-level cache ({}) is below the floor of {}",
-                                         human_bytes(*llc_bytes), human_bytes(floor_bytes))};
-    return {want, fmt::format("4 x the reported last-level cache ({})", human_bytes(*llc_bytes))};
+                                         size_text(*llc_bytes), size_text(floor_bytes))};
+    return {want, fmt::format("4 x the reported last-level cache ({})", size_text(*llc_bytes))};
 }
 
 Hops hops_for(std::size_t nodes, std::size_t timed, std::size_t max_warmup) {
@@ -167,7 +170,7 @@ std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void
         for (auto& s : small) time_size(config, s, 1);
         if (on_step && !small.empty())
             on_step(fmt::format("pass {} of {} over the sizes up to {}", pass + 1, config.runs,
-                                human_bytes(small.back().best.bytes)));
+                                size_text(small.back().best.bytes)));
         // Large sizes, one after another, each with all its runs.
         const std::size_t upto = large * static_cast<std::size_t>(pass + 1) / static_cast<std::size_t>(config.runs);
         while (large_points.size() < upto) {
@@ -175,7 +178,7 @@ std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void
             time_size(config, s, config.runs);
             s.best.huge_bytes = s.buf.huge_page_bytes();
             large_points.push_back(s.best);
-            if (on_step) on_step(fmt::format("{} {:.1f} ns", human_bytes(s.best.bytes), s.best.chase_ns));
+            if (on_step) on_step(fmt::format("{} {:.1f} ns", size_text(s.best.bytes), s.best.chase_ns));
         }
     }
     std::vector<Point> curve;
@@ -560,18 +563,6 @@ nlohmann::json to_json(const Level& l) {
             {"latency_ns", or_null(l.latency_ns)},
             {"reported_bytes", or_null(l.reported)},
             {"difference_pct", or_null(l.difference_pct)}};
-}
-
-std::string human_bytes(std::size_t bytes) {
-    const double b = static_cast<double>(bytes);
-    auto fmt_unit = [](double v, const char* unit) {
-        if (std::abs(v - std::round(v)) < 0.05) return fmt::format("{:.0f} {}", v, unit);
-        return fmt::format("{:.1f} {}", v, unit);
-    };
-    if (bytes >= (std::size_t{1} << 30)) return fmt_unit(b / (1 << 30), "GiB");
-    if (bytes >= (std::size_t{1} << 20)) return fmt_unit(b / (1 << 20), "MiB");
-    if (bytes >= 1024) return fmt_unit(b / 1024, "KiB");
-    return fmt::format("{} B", bytes);
 }
 
 }  // namespace ch08

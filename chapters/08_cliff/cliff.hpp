@@ -196,7 +196,4 @@ nlohmann::json to_json(const Point& p);
 nlohmann::json to_json(const Cliff& c);
 nlohmann::json to_json(const Level& l);
 
-/// "48 KiB", "2 MiB", "1.5 MiB": a size as a reader reads it.
-std::string human_bytes(std::size_t bytes);
-
 }  // namespace ch08

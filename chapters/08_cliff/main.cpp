@@ -18,8 +18,8 @@
 namespace {
 
 using cachebook::Report;
+using cachebook::size_text;
 using cachebook::Value;
-using ch08::human_bytes;
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 struct Options {
@@ -85,7 +85,7 @@ Value block(std::string text) {
 }
 
 std::string or_not_found(const std::optional<std::size_t>& v) {
-    return v ? human_bytes(*v) : "not found";
+    return v ? size_text(*v) : "not found";
 }
 
 // null when absent ("not found" in the JSON, never a made-up number).
@@ -104,8 +104,8 @@ void experiment_section(Report& report, const Options& options, const Setup& set
     report.record("pinned", setup.pinned);
     report.line("  seed {}: a random single cycle through {}-byte nodes, one node per line",
                 Value::exact("seed", options.seed), ch08::kNodeBytes);
-    report.line("  sizes: {} to {} at {} per octave ({} sizes); upper bound: {}", human_bytes(setup.sizes.front()),
-                Value::measured("", human_bytes(setup.sizes.back())),
+    report.line("  sizes: {} to {} at {} per octave ({} sizes); upper bound: {}", size_text(setup.sizes.front()),
+                Value::measured("", size_text(setup.sizes.back())),
                 Value::exact("steps_per_octave", options.per_octave()), Value::measured("", setup.sizes.size()),
                 Value::measured("upper_bound.why", setup.upper.why));
     report.record("upper_bound.bytes", setup.upper.bytes);
@@ -176,7 +176,7 @@ void curve_section(Report& report, const Options& options, const Curves& curves,
         curve.push_back(point);
         if (every_second && k % 2 != 0 && k + 1 != small.size()) continue;
         const auto& p = small[k];
-        table.row({human_bytes(p.bytes), fmt::format("{:.2f}", p.chase_ns),
+        table.row({size_text(p.bytes), fmt::format("{:.2f}", p.chase_ns),
                    ghz ? fmt::format("{:.1f}", p.chase_ns * *ghz) : "-", fmt::format("{:.2f}", p.strided_ns),
                    huge.empty() ? "-" : fmt::format("{:.2f}", huge[k].chase_ns)});
     }
@@ -189,7 +189,7 @@ std::string cliffs_text(const std::vector<ch08::Cliff>& cliffs, const std::vecto
     std::string s;
     for (const auto& c : cliffs)
         s += fmt::format("  rise from {:>9}, halfway at {:>9}: {:7.2f} ns -> {:7.2f} ns (x{:.1f})\n",
-                         human_bytes(curve[c.last_flat].bytes), human_bytes(c.capacity_bytes), c.below_ns, c.above_ns,
+                         size_text(curve[c.last_flat].bytes), size_text(c.capacity_bytes), c.below_ns, c.above_ns,
                          c.above_ns / c.below_ns);
     return s;
 }
@@ -296,7 +296,7 @@ void levels_section(Report& report, const Setup& setup, const Curves& curves, co
     for (const auto& l : levels) {
         const auto latency = latency_cells(l.latency_ns, ghz);
         table.row({l.name, Value::measured("", or_not_found(l.detected)),
-                   Value::measured("", l.reported ? human_bytes(*l.reported) : "unknown"),
+                   Value::measured("", l.reported ? size_text(*l.reported) : "unknown"),
                    Value::measured("", l.difference_pct ? fmt::format("{:+.1f} %", *l.difference_pct) : "-"),
                    latency[0], latency[1], Value::measured("", explain(l, use_huge))});
         record_level(report, l, ghz);
@@ -319,7 +319,7 @@ void wrong_method_section(Report& report, const Setup& setup, const Curves& curv
     for (std::size_t want : {std::size_t{16} << 10, std::size_t{256} << 10, std::size_t{4} << 20, setup.upper.bytes}) {
         const auto& p = curves.small_pages[ch08::nearest_size(setup.sizes, want)];
         last_ratio = p.chase_ns / p.strided_ns;
-        table.row({Value::measured_as("bytes", p.bytes, human_bytes(p.bytes)),
+        table.row({Value::measured_as("bytes", p.bytes, size_text(p.bytes)),
                    Value::measured("chase_ns", p.chase_ns, "{:.2f}"),
                    Value::measured("strided_ns", p.strided_ns, "{:.2f}"),
                    Value::measured("ratio", last_ratio, "{:.1f}x")});
@@ -382,7 +382,7 @@ void pages_section(Report& report, const Options& options, const Setup& setup, c
     const auto& huge = curves.huge_pages;
     cachebook::Table table({"size", "4 KiB pages ns", "huge pages ns", "4K / huge"});
     for (std::size_t k = 0; k < setup.sizes.size(); k += static_cast<std::size_t>(options.per_octave()))
-        table.row({human_bytes(setup.sizes[k]), fmt::format("{:.2f}", small[k].chase_ns),
+        table.row({size_text(setup.sizes[k]), fmt::format("{:.2f}", small[k].chase_ns),
                    fmt::format("{:.2f}", huge[k].chase_ns),
                    fmt::format("{:.2f}", small[k].chase_ns / huge[k].chase_ns)});
     nlohmann::json ratios = nlohmann::json::array();

@@ -196,7 +196,7 @@ std::string steps45_kernel(Isa isa) {
 
 Value cache_value(const std::string& key, const std::optional<cachebook::CacheInfo>& c) {
     if (!c) return Value::unknown(key, "unknown");
-    return Value::measured_as(key, c->size_bytes / 1024, ch09::size_text(c->size_bytes));
+    return Value::measured_as(key, c->size_bytes / 1024, cachebook::size_text(c->size_bytes));
 }
 
 void record_features(Report& report, const MachineFacts& m, const cachebook::Machine& machine) {
@@ -607,10 +607,10 @@ void cache_row(cachebook::ResultTable& table, const Options& o, const MachineFac
     const auto found = o.measured_caches ? o.measured_caches->bytes[level - 1] : std::nullopt;
     // Every key is recorded, null where nothing was measured, so the book's page builds either way.
     Value measured_cell = !o.measured_caches ? Value::unknown(key, "-")
-                          : found            ? Value::measured_as(key, *found, ch09::size_text(*found))
+                          : found            ? Value::measured_as(key, *found, cachebook::size_text(*found))
                                              : Value::unknown(key, "not found, reported used");
     table.row({level_name(level),
-               reported ? Value::measured("", ch09::size_text(reported->size_bytes))
+               reported ? Value::measured("", cachebook::size_text(reported->size_bytes))
                         : Value::measured("", std::string("unknown, a common size")),
                measured_cell});
 }

@@ -268,15 +268,6 @@ Blocking measured_blocking(const MeasuredCaches& measured, const std::array<std:
     return derive_blocking(bytes[0], bytes[1], bytes[2], kernel.mr, kernel.nr);
 }
 
-std::string size_text(std::size_t bytes) {
-    constexpr std::size_t kib = 1024, mib = 1024 * 1024;
-    if (bytes >= mib && bytes % mib == 0) return fmt::format("{} MiB", bytes / mib);
-    if (bytes % kib == 0) return fmt::format("{} KiB", bytes / kib);
-    if (bytes >= mib) return fmt::format("{:.1f} MiB", double(bytes) / double(mib));
-    if (bytes >= kib) return fmt::format("{:.1f} KiB", double(bytes) / double(kib));
-    return fmt::format("{} bytes", bytes);
-}
-
 // ---- Speed-up: Amdahl and Gustafson ---------------------------------------------------
 
 double amdahl_speedup(double parallel, double workers) {

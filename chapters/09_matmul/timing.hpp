@@ -121,10 +121,6 @@ MeasuredCaches read_measured_caches(const std::string& path);
 Blocking measured_blocking(const MeasuredCaches& measured, const std::array<std::size_t, 3>& reported,
                            const MicroKernel& kernel);
 
-/// A cache size as the book prints it: whole MiB as MiB, whole KiB below that as KiB, and
-/// anything else (a measured size) with one decimal ("48 KiB", "300 MiB", "49.4 KiB").
-std::string size_text(std::size_t bytes);
-
 /// Amdahl's law: the speed-up on `workers` of a program whose share `parallel` runs in parallel,
 /// for a problem of a fixed size: 1 / ((1 - p) + p / workers).
 double amdahl_speedup(double parallel, double workers);

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
+
+#include "cachebook/report.hpp"
 #if defined(__aarch64__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
@@ -74,13 +76,6 @@ std::size_t read_size(const fs::path& p) {
     return v;
 }
 
-std::string human(std::size_t bytes) {
-    if (bytes >= (std::size_t{1} << 20) && bytes % (std::size_t{1} << 20) == 0)
-        return fmt::format("{} MiB", bytes >> 20);
-    if (bytes % 1024 == 0) return fmt::format("{} KiB", bytes >> 10);
-    return fmt::format("{} B", bytes);
-}
-
 // Sets when ways and line are both known; the size alone does not say.
 void complete(CacheInfo& c) {
     c.sets = c.ways > 0 && c.line_bytes > 0 ? c.size_bytes / (c.ways * c.line_bytes) : 0;
@@ -91,7 +86,7 @@ std::string note_of(const std::string& source, const std::vector<CacheInfo>& cac
     if (caches.empty()) return fmt::format("{}: {}", source, why_none);
     std::string s = source + ":";
     for (const auto& c : caches)
-        s += fmt::format("{} {} {}", s.back() == ':' ? "" : ",", c.name(), human(c.size_bytes));
+        s += fmt::format("{} {} {}", s.back() == ':' ? "" : ",", c.name(), size_text(c.size_bytes));
     return s;
 }
 
@@ -387,6 +382,7 @@ nlohmann::json machine_json(const Machine& m) {
                           {"level", c.level},
                           {"type", c.type},
                           {"size_bytes", c.size_bytes},
+                          {"size_text", size_text(c.size_bytes)},
                           {"ways", or_null(c.ways > 0, c.ways)},
                           {"line_bytes", or_null(c.line_bytes > 0, c.line_bytes)},
                           {"sets", or_null(c.sets > 0, c.sets)},
