@@ -323,12 +323,35 @@ TEST_CASE("measured: the first cliff of a short sweep is L1d, within 15 % of sys
     CHECK(cliffs[0].above_ns > 1.5 * cliffs[0].below_ns);
 }
 
+TEST_CASE("where a line can be flushed, both line-size experiments time every stride, in order", "[ch08]") {
+    const std::vector<std::size_t> strides = {8, 64, 512};
+    for (auto method : {ch08::LineMethod::Touches, ch08::LineMethod::FlushProbe}) {
+        const auto r = ch08::measure_line_size(method, strides, 4, std::size_t{1} << 20, 2, 3);
+#if defined(__x86_64__) || defined(__aarch64__)
+        REQUIRE(r.measured);  // clflush, or dc civac, runs in user code
+        REQUIRE(r.points.size() == strides.size());
+        for (std::size_t i = 0; i < strides.size(); ++i) {
+            CHECK(r.points[i].stride == strides[i]);
+            CHECK(r.points[i].ns > 0);
+        }
+#else
+        CHECK_FALSE(r.measured);
+        CHECK(r.points.empty());
+#endif
+    }
+#if defined(__x86_64__) || defined(__aarch64__)
+    // The gap must hold a fresh page for each of strides x runs trials: 3 x 2 x 8 KiB > 32 KiB.
+    CHECK_THROWS_AS(ch08::measure_line_size(ch08::LineMethod::Touches, strides, 4, std::size_t{32} << 10, 2, 3),
+                    std::invalid_argument);
+#endif
+}
+
 TEST_CASE("measured: the flush probe finds the line size sysfs reports", "[ch08][timing]") {
     const auto l1 = cachebook::data_cache(1);
     if (!l1 || l1->line_bytes == 0) CACHEBOOK_SKIP("sysfs reports no line size to compare with");
     const auto r = ch08::measure_line_size(ch08::LineMethod::FlushProbe, {8, 16, 32, 64, 128, 256, 512}, 64,
                                            std::size_t{1} << 20, 5, 11);
-    if (!r.measured) CACHEBOOK_SKIP("no clflush on this architecture");
+    if (!r.measured) CACHEBOOK_SKIP("no line flush on this architecture");
     REQUIRE(r.line_bytes.has_value());
     CHECK(*r.line_bytes == l1->line_bytes);
 }

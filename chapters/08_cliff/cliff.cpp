@@ -338,6 +338,8 @@ std::vector<Cliff> detect_cliffs(const std::vector<std::size_t>& bytes, const st
 
 namespace {
 
+#if defined(__x86_64__) || defined(__aarch64__)
+#define CH08_CAN_FLUSH 1
 #if defined(__x86_64__)
 inline void flush_line(const void* p) {
     asm volatile("clflush (%0)" : : "r"(p) : "memory");
@@ -345,6 +347,27 @@ inline void flush_line(const void* p) {
 inline void fence() {
     asm volatile("mfence" : : : "memory");
 }
+// clflush acts on 64 bytes on every x86-64 core.
+inline std::size_t flush_step() {
+    return 64;
+}
+#else
+// Clean and invalidate to the point of coherence: out of every cache, as clflush. Linux lets
+// user code run it (SCTLR_EL1.UCI).
+inline void flush_line(const void* p) {
+    asm volatile("dc civac, %0" : : "r"(p) : "memory");
+}
+inline void fence() {
+    asm volatile("dsb ish" : : : "memory");
+}
+// The smallest data-cache line of any level, from CTR_EL0.DminLine (log2 of 4-byte words), so
+// that flushing a page one step at a time reaches every line in it.
+inline std::size_t flush_step() {
+    std::uint64_t ctr = 0;
+    asm volatile("mrs %0, ctr_el0" : "=r"(ctr));
+    return std::size_t{4} << ((ctr >> 16) & 0xF);
+}
+#endif
 
 constexpr std::size_t kPage = 4096;
 constexpr std::size_t kTrialStep = 2 * kPage;  // a fresh page per trial, a page apart from the last
@@ -362,8 +385,9 @@ inline std::uint64_t load(const std::byte* p, std::uint64_t carry) {
 double time_trial(LineMethod method, std::byte* buf, const std::vector<std::size_t>& order, std::size_t gap,
                   std::size_t offset, std::size_t stride) {
     const std::size_t chunks = order.size();
+    const std::size_t step = flush_step();
     for (std::size_t c = 0; c < chunks; ++c)  // out of every cache
-        for (std::size_t b = 0; b < kPage; b += 64) flush_line(buf + c * gap + offset + b);
+        for (std::size_t b = 0; b < kPage; b += step) flush_line(buf + c * gap + offset + b);
     fence();
     std::uint64_t carry = 0;
     std::size_t loads = 0;
@@ -403,7 +427,7 @@ LineSizeResult measure_line_size(LineMethod method, const std::vector<std::size_
                                  std::size_t gap, int runs, std::uint64_t seed) {
     LineSizeResult result;
     result.method = method;
-#if defined(__x86_64__)
+#if defined(CH08_CAN_FLUSH)
     const std::size_t trials = strides.size() * static_cast<std::size_t>(runs);
     if (chunks < 2 || runs < 1 || strides.empty() || trials * kTrialStep > gap)
         throw std::invalid_argument("measure_line_size: the chunks' gap must hold a fresh page for every trial");
@@ -477,7 +501,7 @@ std::optional<std::size_t> line_size_from_probe(const std::vector<StridePoint>& 
 // ---------------------------------------------------------------------------
 
 std::optional<double> estimate_ghz(int runs) {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
     // [snippet: clock]
     constexpr std::uint64_t kIterations = 1u << 13;  // half a million adds: a fraction of a millisecond
     constexpr int kAddsPerIteration = 64;
@@ -488,12 +512,21 @@ std::optional<double> estimate_ghz(int runs) {
             // 64 adds to one register: each waits for the last, one cycle apiece. The 1 comes
             // from a register, not an immediate: recent Intel cores fold chains of immediate
             // adds while renaming, and `add $1` would run several to a cycle.
+#if defined(__x86_64__)
             asm volatile(
                 ".rept 64\n\t"
                 "add %1, %0\n\t"
                 ".endr"
                 : "+r"(x)
                 : "r"(one));
+#else
+            asm volatile(
+                ".rept 64\n\t"
+                "add %0, %0, %1\n\t"
+                ".endr"
+                : "+r"(x)
+                : "r"(one));
+#endif
         }
     });
     cachebook::do_not_optimize(x);

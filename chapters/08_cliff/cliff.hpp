@@ -135,13 +135,13 @@ enum class LineMethod {
     /// that fetch the next lines on a miss make strides past the line look cheap.
     Touches,
     /// In each chunk, load base and base + S, flush the line of base (clflush
-    /// acts on exactly one line), then time one dependent load of base + S:
+    /// or dc civac acts on exactly one line), then time one dependent load of base + S:
     /// a miss while S is inside base's line, a hit once S reaches the next line.
     FlushProbe,
 };
 
 struct LineSizeResult {
-    bool measured = false;  ///< false where lines cannot be flushed (not x86-64)
+    bool measured = false;  ///< false where lines cannot be flushed (neither x86-64 nor 64-bit ARM)
     LineMethod method = LineMethod::Touches;
     std::vector<StridePoint> points;
     std::optional<std::size_t> line_bytes;  ///< nullopt: no clear step
@@ -170,7 +170,7 @@ std::optional<std::size_t> line_size_from_probe(const std::vector<StridePoint>& 
 // The clock.
 
 /// GHz of the core now, from a chain of dependent integer adds (one cycle
-/// each on every x86-64 core); nullopt on other machines.
+/// each on every x86-64 and 64-bit ARM core); nullopt on other machines.
 std::optional<double> estimate_ghz(int runs);
 
 // ---------------------------------------------------------------------------

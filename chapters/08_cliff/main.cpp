@@ -345,7 +345,7 @@ void line_size_section(Report& report, const Options& options) {
     const auto probe = ch08::measure_line_size(ch08::LineMethod::FlushProbe, strides, chunks / 2, std::size_t{4} << 20,
                                                line_runs, seed + 1);
     if (!touches.measured) {
-        report.line("{}", block("  not measured: flushing a line needs clflush (x86-64)"));
+        report.line("{}", block("  not measured: flushing a line needs clflush (x86-64) or dc civac (64-bit ARM)"));
         report.record("line", nullptr);
         return;
     }
