@@ -3,6 +3,9 @@
 #   check:   run each chapter in golden mode (CACHEBOOK_GOLDEN=1) and diff its stdout with expected.txt
 #   update:  write that stdout to expected.txt (a change to the book: review the diff)
 #   summary: check every chapter and print a table: chapter, match / differs, seconds
+#   A CHAPTER of the form NAME.quick runs NAME --quick against NAME/expected.quick.txt: the
+#   same code on smaller inputs, for a chapter whose full run takes too long somewhere (chapter
+#   9 under an emulator).
 # golden.sh same BIN_DIR FIXTURE_DIR CHAPTER [ARGS...]
 #   runs the chapter in golden mode twice, on this machine and with every machine source
 #   replaced by the fixture (CACHEBOOK_MACHINE), and requires the same stdout: the output's
@@ -27,18 +30,25 @@ shift 2
 status=0
 [[ $mode == summary ]] && printf '\n%-18s %-8s %8s\n%s\n' chapter golden seconds "------------------------------------"
 for ch in "$@"; do
-  prog="$bin/ch$ch"
-  expected="$root/chapters/$ch/expected.txt"
+  args=()
+  if [[ $ch == *.quick ]]; then
+    name=${ch%.quick} args=(--quick)
+    expected="$root/chapters/$name/expected.quick.txt"
+  else
+    name=$ch
+    expected="$root/chapters/$ch/expected.txt"
+  fi
+  prog="$bin/ch$name"
   out=$(mktemp)
   start=$(date +%s%N)
   # shellcheck disable=SC2086
-  CACHEBOOK_GOLDEN=1 ${CACHEBOOK_EMULATOR:-} "$prog" >"$out" </dev/null
+  CACHEBOOK_GOLDEN=1 ${CACHEBOOK_EMULATOR:-} "$prog" "${args[@]}" >"$out" </dev/null
   rc=$?
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
   secs=$(printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)))
   case $mode in
     update)
-      if [[ $rc -ne 0 ]]; then echo "ch$ch exited with status $rc; expected.txt left as it was" >&2; status=1
+      if [[ $rc -ne 0 ]]; then echo "ch$ch exited with status $rc; $(basename "$expected") left as it was" >&2; status=1
       else cp "$out" "$expected"; echo "wrote $expected"; fi ;;
     check|summary)
       if [[ $rc -eq 0 ]] && [[ -f $expected ]] && cmp -s "$out" "$expected"; then result=match
