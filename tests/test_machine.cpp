@@ -188,3 +188,20 @@ TEST_CASE("the real machine: every cache carries a source, and sets agree with t
     }
     CHECK(m.notes.size() == 3);
 }
+
+TEST_CASE("a size prints in the largest binary unit it reaches, exactly where two decimals can say it", "[machine]") {
+    using cachebook::size_text;
+    CHECK(size_text(0) == "0 B");
+    CHECK(size_text(1023) == "1023 B");
+    CHECK(size_text(1024) == "1 KiB");
+    CHECK(size_text(48 << 10) == "48 KiB");
+    CHECK(size_text(1536) == "1.5 KiB");
+    CHECK(size_text(1280 << 10) == "1.25 MiB");  // an L2 of 1.25 MiB, as Intel reports it
+    CHECK(size_text(1536 << 10) == "1.5 MiB");
+    CHECK(size_text(2 << 20) == "2 MiB");
+    CHECK(size_text(std::size_t{300} << 20) == "300 MiB");
+    CHECK(size_text(std::size_t{3} << 30) == "3 GiB");
+    CHECK(size_text(50628) == "49.4 KiB");  // a measured cliff: not a whole number of any unit
+    CHECK(size_text(7708185) == "7.4 MiB");
+    CHECK(size_text((std::size_t{1} << 20) - 1) == "1.0 MiB");  // not "1024.0 KiB"
+}

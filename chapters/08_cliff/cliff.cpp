@@ -10,8 +10,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
-#include "cachebook/report.hpp"
 
 namespace ch08 {
 

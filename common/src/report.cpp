@@ -210,19 +210,4 @@ void write_json(const std::string& path, const nlohmann::json& value) {
     }
 }
 
-std::string size_text(std::size_t bytes) {
-    static constexpr const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
-    if (bytes < 1024) return fmt::format("{} B", bytes);
-    std::size_t unit = 1024;
-    int i = 0;
-    // The unit whose value, rounded to one decimal, stays below 1024 ("1.0 MiB", not "1024.0 KiB").
-    while (i < 3 && static_cast<double>(bytes) / static_cast<double>(unit) >= 1023.95) unit *= 1024, ++i;
-    const double value = static_cast<double>(bytes) / static_cast<double>(unit);
-    // Two decimals or fewer when they are exact (1.25 MiB), trailing zeros dropped; else one.
-    if (bytes % unit == 0) return fmt::format("{} {}", bytes / unit, units[i]);
-    if ((bytes * 10) % unit == 0) return fmt::format("{:.1f} {}", value, units[i]);
-    if ((bytes * 100) % unit == 0) return fmt::format("{:.2f} {}", value, units[i]);
-    return fmt::format("{:.1f} {}", value, units[i]);
-}
-
 }  // namespace cachebook

@@ -97,4 +97,9 @@ bool pin_to_cpu(int cpu);
 /// The index of the n-th CPU in this process's affinity mask, or -1.
 int nth_usable_cpu(int n);
 
+/// A size in bytes as a reader reads it, in the largest binary unit it reaches:
+/// "512 B", "48 KiB", "1.25 MiB", "300 MiB", "2 GiB". Exact where two decimals
+/// say it exactly; otherwise rounded to one ("49.4 KiB" for 50628 bytes).
+std::string size_text(std::size_t bytes);
+
 }  // namespace cachebook

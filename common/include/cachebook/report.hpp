@@ -195,11 +195,6 @@ private:
     std::vector<std::vector<Value>> rows_;
 };
 
-/// A size in bytes as a reader reads it, in the largest binary unit it reaches:
-/// "512 B", "48 KiB", "1.25 MiB", "300 MiB", "2 GiB". Exact where two decimals
-/// say it exactly; otherwise rounded to one ("49.4 KiB" for 50628 bytes).
-std::string size_text(std::size_t bytes);
-
 /// Checks up front that `path` can be written (so a long run does not fail at
 /// its end); throws std::runtime_error naming the path otherwise.
 void check_writable(const std::string& path);
