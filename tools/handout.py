@@ -132,7 +132,8 @@ def readme(ch, chdir, meta, public, held_back):
                   f"- Points: {pts_public} from the cases here, {pts_held} from the instructor's further cases.", ""]
     lines += ["## Files", "",
               "- `starter.cpp`: yours to edit; `exercise.hpp`: what each function must do;",
-              "- `grader.cpp`: the cases; `grader_main.cpp`: the score lines; `book/`: the book's code the cases use;",
+              "- `grader.cpp`: the cases" + ("; `checks.hpp`: how each is checked" if (chdir / "exercises" / "checks.hpp").exists() else "")
+              + "; `grader_main.cpp`: the score lines; `book/`: the book's code the cases use;",
               "- `run_autograder`, `setup.sh`: Gradescope's entry points; "
               "`.github/classroom/autograding.json`: GitHub Classroom's tests.", ""]
     return "\n".join(lines)
@@ -168,7 +169,8 @@ def write_handout(ch, dest, instructor):
         shutil.copy2(f, out / f.name)
     for f in sorted(set(sources) | headers_needed(case_files + [ex / "exercise.hpp"] + sources,
                                                   [ROOT / d for d in include_dirs])):
-        if f.parent == ex:
+        if f.parent == ex:  # exercise.hpp, or the checks the cases share (checks.hpp): beside the cases
+            shutil.copy2(f, out / f.name)
             continue
         target = out / "book" / f.relative_to(ROOT)
         target.parent.mkdir(parents=True, exist_ok=True)

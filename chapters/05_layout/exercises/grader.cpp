@@ -1,18 +1,9 @@
 // Grades chapter 5's exercises against the compiler (sizeof of real structs) and
 // against the book's cache model, never against numbers typed here.
-#include <catch2/catch.hpp>
-
-#include "cachebook/cache.hpp"
-#include "exercise.hpp"
+#include "checks.hpp"
 #include "layout.hpp"
 
 namespace {
-
-using ch05_exercise::FieldSpec;
-#define SPEC(T, f)                            \
-    FieldSpec {                               \
-        sizeof(T::f), alignof(decltype(T::f)) \
-    }
 
 struct ShortLongShort {
     short a;
@@ -33,16 +24,6 @@ struct CharsAndFloat {
     char b;
     char tail[5];
 };
-
-// The lines a forward walk over the given ranges of n structs brings in, from the cache model.
-std::uint64_t simulated_lines(std::uint64_t n, std::size_t bytes, const std::vector<ch05_exercise::Range>& used,
-                              std::size_t line) {
-    cachebook::Cache cache(cachebook::CacheConfig::fully_associative(4, line));
-    for (std::uint64_t i = 0; i < n; ++i)
-        for (const auto& r : used)
-            for (std::size_t b = 0; b < r.size; ++b) cache.access(i * bytes + r.offset + b);
-    return cache.total().misses;
-}
 
 }  // namespace
 
@@ -70,13 +51,7 @@ TEST_CASE("exercise 2: lines_brought_in agrees with the cache model", "[2 points
     using ch05_exercise::Range;
     const std::vector<Range> x_vx{{offsetof(ch05::Particle, x), 8}, {offsetof(ch05::Particle, vx), 8}};
     CHECK(lines_brought_in(1'000'000, sizeof(ch05::Particle), x_vx, 64) == ch05::particle_lines(1'000'000).aos);
-    struct Case {
-        std::uint64_t n;
-        std::size_t bytes;
-        std::vector<Range> used;
-        std::size_t line;
-    };
-    const std::vector<Case> cases{
+    const std::vector<ch05_checks::WalkCase> cases{
         {1000, 72, {{0, 8}}, 64},   // x only
         {1000, 256, {{0, 8}}, 64},  // one field of a struct larger than a line: lines skipped
         {1000, 256, {{0, 8}, {200, 8}}, 64},
@@ -85,8 +60,5 @@ TEST_CASE("exercise 2: lines_brought_in agrees with the cache model", "[2 points
         {777, 72, {{24, 8}, {0, 8}}, 32},  // ranges listed out of order, 32-byte lines
         {64, 16, {{0, 16}}, 128},
     };
-    for (const Case& c : cases) {
-        INFO(c.n << " structs of " << c.bytes << " bytes, " << c.used.size() << " ranges, " << c.line << "-byte lines");
-        CHECK(lines_brought_in(c.n, c.bytes, c.used, c.line) == simulated_lines(c.n, c.bytes, c.used, c.line));
-    }
+    for (const auto& c : cases) ch05_checks::check_lines(c);
 }
