@@ -512,21 +512,16 @@ std::optional<double> estimate_ghz(int runs) {
             // 64 adds to one register: each waits for the last, one cycle apiece. The 1 comes
             // from a register, not an immediate: recent Intel cores fold chains of immediate
             // adds while renaming, and `add $1` would run several to a cycle.
+            asm volatile(
+                ".rept 64\n\t"
 #if defined(__x86_64__)
-            asm volatile(
-                ".rept 64\n\t"
-                "add %1, %0\n\t"
-                ".endr"
-                : "+r"(x)
-                : "r"(one));
+                "add %1, %0\n\t"  // x += one
 #else
-            asm volatile(
-                ".rept 64\n\t"
-                "add %0, %0, %1\n\t"
+                "add %0, %0, %1\n\t"  // x = x + one (AArch64)
+#endif
                 ".endr"
                 : "+r"(x)
                 : "r"(one));
-#endif
         }
     });
     cachebook::do_not_optimize(x);
