@@ -111,7 +111,7 @@ TEST_CASE("cachegrind's D1 line is read correctly", "[ch07]") {
 }
 
 TEST_CASE("cachegrind counts what the model counts", "[ch07][valgrind]") {
-    if (ch07::run_command("command -v valgrind").status != 0) CACHEBOOK_SKIP("valgrind is not installed");
+    if (cachebook::run_command("command -v valgrind").status != 0) CACHEBOOK_SKIP("valgrind is not installed");
     const auto l1 = cachebook::CacheConfig::from_capacity(32768, 8, 64);
     const auto model = ch07::simulate_walks(l1, 256);
     const auto tool = ch07::cachegrind_walks(l1, 256);
@@ -124,7 +124,7 @@ TEST_CASE("cachegrind counts what the model counts", "[ch07][valgrind]") {
 }
 
 TEST_CASE("cachegrind counts chapter 3's six orders: the inner-j orders miss least", "[ch07][valgrind]") {
-    if (ch07::run_command("command -v valgrind").status != 0) CACHEBOOK_SKIP("valgrind is not installed");
+    if (cachebook::run_command("command -v valgrind").status != 0) CACHEBOOK_SKIP("valgrind is not installed");
     const auto cache = cachebook::CacheConfig::fully_associative(32, 64);
     const auto counted = ch07::cachegrind_orders(cache, 64);
     INFO("why not: " << counted.why_not);

@@ -355,23 +355,3 @@ TEST_CASE("measured: the flush probe finds the line size sysfs reports", "[ch08]
     REQUIRE(r.line_bytes.has_value());
     CHECK(*r.line_bytes == l1->line_bytes);
 }
-
-TEST_CASE("the clock is estimated on x86-64 and 64-bit ARM, and only there", "[ch08]") {
-    const auto ghz = ch08::estimate_ghz(1);
-#if defined(__x86_64__) || defined(__aarch64__)
-    REQUIRE(ghz.has_value());
-    CHECK(*ghz > 0);  // how fast is a [timing] question, asked below
-#else
-    CHECK_FALSE(ghz.has_value());
-#endif
-}
-
-TEST_CASE("measured: the clock estimate is one a core can run at", "[ch08][timing]") {
-    const auto ghz = ch08::estimate_ghz(7);
-    if (!ghz) CACHEBOOK_SKIP("no clock estimate on this architecture");
-    INFO("estimate " << *ghz << " GHz");
-    // No x86-64 core has shipped above about 6.2 GHz; a chain the core can shortcut
-    // (immediate adds folded while renaming) would report several times the clock.
-    CHECK(*ghz < 6.5);
-    CHECK(*ghz > 0.3);
-}

@@ -288,22 +288,10 @@ std::optional<std::uint64_t> parse_perf_count(const std::string& output, const s
     return std::nullopt;
 }
 
-CommandResult run_command(const std::string& command) {
-    CommandResult result;
-    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-    if (pipe == nullptr) return result;
-    char buffer[4096];
-    std::size_t got = 0;
-    while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, got);
-    const int status = pclose(pipe);
-    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
-}
-
 PerfProbe probe_perf(const std::string& event) {
-    const auto which = run_command("command -v perf");
+    const auto which = cachebook::run_command("command -v perf 2>&1");
     if (which.status != 0) return {PerfState::NotInstalled, "no perf on PATH"};
-    const auto result = run_command(fmt::format("perf stat -x, -e {} -- true", event));
+    const auto result = cachebook::run_command(fmt::format("perf stat -x, -e {} -- true 2>&1", event));
     PerfProbe probe{parse_perf_probe(result.output, result.status), ""};
     std::istringstream in(result.output);
     for (std::string line; std::getline(in, line);)
@@ -358,7 +346,7 @@ ModeCounts run_modes(const std::string& tool, const std::string& prefix,
     ModeCounts result;
     const std::string walk = walk_program();
     for (const auto& mode : modes) {
-        const auto run = run_command(fmt::format("{} '{}' {} {}", prefix, walk, mode, n));
+        const auto run = cachebook::run_command(fmt::format("{} '{}' {} {} 2>&1", prefix, walk, mode, n));
         const auto count = parse(run.output);
         if (run.status != 0 || !count) {
             std::string last;
@@ -392,7 +380,8 @@ std::string cachegrind_prefix(const cachebook::CacheConfig& d1) {
 
 // [snippet: cachegrind]
 ToolCounts cachegrind_walks(const cachebook::CacheConfig& l1, std::size_t n) {
-    if (run_command("command -v valgrind").status != 0) return {"", "valgrind is not installed", 0, 0, 0};
+    if (cachebook::run_command("command -v valgrind 2>&1").status != 0)
+        return {"", "valgrind is not installed", 0, 0, 0};
     // Prefix: valgrind --tool=cachegrind --cache-sim=yes --D1=size,ways,line (I1, LL fixed).
     return run_walks("cachegrind", cachegrind_prefix(l1), parse_cachegrind_d1_misses, n);
 }
@@ -437,7 +426,7 @@ double OrderCounts::per_iteration(std::size_t k, std::size_t n) const {
 
 // [snippet: six_orders_counted]
 OrderCounts cachegrind_orders(const cachebook::CacheConfig& d1, std::size_t n) {
-    if (run_command("command -v valgrind").status != 0) return {"valgrind is not installed", 0, {}};
+    if (cachebook::run_command("command -v valgrind 2>&1").status != 0) return {"valgrind is not installed", 0, {}};
     std::vector<std::string> modes = {"fill3"};  // fills A, B and C, no product: the baseline
     for (auto order : cachebook::kAllOrders) modes.emplace_back(cachebook::order_name(order));
     auto run = run_modes("cachegrind", cachegrind_prefix(d1), parse_cachegrind_d1_misses, modes, n);

@@ -199,11 +199,4 @@ std::string audit_verdict(double speedup, double claimed, double noise);
 /// time is made `speedup` times faster.
 double amdahl(double fraction, double speedup);
 
-/// Runs a shell command, returns its exit status and what it wrote (stdout and stderr together).
-struct CommandResult {
-    int status = -1;
-    std::string output;
-};
-CommandResult run_command(const std::string& command);
-
 }  // namespace ch07

@@ -500,41 +500,6 @@ std::optional<std::size_t> line_size_from_probe(const std::vector<StridePoint>& 
 
 // ---------------------------------------------------------------------------
 
-std::optional<double> estimate_ghz(int runs) {
-#if defined(__x86_64__) || defined(__aarch64__)
-    // [snippet: clock]
-    constexpr std::uint64_t kIterations = 1u << 13;  // half a million adds: a fraction of a millisecond
-    constexpr int kAddsPerIteration = 64;
-    std::uint64_t x = 0;
-    const std::uint64_t one = 1;
-    const auto t = cachebook::time_runs(runs, [&] {
-        for (std::uint64_t i = 0; i < kIterations; ++i) {
-            // 64 adds to one register: each waits for the last, one cycle apiece. The 1 comes
-            // from a register, not an immediate: recent Intel cores fold chains of immediate
-            // adds while renaming, and `add $1` would run several to a cycle.
-            asm volatile(
-                ".rept 64\n\t"
-#if defined(__x86_64__)
-                "add %1, %0\n\t"  // x += one
-#else
-                "add %0, %0, %1\n\t"  // x = x + one (AArch64)
-#endif
-                ".endr"
-                : "+r"(x)
-                : "r"(one));
-        }
-    });
-    cachebook::do_not_optimize(x);
-    return static_cast<double>(kIterations * kAddsPerIteration) / t.min() / 1e9;
-    // [end: clock]
-#else
-    (void)runs;
-    return std::nullopt;
-#endif
-}
-
-// ---------------------------------------------------------------------------
-
 std::vector<Level> levels_from(const std::vector<Cliff>& cliffs, const std::vector<Point>& curve,
                                const std::vector<std::optional<std::size_t>>& reported) {
     (void)curve;

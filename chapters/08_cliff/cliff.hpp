@@ -167,13 +167,6 @@ std::optional<std::size_t> line_size_from_touches(const std::vector<StridePoint>
 std::optional<std::size_t> line_size_from_probe(const std::vector<StridePoint>& points, double min_ratio = 1.5);
 
 // ---------------------------------------------------------------------------
-// The clock.
-
-/// GHz of the core now, from a chain of dependent integer adds (one cycle
-/// each on every x86-64 and 64-bit ARM core); nullopt on other machines.
-std::optional<double> estimate_ghz(int runs);
-
-// ---------------------------------------------------------------------------
 // The levels, side by side with what the system reports.
 
 struct Level {

@@ -116,7 +116,7 @@ void experiment_section(Report& report, const Options& options, const Setup& set
 }
 
 std::optional<double> clock_section(Report& report, const Options& options) {
-    const auto ghz = ch08::estimate_ghz(3 * options.run_count());
+    const auto ghz = cachebook::estimate_clock_ghz(options.quick ? 0.005 : 0.02);
     report.section("The clock");
     if (ghz) {
         report.line("  a chain of dependent adds runs at {} GHz (one add per cycle)",

@@ -239,7 +239,7 @@ MachineFacts machine_section(Report& report, const Options& o, cachebook::Progre
                 Value::measured("", o.kernel.name));
     progress.step("clock");
     m.ghz_nominal = ch09::nominal_clock_ghz();
-    m.ghz = ch09::measure_clock_ghz(o.quick ? 0.05 : 0.2);
+    m.ghz = cachebook::estimate_clock_ghz(o.quick ? 0.05 : 0.2).value_or(0.0);
     report.line("  clock: {} GHz measured (dependent adds, one per cycle); {} nominal (/proc/cpuinfo)",
                 Value::measured("machine.ghz_measured", round_to(m.ghz, 2), "{:.2f}"),
                 m.ghz_nominal > 0 ? Value::measured_as("machine.ghz_nominal", round_to(m.ghz_nominal, 2),

@@ -456,59 +456,6 @@ double measure_fma_gflops(Isa isa, int threads, double seconds) {
     return flops / timing.min() / 1e9;
 }
 
-// [snippet: clock]
-namespace {
-// Ten dependent adds per round: each waits for the one before, one cycle apiece. The amount
-// added is in a register: some cores (Intel's since Golden Cove) fold additions of a constant
-// into one another before they execute, and would seem to run at 15 GHz.
-std::uint64_t dependent_adds(std::uint64_t rounds) {
-    std::uint64_t x = 0;
-    [[maybe_unused]] const std::uint64_t one = 1;
-#if defined(__x86_64__)
-    asm volatile(
-        "1:\n\t"
-        "add %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\t"
-        "add %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\tadd %2, %0\n\t"
-        "dec %1\n\tjnz 1b"
-        : "+r"(x), "+r"(rounds)
-        : "r"(one)
-        : "cc");
-#elif defined(__aarch64__)
-    asm volatile(
-        "1:\n\t"
-        "add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\t"
-        "add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\t"
-        "subs %1, %1, #1\n\tb.ne 1b"
-        : "+r"(x), "+r"(rounds)
-        :
-        : "cc");
-#else
-#error "measure_clock_ghz: no dependent-add loop written for this architecture"
-#endif
-    return x;
-}
-}  // namespace
-
-double measure_clock_ghz(double seconds) {
-    // Many short attempts, keeping the fastest: on a shared machine some attempt runs undisturbed.
-    std::uint64_t rounds = 1 << 12;
-    while (true) {  // calibrate one attempt to about 2 ms
-        const auto start = cachebook::Clock::now();
-        cachebook::do_not_optimize(dependent_adds(rounds));
-        if (cachebook::seconds_since(start) > 0.002 || rounds > (std::uint64_t{1} << 36)) break;
-        rounds *= 2;
-    }
-    double best = 0;
-    const auto begin = cachebook::Clock::now();
-    for (int attempt = 0; attempt < 10 || cachebook::seconds_since(begin) < seconds; ++attempt) {
-        const auto start = cachebook::Clock::now();
-        cachebook::do_not_optimize(dependent_adds(rounds));
-        best = std::max(best, 10.0 * double(rounds) / cachebook::seconds_since(start) / 1e9);
-    }
-    return best;
-}
-// [end: clock]
-
 double nominal_clock_ghz() {
     return cachebook::machine().nominal_ghz;
 }

@@ -157,8 +157,6 @@ Check check_rows(const float* c, Shape s, RowRange rows, const std::vector<doubl
 /// Floating-point throughput of independent FMA chains, in GFLOPS, on `threads` threads at once
 /// (each runs the widest FMA the isa has; Scalar: separate multiply and add).
 double measure_fma_gflops(Isa isa, int threads, double seconds);
-/// The clock, estimated from a chain of dependent integer adds (one cycle each), in GHz.
-double measure_clock_ghz(double seconds);
 /// The nominal clock the machine reports ("cpu MHz" of /proc/cpuinfo), in GHz, or 0.
 double nominal_clock_ghz();
 /// Floats per vector register of the isa (1, 8, 16; NEON 4).

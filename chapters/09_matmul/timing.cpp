@@ -153,16 +153,6 @@ std::string self_path() {
     return ec ? std::string{} : p.string();
 }
 
-std::optional<std::string> output_of(const std::string& command) {
-    std::FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return std::nullopt;
-    std::string text;
-    std::array<char, 512> buf{};
-    while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) text += buf.data();
-    if (::pclose(pipe) != 0) return std::nullopt;
-    return text;
-}
-
 std::optional<LibraryRun> run_child(const ChildRequest& q) {
     if (q.program.empty()) return std::nullopt;
     std::string cmd;
@@ -170,10 +160,10 @@ std::optional<LibraryRun> run_child(const ChildRequest& q) {
     cmd +=
         fmt::format("'{}' --blas-child --n {} --threads {} --runs {} --kernel '{}' --mc {} --kc {} --nc {} 2>/dev/null",
                     q.program, q.n, q.threads, q.runs, q.kernel, q.blocks.mc, q.blocks.kc, q.blocks.nc);
-    const std::optional<std::string> text = output_of(cmd);
-    if (!text) return std::nullopt;
+    const cachebook::CommandResult child = cachebook::run_command(cmd);
+    if (child.status != 0) return std::nullopt;
     try {
-        return library_run_from_json(nlohmann::json::parse(*text));
+        return library_run_from_json(nlohmann::json::parse(child.output));
     } catch (const nlohmann::json::exception&) {
         return std::nullopt;
     }

@@ -66,8 +66,6 @@ struct ChildRequest {
     std::string kernel;
     Blocking blocks;
 };
-/// The standard output of a shell command, or nullopt when it could not run or exited non-zero.
-std::optional<std::string> output_of(const std::string& command);
 /// Runs the child (OpenBLAS reads OPENBLAS_CORETYPE only when it loads); what it measured, or
 /// nullopt when it failed.
 std::optional<LibraryRun> run_child(const ChildRequest& request);

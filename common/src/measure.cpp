@@ -1,5 +1,6 @@
 #include "cachebook/measure.hpp"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,6 +15,62 @@ double Timing::median() const {
     std::sort(s.begin(), s.end());
     const std::size_t m = s.size() / 2;
     return s.size() % 2 ? s[m] : 0.5 * (s[m - 1] + s[m]);
+}
+
+// [snippet: clock]
+namespace {
+// 64 adds to one register: each waits for the one before, one cycle apiece. The 1 comes from a
+// register, not an immediate: recent Intel cores fold chains of immediate adds while renaming,
+// and `add $1` would seem to run several to a cycle.
+[[maybe_unused]] double seconds_of_dependent_adds(std::uint64_t rounds) {
+    std::uint64_t x = 0;
+    [[maybe_unused]] const std::uint64_t one = 1;
+    const auto start = Clock::now();
+    for (std::uint64_t i = 0; i < rounds; ++i) {
+        asm volatile(
+            ".rept 64\n\t"
+#if defined(__x86_64__)
+            "add %1, %0\n\t"  // x += one
+#elif defined(__aarch64__)
+            "add %0, %0, %1\n\t"  // x = x + one
+#endif
+            ".endr"
+            : "+r"(x)
+            : "r"(one));
+    }
+    const double seconds = seconds_since(start);
+    do_not_optimize(x);
+    return seconds;
+}
+}  // namespace
+
+std::optional<double> estimate_clock_ghz(double seconds) {
+#if defined(__x86_64__) || defined(__aarch64__)
+    std::uint64_t rounds = 1 << 8;
+    while (seconds_of_dependent_adds(rounds) < 0.0002 && rounds < (std::uint64_t{1} << 30)) rounds *= 2;
+    // Many short attempts, keeping the fastest: on a shared machine some attempt runs undisturbed.
+    double best = 0;
+    const auto begin = Clock::now();
+    for (int attempt = 0; attempt < 10 || seconds_since(begin) < seconds; ++attempt)
+        best = std::max(best, 64.0 * static_cast<double>(rounds) / seconds_of_dependent_adds(rounds) / 1e9);
+    return best;
+#else
+    (void)seconds;
+    return std::nullopt;
+#endif
+}
+// [end: clock]
+
+CommandResult run_command(const std::string& command) {
+    CommandResult result;
+    std::FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return result;
+    char buffer[4096];
+    std::size_t got = 0;
+    while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, got);
+    const int status = ::pclose(pipe);
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return result;
 }
 
 bool golden_mode() {

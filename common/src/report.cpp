@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -92,6 +93,12 @@ std::string Table::render(int indent) const {
     out += pad + std::string(total, '-') + "\n";
     for (const auto& r : rows_) out += line(r);
     return out;
+}
+
+nlohmann::json Value::rounded(const std::string& text, double value) {
+    // Read back from the printed text, so that the JSON and the page round alike, ties too.
+    if (!std::isfinite(value)) return nullptr;
+    return std::stod(text);
 }
 
 Value& Value::quoted() {

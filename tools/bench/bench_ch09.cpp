@@ -87,9 +87,9 @@ std::optional<Side> child(const std::string& core, std::size_t n, int threads, i
     const std::string cmd =
         fmt::format("{}'{}' --child --n {} --threads {} --runs {}",
                     core.empty() ? "" : "OPENBLAS_CORETYPE=" + core + " ", self.string(), n, threads, runs);
-    const std::optional<std::string> text = ch09::output_of(cmd);
-    if (!text) return std::nullopt;
-    const auto j = nlohmann::json::parse(*text, nullptr, false);
+    const cachebook::CommandResult run = cachebook::run_command(cmd);
+    if (run.status != 0) return std::nullopt;
+    const auto j = nlohmann::json::parse(run.output, nullptr, false);
     if (j.is_discarded()) return std::nullopt;
     return Side{j.at("core"), j.at("step6"), j.at("blas"), j.at("step6_cpu"), j.at("blas_cpu")};
 }

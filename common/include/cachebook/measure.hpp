@@ -1,13 +1,14 @@
 #pragma once
 /// @file measure.hpp
-/// @brief Timing done the way chapter 7 teaches, and the one door through
-/// which a measured (or machine-dependent) value reaches the output.
+/// @brief Timing done the way chapter 7 teaches: the clock, runs and their minimum,
+/// do_not_optimize, the one clock-speed estimate and the one command runner.
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,15 +57,27 @@ Timing time_runs(int runs, F&& f, int warmup = 1) {
     return t;
 }
 
+/// GHz of the core now, from a chain of dependent integer adds (one cycle each on every
+/// x86-64 and AArch64 core): the fastest of at least ten short attempts, made for about
+/// `seconds` in all. nullopt on other instruction sets.
+std::optional<double> estimate_clock_ghz(double seconds);
+
+/// What a shell command printed on stdout, and its exit status (-1 when it did not run or
+/// was killed by a signal). Add " 2>&1" to the command to capture stderr too.
+struct CommandResult {
+    int status = -1;
+    std::string output;
+};
+CommandResult run_command(const std::string& command);
+
 /// True when CACHEBOOK_GOLDEN=1: measured values print as a placeholder.
 bool golden_mode();
 
 /// What a measured value prints as in golden mode.
 inline constexpr std::string_view kMeasuredPlaceholder = "<measured>";
 
-/// Formats a measured or machine-dependent value, or the placeholder in
-/// golden mode. Every such value a chapter prints goes through here, so its
-/// golden file holds on any machine.
+/// Being retired: a measured value's text, or the placeholder in golden mode, printed
+/// without being recorded. Make a Value and print it through the Report instead.
 template <class... T>
 std::string measured(fmt::format_string<T...> format, T&&... args) {
     if (golden_mode()) return std::string(kMeasuredPlaceholder);

@@ -65,6 +65,19 @@ public:
     static Value measured(std::string key, const T& value, fmt::format_string<const T&> format = "{}") {
         return Value(std::move(key), fmt::format(format, value), nlohmann::json(value), true);
     }
+    /// A measured or machine-dependent number with `decimals` places: the printed text and
+    /// the JSON carry the same rounding, so the prose quotes what the reader saw.
+    static Value measured(std::string key, double value, int decimals) {
+        std::string text = fmt::format("{:.{}f}", value, decimals);
+        nlohmann::json json = rounded(text, value);
+        return Value(std::move(key), std::move(text), std::move(json), true);
+    }
+    /// An exact number with `decimals` places, printed and recorded alike.
+    static Value exact(std::string key, double value, int decimals) {
+        std::string text = fmt::format("{:.{}f}", value, decimals);
+        nlohmann::json json = rounded(text, value);
+        return Value(std::move(key), std::move(text), std::move(json), false);
+    }
     /// An exact value recorded as `value` and printed as `text` ("yes" for true, a name for a code).
     static Value exact_as(std::string key, nlohmann::json value, std::string text) {
         return Value(std::move(key), std::move(text), std::move(value), false);
@@ -95,6 +108,9 @@ public:
     [[nodiscard]] std::string shown(bool golden) const;
 
 private:
+    /// The number `text` shows (`value` printed with some decimals), as JSON; null when
+    /// `value` is not finite.
+    static nlohmann::json rounded(const std::string& text, double value);
     Value(std::string key, std::string text, nlohmann::json json, bool measured)
         : key_(std::move(key)), text_(std::move(text)), json_(std::move(json)), measured_(measured) {}
     std::string key_;  // dotted path in the JSON ("measured.ijk_ms"); empty: not recorded
