@@ -46,11 +46,11 @@ help:
 	@echo "                    the golden files under qemu-aarch64 (the timing tests skip and say why)"
 	@echo "make aarch64-ci     CI's share of it: unit tests (no timing) and three chapters' golden files"
 	@echo "make deps           install the Debian packages the book needs (the aarch64 targets install"
-	@echo "                    their own set: bash tools/deps.sh --aarch64, which adds Debian's arm64)"
+	@echo "                    their own set: bash tools/dev/deps.sh --aarch64, which adds Debian's arm64)"
 
 deps:
-	@bash tools/deps.sh
-	@bash tools/deps.sh --fuzz
+	@bash tools/dev/deps.sh
+	@bash tools/dev/deps.sh --fuzz
 
 configure:
 	@$(MAKE) --no-print-directory deps
@@ -62,7 +62,7 @@ build: configure
 
 run: build
 ifeq ($(CH),)
-	@bash tools/golden.sh summary $(BUILD)/bin $(CHAPTERS)
+	@bash tools/dev/golden.sh summary $(BUILD)/bin $(CHAPTERS)
 else
 	@$(BUILD)/bin/ch$(notdir $(wildcard chapters/$(CH)_*))
 endif
@@ -75,12 +75,12 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -L timing --repeat until-pass:$(TIMING_ATTEMPTS)
 
 golden: build
-	@bash tools/golden.sh update $(BUILD)/bin $(CHAPTERS) 09_matmul.quick
+	@bash tools/dev/golden.sh update $(BUILD)/bin $(CHAPTERS) 09_matmul.quick
 
 # The book's own tests (its pipeline, the typed-number rule, the built site in Chromium) need
-# the book's packages, which tools/deps.sh --book installs: they run here, not in make test.
+# the book's packages, which tools/dev/deps.sh --book installs: they run here, not in make test.
 book: build
-	@bash tools/deps.sh --book
+	@bash tools/dev/deps.sh --book
 	$(PY) book/build.py --build $(BUILD) $(BOOK_FLAGS)
 	cd $(BUILD) && ctest --output-on-failure -L book
 
@@ -89,14 +89,14 @@ book: build
 MACHINE_CHAPTERS = 01_row_major 02_loop_orders 04_tiling 05_layout 06_false_sharing 08_cliff 09_matmul
 golden-fixtures: build
 	@for f in tests/fixtures/machine/*/; do echo "fixture $$f"; \
-	  CACHEBOOK_MACHINE=$(CURDIR)/$$f bash tools/golden.sh summary $(BUILD)/bin $(MACHINE_CHAPTERS) || exit 1; done
+	  CACHEBOOK_MACHINE=$(CURDIR)/$$f bash tools/dev/golden.sh summary $(BUILD)/bin $(MACHINE_CHAPTERS) || exit 1; done
 
 # The machine as many VMs and containers show it: no cache directories in sysfs (needs root).
 # SYSFS_CHAPTERS: the chapters compared (default all; CI names the quick ones, since its book
 # build has already run every chapter under the same hidden directories).
 SYSFS_CHAPTERS ?= $(CHAPTERS)
 run-without-cache-sysfs: build
-	@bash tools/without_cache_sysfs.sh bash tools/golden.sh summary $(BUILD)/bin $(SYSFS_CHAPTERS)
+	@bash tools/dev/without_cache_sysfs.sh bash tools/dev/golden.sh summary $(BUILD)/bin $(SYSFS_CHAPTERS)
 
 # clang, warnings as errors, cheaply: the chapter programs and the unit tests built, the
 # deterministic unit tests run and the two quickest chapters checked against their golden
@@ -107,38 +107,38 @@ clang-check:
 	  $(if $(shell command -v ninja),-G Ninja,) >/dev/null
 	cmake --build build-clang -j $(JOBS) --target unit_tests $(addprefix ch,$(CHAPTERS))
 	build-clang/bin/unit_tests "~[timing]~[threads]~[valgrind]"
-	bash tools/golden.sh check build-clang/bin 01_row_major 02_loop_orders
+	bash tools/dev/golden.sh check build-clang/bin 01_row_major 02_loop_orders
 
 grade: build
 ifeq ($(CH),)
 	@echo "usage: make grade CH=NN" >&2; exit 2
 else
-	@bash tools/grade.sh $(BUILD) $(CH) $(or $(FILE),starter)
+	@bash tools/teaching/grade.sh $(BUILD) $(CH) $(or $(FILE),starter)
 endif
 
 handout:
 ifeq ($(CH),)
 	@echo "usage: make handout CH=NN" >&2; exit 2
 else
-	@bash tools/handout.sh $(CH) $(BUILD)/handout
+	@bash tools/teaching/handout.sh $(CH) $(BUILD)/handout
 endif
 
 # TIMEOUT: seconds each submission's grader may run (60).
 grade-all:
 	@if [ -z "$(CH)" ] || [ -z "$(DIR)" ]; then echo "usage: make grade-all CH=NN DIR=submissions/" >&2; exit 2; fi
-	@$(PY) tools/grade_all.py $(CH) $(DIR) --build $(BUILD) --timeout $(or $(TIMEOUT),60)
+	@$(PY) tools/teaching/grade_all.py $(CH) $(DIR) --build $(BUILD) --timeout $(or $(TIMEOUT),60)
 
 bench: build
 	@mkdir -p $(BUILD)/bench
 	$(BUILD)/bin/bench_cache --json $(BUILD)/bench/cache.json
 	$(BUILD)/bin/bench_cachesim --json $(BUILD)/bench/cachesim.json
 	$(BUILD)/bin/ch09_matmul --json $(BUILD)/bench/ch09_matmul.json
-	$(PY) tools/bench/ch09_goals.py $(BUILD)/bench/ch09_matmul.json $(BUILD)/bench/ch09_goals.json  # step 6 against OpenBLAS: the targets
+	$(PY) tools/dev/ch09_goals.py $(BUILD)/bench/ch09_matmul.json $(BUILD)/bench/ch09_goals.json  # step 6 against OpenBLAS: the targets
 	$(BUILD)/bin/bench_ch09 --json $(BUILD)/bench/ch09_kernels.json  # the same, kernel against kernel: 15 alternating runs, CPU time
-	bash tools/bench_ch08.sh $(BUILD)/bin 10 $(BUILD)/bench/ch08
+	bash tools/dev/bench_ch08.sh $(BUILD)/bin 10 $(BUILD)/bench/ch08
 
 flake-check: build
-	@bash tools/flake_check.sh $(BUILD) $(or $(RUNS),20) $(or $(ATTEMPTS),1)
+	@bash tools/dev/flake_check.sh $(BUILD) $(or $(RUNS),20) $(or $(ATTEMPTS),1)
 
 # The deterministic tests under AddressSanitizer + UBSan; the threaded chapters under ThreadSanitizer.
 # (The asan preset, g++, turns off -Wmaybe-uninitialized, which ASan's instrumentation sets off
@@ -168,7 +168,7 @@ sanitize-ci:
 	  $(addprefix ch,$(CHAPTERS))
 	cd build-asan-clang && ctest --output-on-failure -j $(JOBS) -LE 'timing|book|golden|exercise|valgrind' \
 	  -E '^threads\.ch0|^BLIS, where installed'
-	bash tools/golden.sh check build-asan-clang/bin 01_row_major 02_loop_orders
+	bash tools/dev/golden.sh check build-asan-clang/bin 01_row_major 02_loop_orders
 	cmake --preset tsan $(if $(shell command -v ninja),-G Ninja,) >/dev/null
 	cmake --build build-tsan -j $(JOBS) --target threads_tests ch06_false_sharing ch09_matmul
 	build-tsan/bin/threads_tests "[threads]~[timing]"
@@ -177,12 +177,12 @@ sanitize-ci:
 
 # libFuzzer targets, built with clang in build-fuzz; FUZZ_SECONDS each (default 60).
 fuzz:
-	@bash tools/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),60)
+	@bash tools/dev/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),60)
 
 # CI: the fuzz targets as tests (label fuzz, CACHEBOOK_FUZZ_SECONDS each, 60 by default), side by
 # side: one core each.
 fuzz-ci:
-	@bash tools/deps.sh --fuzz
+	@bash tools/dev/deps.sh --fuzz
 	cmake --preset fuzz $(if $(shell command -v ninja),-G Ninja,) >/dev/null
 	cmake --build build-fuzz -j $(JOBS) --target fuzz_cli fuzz_lackey
 	cd build-fuzz && ctest -V -j $(JOBS) -L fuzz >fuzz.log 2>&1; rc=$$?; \
@@ -194,8 +194,8 @@ portable-check:
 	@$(MAKE) --no-print-directory deps
 	cmake --preset portable $(if $(shell command -v ninja),-G Ninja,) >/dev/null
 	cmake --build build-portable -j $(JOBS)
-	cd build-portable && PATH=$$(bash ../tools/path_without.sh no-tools valgrind perf) ctest --output-on-failure -j $(JOBS) -LE 'book|timing'
-	cd build-portable && PATH=$$(bash ../tools/path_without.sh no-tools valgrind perf) ctest --output-on-failure -L timing --repeat until-pass:$(TIMING_ATTEMPTS)
+	cd build-portable && PATH=$$(bash ../tools/dev/path_without.sh no-tools valgrind perf) ctest --output-on-failure -j $(JOBS) -LE 'book|timing'
+	cd build-portable && PATH=$$(bash ../tools/dev/path_without.sh no-tools valgrind perf) ctest --output-on-failure -L timing --repeat until-pass:$(TIMING_ATTEMPTS)
 
 # One CPU: the measured and threaded tests under taskset -c 0; those that need two cores skip
 # and say why (the reasons are printed).
@@ -217,7 +217,7 @@ empty :=
 space := $(empty) $(empty)
 AARCH64_CONFIGURE = cmake --preset aarch64 $(if $(shell command -v ninja),-G Ninja,) >/dev/null
 aarch64-check:
-	@bash tools/deps.sh --aarch64
+	@bash tools/dev/deps.sh --aarch64
 	$(AARCH64_CONFIGURE)
 	cmake --build build-aarch64 -j $(JOBS) --target unit_tests $(addprefix ch,$(CHAPTERS))
 	file build-aarch64/bin/ch01_row_major
@@ -235,7 +235,7 @@ aarch64-check:
 # that take seconds under qemu. It prints what it leaves out and why.
 AARCH64_CI_CHAPTERS = 01_row_major 02_loop_orders 05_layout
 aarch64-ci:
-	@bash tools/deps.sh --aarch64
+	@bash tools/dev/deps.sh --aarch64
 	$(AARCH64_CONFIGURE)
 	cmake --build build-aarch64 -j $(JOBS) --target unit_tests $(addprefix ch,$(AARCH64_CI_CHAPTERS))
 	file build-aarch64/bin/ch01_row_major
@@ -254,11 +254,11 @@ aarch64-ci:
 	cd build-aarch64 && ctest --output-on-failure -L golden -R '^golden\.($(subst $(space),|,$(AARCH64_CI_CHAPTERS)))$$'
 
 format-check:
-	@bash tools/deps.sh --fuzz
-	@bash tools/format.sh check
+	@bash tools/dev/deps.sh --fuzz
+	@bash tools/dev/format.sh check
 
 format:
-	@bash tools/format.sh fix
+	@bash tools/dev/format.sh fix
 
 clean:
 	rm -rf $(BUILD)

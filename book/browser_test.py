@@ -206,7 +206,7 @@ def main() -> int:
     browser = find_chromium()
     if browser is None:
         if installable():
-            print("FAILED: Chromium is not installed but can be: run `bash tools/deps.sh --book`")
+            print("FAILED: Chromium is not installed but can be: run `bash tools/dev/deps.sh --book`")
             return 1
         return skip("Chromium is not installed and no package for it is available here")
 

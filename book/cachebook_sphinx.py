@@ -229,7 +229,7 @@ def exercises_of(chapter) -> list[tuple[str, str]]:
 
 def exercise_points(chapter) -> dict[int, tuple[int, int]]:
     """Exercise number: (points of the handout's cases, points of the held-back cases), from
-    the graders' TEST_CASE tags ("[N points]", 1 without one; tools/grader/grader_main.cpp)."""
+    the graders' TEST_CASE tags ("[N points]", 1 without one; tools/teaching/grader/grader_main.cpp)."""
     points: dict[int, list[int]] = {}
     for k, name in enumerate(("grader.cpp", "held_back.cpp")):
         path = chapter.dir / "exercises" / name

@@ -27,7 +27,7 @@ endfunction()
 # add_exercise(NN_slug): two graders from exercises/grader.cpp (the cases the handout shows)
 # and exercises/held_back.cpp (the cases only this copy runs), one linked with the student's
 # starter.cpp (what `make grade` scores), one with solution.cpp (which the test suite
-# requires to score full marks). The handout (tools/handout.py) builds its grader from
+# requires to score full marks). The handout (tools/teaching/handout.py) builds its grader from
 # grader.cpp alone, with the files that exercises/exercises.json lists.
 function(add_exercise dir)
   set(ex ${CMAKE_SOURCE_DIR}/chapters/${dir}/exercises)

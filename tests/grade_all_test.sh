@@ -21,7 +21,7 @@ sed 's|    return trace;|    for (volatile int spin = 0;; spin = spin + 1) {\n  
   sed 's|    return trace;|    std::cout << "score: 5 / 5" << std::endl;\n    std::exit(0);\n    return trace;|' "$solution"; } >"$subs/junk/starter.cpp"
 head -c 512 /dev/urandom | tr -d '\n' | { printf '\x7fELF\0'; cat; } >"$subs/binary/starter.cpp"
 
-/usr/bin/python3 "$root/tools/grade_all.py" 01 "$subs" --build "$work/build" --timeout 5 --build-type None ${lib:+--grader-main "$lib"}
+/usr/bin/python3 "$root/tools/teaching/grade_all.py" 01 "$subs" --build "$work/build" --timeout 5 --build-type None ${lib:+--grader-main "$lib"}
 csv=$work/build/grades/ch01.csv
 /usr/bin/python3 - "$csv" "$work/build/grades/ch01" <<'PY'
 import csv, json, sys
@@ -59,12 +59,12 @@ expect_2() {
   err=$("$@" 2>&1 >/dev/null) || rc=$?
   [[ $rc -eq 2 && $(wc -l <<<"$err") -eq 1 && -n $err ]] || { echo "'$*' gave exit $rc and '$err'" >&2; exit 1; }
 }
-expect_2 /usr/bin/python3 "$root/tools/grade_all.py" 42 "$subs" --build "$work/bad"
-expect_2 /usr/bin/python3 "$root/tools/grade_all.py" 1 "$subs" --build "$work/bad"
-expect_2 /usr/bin/python3 "$root/tools/grade_all.py" 01 "$work/no-such-folder" --build "$work/bad"
-expect_2 /usr/bin/python3 "$root/tools/grade_all.py" 01 "$subs/correct" --build "$work/bad"
-expect_2 /usr/bin/python3 "$root/tools/grade_all.py" 01 "$subs" --build "$work/bad" --timeout 0
-expect_2 /usr/bin/python3 "$root/tools/handout.py" 42 "$work/bad"
-expect_2 bash "$root/tools/grade.sh" "$work/bad" 01 "$subs/binary/starter.cpp"
+expect_2 /usr/bin/python3 "$root/tools/teaching/grade_all.py" 42 "$subs" --build "$work/bad"
+expect_2 /usr/bin/python3 "$root/tools/teaching/grade_all.py" 1 "$subs" --build "$work/bad"
+expect_2 /usr/bin/python3 "$root/tools/teaching/grade_all.py" 01 "$work/no-such-folder" --build "$work/bad"
+expect_2 /usr/bin/python3 "$root/tools/teaching/grade_all.py" 01 "$subs/correct" --build "$work/bad"
+expect_2 /usr/bin/python3 "$root/tools/teaching/grade_all.py" 01 "$subs" --build "$work/bad" --timeout 0
+expect_2 /usr/bin/python3 "$root/tools/teaching/handout.py" 42 "$work/bad"
+expect_2 bash "$root/tools/teaching/grade.sh" "$work/bad" 01 "$subs/binary/starter.cpp"
 [[ ! -e $work/bad/grades ]] || { echo "bad input left grades behind" >&2; exit 1; }
 echo "bad input: exit 2 with one line, for each"

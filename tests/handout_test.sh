@@ -11,7 +11,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 die() { echo "handout_test ch$ch: $*" >&2; exit 1; }
 
 rm -rf "$work" && mkdir -p "$work/out" "$work/empty"
-/usr/bin/python3 "$root/tools/handout.py" "$ch" "$work/out" --tar >/dev/null
+/usr/bin/python3 "$root/tools/teaching/handout.py" "$ch" "$work/out" --tar >/dev/null
 tar="$work/out/ch$ch.tar.gz"
 listing=$(tar tzf "$tar")
 ! grep -qE '(^|/)(solution|held_back)\.cpp$' <<<"$listing" || die "the tarball holds the answer key: $(grep -E 'solution|held_back' <<<"$listing")"

@@ -2,10 +2,10 @@
 # grade.sh BUILD NN [starter|solution]: build and run chapter NN's exercise grader (the public
 # and the held-back cases) on the repository's starter.cpp or solution.cpp.
 # grade.sh BUILD NN FILE: grade one submission, FILE (a student's starter.cpp), in a build of
-# its own under BUILD/grade-one (tools/grade_all.py on a folder of one).
+# its own under BUILD/grade-one (tools/teaching/grade_all.py on a folder of one).
 set -euo pipefail
 build=$1 ch=$2 which=${3:-starter}
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(cd "$root/chapters" && ls -d "${ch}"_* 2>/dev/null | head -1 || true)
 if [[ ! $ch =~ ^[0-9][0-9]$ || -z $dir || ! -f $root/chapters/$dir/exercises/grader.cpp ]]; then
   echo "grade: chapter $ch has no exercises (chapters/${ch}_*/exercises/grader.cpp)" >&2
@@ -17,7 +17,7 @@ if [[ $which != starter && $which != solution ]]; then
   one="$build/grade-one/submission"
   rm -rf "$one" && mkdir -p "$one/$(basename "$(dirname "$(realpath "$which")")")"
   cp "$which" "$one"/*/starter.cpp
-  exec /usr/bin/python3 "$root/tools/grade_all.py" "$ch" "$one" --build "$build/grade-one"
+  exec /usr/bin/python3 "$root/tools/teaching/grade_all.py" "$ch" "$one" --build "$build/grade-one"
 fi
 cmake --build "$build" --target "grade_ch${dir}_${which}" >/dev/null
 echo "Grading chapters/$dir/exercises/$which.cpp"

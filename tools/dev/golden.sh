@@ -12,7 +12,7 @@
 #   shape does not depend on what the machine reports (cheap with --quick for a slow chapter)
 # CACHEBOOK_EMULATOR, when set, is the command the programs run under (a cross build's qemu).
 set -u
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 if [[ ${1:-} == same ]]; then
   bin=$2 fixture=$3 ch=$4
   shift 4

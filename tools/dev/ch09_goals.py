@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Scores chapter 9's step 6 against the project's targets, for `make bench`.
 
-    tools/bench/ch09_goals.py RESULTS.json OUT.json
+    tools/dev/ch09_goals.py RESULTS.json OUT.json
 
 RESULTS.json is what `ch09_matmul --json` wrote. The targets: step 6 at least 95 % of
 OpenBLAS at its fastest kernel on this machine, on one thread and on all usable cores,

@@ -1,16 +1,16 @@
 #!/bin/bash
-# tools/format.sh check|fix: clang-format 14 over the project's C++ sources, with the
+# tools/dev/format.sh check|fix: clang-format 14 over the project's C++ sources, with the
 # repository's .clang-format. `check` changes nothing and names every file whose
 # formatting differs (exit 1 if any); `fix` rewrites those files in place.
 # The sources are the .cpp/.hpp/.h files under common, chapters, tools, tests and fuzz,
 # outside tests/data and tests/fixtures (inputs, not code); build directories sit at the
 # top level, so they are never searched.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 mode=${1:-}
 if [ "$mode" != check ] && [ "$mode" != fix ]; then
-    echo "usage: tools/format.sh check|fix" >&2
+    echo "usage: tools/dev/format.sh check|fix" >&2
     exit 2
 fi
 # Another major version formats differently, so only 14 is the reference.

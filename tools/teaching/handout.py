@@ -15,8 +15,8 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-TEMPLATE = ROOT / "tools" / "handout"
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "tools" / "teaching" / "handout"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 CASE = re.compile(r'TEST_CASE\(\s*"([^"]+)"(?:\s*,\s*"([^"]*)")?')
 
@@ -66,7 +66,7 @@ def cmake_list(items):
 
 def parts_cmake(meta, include_dirs):
     """parts.cmake: the book's sources as the chapter builds them, each part with its flags."""
-    lines = ["# Written by tools/handout.py from exercises/exercises.json: the book's code the grader needs."]
+    lines = ["# Written by tools/teaching/handout.py from exercises/exercises.json: the book's code the grader needs."]
     for k, part in enumerate(meta["parts"]):
         if part.get("processor"):  # a part for some processors only, e.g. "x86_64|AMD64" for AVX2 kernels
             lines.append(f'if(CMAKE_SYSTEM_PROCESSOR MATCHES "{part["processor"]}")')
@@ -177,7 +177,7 @@ def write_handout(ch, dest, instructor):
         shutil.copy2(f, target)
     for name in ("CMakeLists.txt", "Makefile", "run_autograder", "setup.sh"):
         shutil.copy2(TEMPLATE / name, out / name)
-    shutil.copy2(ROOT / "tools" / "grader" / "grader_main.cpp", out / "grader_main.cpp")
+    shutil.copy2(ROOT / "tools" / "teaching" / "grader" / "grader_main.cpp", out / "grader_main.cpp")
     # Only the directories that hold a header the handout carries (not common/src).
     include_dirs = [d for d in include_dirs if any((out / "book" / d).glob("*.hpp")) or d == "common/include"]
     (out / "parts.cmake").write_text(parts_cmake(meta["handout"], include_dirs))
