@@ -52,19 +52,26 @@ deps:
 	@bash tools/dev/deps.sh
 	@bash tools/dev/deps.sh --fuzz
 
+# The chapters and the tests need only the base packages; clang and its tools (make deps,
+# --fuzz) are for the sanitizer, fuzz and format targets, which install them themselves.
 configure:
-	@$(MAKE) --no-print-directory deps
+	@bash tools/dev/deps.sh
 	@test -f $(BUILD)/CMakeCache.txt || cmake --preset $(PRESET) $(if $(shell command -v ninja),-G Ninja,) \
 	  $(if $(WERROR),-DCACHEBOOK_WARNINGS_AS_ERRORS=$(WERROR),)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# make run builds only the chapter programs (and what they link and run); the tests, the
+# graders and the fuzz targets are built by the targets that run them.
+RUN_CHAPTERS = $(if $(CH),$(notdir $(wildcard chapters/$(CH)_*)),$(CHAPTERS))
+run: configure
+	@if [ -n "$(CH)" ] && [ -z "$(RUN_CHAPTERS)" ]; then echo "make run: no chapter $(CH) (CH takes two digits: $(patsubst %,%,$(foreach c,$(CHAPTERS),$(firstword $(subst _, ,$(c))))))" >&2; exit 2; fi
+	cmake --build $(BUILD) -j $(JOBS) --target $(addprefix ch,$(RUN_CHAPTERS))
 ifeq ($(CH),)
 	@bash tools/dev/golden.sh summary $(BUILD)/bin $(CHAPTERS)
 else
-	@$(BUILD)/bin/ch$(notdir $(wildcard chapters/$(CH)_*))
+	@$(BUILD)/bin/ch$(RUN_CHAPTERS)
 endif
 
 # The measured tests run alone, after the rest. A timing test that fails is run again, up to
