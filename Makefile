@@ -10,7 +10,7 @@ PY      := /usr/bin/python3
 # Attempts that make test and portable-check give a timing test that fails.
 TIMING_ATTEMPTS := 3
 
-.PHONY: all deps configure build run test golden book grade handout grade-all bench flake-check sanitize fuzz clean help \
+.PHONY: all deps configure build run test doctor golden book grade handout grade-all bench flake-check sanitize fuzz clean help \
         sanitize-ci fuzz-ci portable-check one-core-check golden-fixtures run-without-cache-sysfs clang-check aarch64-check aarch64-ci \
         format format-check
 
@@ -20,6 +20,7 @@ help:
 	@echo "make run            build, run every chapter against its golden file, print a summary"
 	@echo "make run CH=01      build and run chapter 01 with its real (measured) output"
 	@echo "make test           build and run the test suite (ctest; the book's tests run in make book)"
+	@echo "make doctor         is this machine fit to measure on? one line per condition, with its fix"
 	@echo "make book           build the HTML book into $(BUILD)/book/html, then run the book's tests"
 	@echo "make golden-fixtures the machine-dependent chapters' golden files under every machine fixture"
 	@echo "make run-without-cache-sysfs  make run with /sys/devices/system/cpu/cpu*/cache hidden (root)"
@@ -80,6 +81,12 @@ endif
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE 'timing|book'
 	cd $(BUILD) && ctest --output-on-failure -L timing --repeat until-pass:$(TIMING_ATTEMPTS)
+
+# Is this machine fit to measure on? One line per condition, what it does to the chapters'
+# measurements and the command that fixes it (exit 0 whatever it finds).
+doctor: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target doctor >/dev/null
+	@$(BUILD)/bin/doctor
 
 golden: build
 	@bash tools/dev/golden.sh update $(BUILD)/bin $(CHAPTERS) 09_matmul.quick

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "cachebook/conditions.hpp"
+
 namespace cachebook {
 namespace {
 
@@ -154,7 +156,10 @@ ResultTable Report::table_of_rows(std::string array_key, std::vector<std::string
 }
 
 void Report::save(const std::string& path) const {
-    if (!path.empty()) write_json(path, json_);
+    if (path.empty()) return;
+    nlohmann::json out = json_;
+    out["conditions"] = conditions_json(run_conditions());  // what may have distorted this run
+    write_json(path, out);
 }
 
 ResultTable::ResultTable(Report& report, std::string array_key, std::vector<std::string> headers,

@@ -155,7 +155,8 @@ public:
     ResultTable table_of_rows(std::string array_key, std::vector<std::string> headers,
                               std::vector<Table::Align> align = {});
 
-    /// Writes the JSON to `path` (nothing when `path` is empty).
+    /// Writes the JSON to `path` (nothing when `path` is empty), with the run's conditions
+    /// (conditions.hpp) under "conditions".
     void save(const std::string& path) const;
 
     [[nodiscard]] const nlohmann::json& json() const { return json_; }
