@@ -1,5 +1,7 @@
 // The report facility: each result written once is printed, recorded for --json, and masked in golden mode.
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -128,4 +130,22 @@ TEST_CASE("a plain table aligns left or right as asked and measures width in cha
           " -----------\n"
           "    λ  x\n"
           "   ab  long\n");
+}
+
+TEST_CASE("the saved JSON lists where every exact value is, measured and unknown ones left out", "[report]") {
+    std::ostringstream out;
+    Report report("T", false, out);
+    report.line("{} {} {}", Value::exact("n", 64), Value::measured("ms", 1.5, "{}"), Value::unknown("l3", "unknown"));
+    auto rows = report.table_of_rows("orders", {"order", "misses", "ms"});
+    rows.row({Value::exact("order", std::string("ijk")), Value::exact("misses", 9), Value::measured("ms", 2.0, "{}")});
+    rows.row({Value::exact("order", std::string("ikj")), Value::exact("misses", 3), Value::measured("ms", 1.0, "{}")});
+    report.record("raw_series", nlohmann::json::array({1, 2, 3}));  // raw records are not claimed exact
+    const std::string path = std::filesystem::temp_directory_path() / "cachebook-report-exact-keys.json";
+    report.save(path);
+    std::ifstream in(path);
+    const nlohmann::json saved = nlohmann::json::parse(in);
+    CHECK(saved.at("exact_keys") ==
+          nlohmann::json::array({"n", "orders[0].order", "orders[0].misses", "orders[1].order", "orders[1].misses"}));
+    CHECK(saved.at("conditions").is_array());
+    CHECK(saved.at("n") == 64);
 }

@@ -143,6 +143,11 @@ void Report::record(std::string_view key, nlohmann::json value) {
 
 void Report::record(const Value& value) {
     set_value(json_, value);
+    note_exact(value.key(), value);
+}
+
+void Report::note_exact(const std::string& path, const Value& value) {
+    if (!value.key().empty() && !value.is_measured() && !value.json().is_null()) exact_keys_.push_back(path);
 }
 
 ResultTable Report::table(std::vector<std::string> headers, std::vector<Table::Align> align) {
@@ -159,6 +164,7 @@ void Report::save(const std::string& path) const {
     if (path.empty()) return;
     nlohmann::json out = json_;
     out["conditions"] = conditions_json(run_conditions());  // what may have distorted this run
+    out["exact_keys"] = exact_keys_;                        // what every machine must compute alike
     write_json(path, out);
 }
 
@@ -176,8 +182,12 @@ ResultTable& ResultTable::row(std::vector<Value> cells, const nlohmann::json& un
         for (const Value& cell : cells) report_.record(cell);
     } else {
         nlohmann::json object = unprinted;
-        for (const Value& cell : cells) set_value(object, cell);
-        node_at(report_.json_, array_key_).push_back(std::move(object));
+        nlohmann::json& rows = node_at(report_.json_, array_key_);
+        for (const Value& cell : cells) {
+            set_value(object, cell);
+            report_.note_exact(fmt::format("{}[{}].{}", array_key_, rows.size(), cell.key()), cell);
+        }
+        rows.push_back(std::move(object));
     }
     rows_.push_back(std::move(cells));
     return *this;

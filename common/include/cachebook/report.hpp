@@ -156,7 +156,9 @@ public:
                               std::vector<Table::Align> align = {});
 
     /// Writes the JSON to `path` (nothing when `path` is empty), with the run's conditions
-    /// (conditions.hpp) under "conditions".
+    /// (conditions.hpp) under "conditions", and under "exact_keys" the path of every exact
+    /// value recorded ("six.orders[2].total"): what a results bundle from any machine must hold
+    /// to the digit (make check-results).
     void save(const std::string& path) const;
 
     [[nodiscard]] const nlohmann::json& json() const { return json_; }
@@ -183,7 +185,11 @@ private:
         }
     }
 
+    /// Notes `path` as an exact value's place when `value` is exact, keyed and known.
+    void note_exact(const std::string& path, const Value& value);
+
     nlohmann::json json_ = nlohmann::json::object();
+    std::vector<std::string> exact_keys_;
     bool golden_;
     std::ostream& out_;
     int section_ = 0;
