@@ -1,7 +1,7 @@
 // Chapter 1's claims: the course notes' worked address, the first steps of two walks, and the stepper.
 #include <catch2/catch.hpp>
 
-#include "row_major.hpp"
+#include "../chapters/01_row_major/lab.hpp"
 
 TEST_CASE("&a[2][5] of double a[100][300] at 0x1000 is byte 40 of line 139", "[ch01]") {
     const auto ex = ch01::address_example(64);

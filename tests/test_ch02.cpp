@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "../chapters/02_loop_orders/lab.hpp"
 #include "cachebook/machine.hpp"
-#include "loop_orders.hpp"
 #include "support.hpp"
 
 TEST_CASE("the miss arithmetic: 1/B per element by rows, 1 by columns", "[ch02]") {

@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "../chapters/03_six_orders/lab.hpp"
 #include "cachebook/cli.hpp"
 #include "cachebook/matmul_orders.hpp"
-#include "six_orders.hpp"
 #include "six_orders_table.hpp"
 #include "support.hpp"
 

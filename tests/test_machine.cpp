@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "../chapters/02_loop_orders/lab.hpp"
 #include "cachebook/machine.hpp"
-#include "loop_orders.hpp"
 #include "matmul.hpp"
 #include "tiling.hpp"
 

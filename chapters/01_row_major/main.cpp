@@ -1,5 +1,5 @@
 // ch01_row_major: prints what chapter 1 shows, one function per numbered section.
-// Logic lives in row_major.cpp; each result is written once, through cachebook::Report.
+// The lesson is row_major.cpp, the lab lab.cpp; each result is written once, through cachebook::Report.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -7,9 +7,8 @@
 
 #include "cachebook/cli.hpp"
 #include "cachebook/machine.hpp"
-#include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
-#include "row_major.hpp"
+#include "lab.hpp"
 
 namespace {
 
@@ -26,26 +25,6 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
     cli.add_int("--n", options.n, "Order of the n x n float64 matrix whose traces are printed", 1, 4096);
     cli.add_int("--lines", options.lines, "Stepper cache size in lines (0: show 2 and 4)", 0, 32);
     return cli.parse(argc, argv);
-}
-
-// The first `count` cells of a visit order, as "(i,j) (i,j) ...".
-std::string cells_text(const std::vector<cachebook::Cell>& order, std::size_t count) {
-    std::string text;
-    for (std::size_t k = 0; k < order.size() && k < count; ++k)
-        text += fmt::format("{}({},{})", k ? " " : "", order[k].first, order[k].second);
-    return text;
-}
-
-template <class T>
-std::vector<T> head(const std::vector<T>& values, std::size_t count) {
-    return {values.begin(), values.begin() + static_cast<std::ptrdiff_t>(std::min(count, values.size()))};
-}
-
-// The first `count` cells of a visit order as JSON pairs.
-nlohmann::json cells_json(const std::vector<cachebook::Cell>& order, std::size_t count) {
-    nlohmann::json pairs = nlohmann::json::array();
-    for (const auto& cell : head(order, count)) pairs.push_back({cell.first, cell.second});
-    return pairs;
 }
 
 void address_section(Report& report) {
@@ -78,17 +57,17 @@ void address_section(Report& report) {
 
 void walks_section(Report& report, const Options& options) {
     const auto size = static_cast<std::size_t>(options.n);
-    const auto row = head(cachebook::row_major_trace(size), 6);
-    const auto col = head(cachebook::col_major_trace(size), 6);
+    const auto row = ch01::first_addresses(cachebook::row_major_trace(size), 6);
+    const auto col = ch01::first_addresses(cachebook::col_major_trace(size), 6);
     const auto plain = cachebook::visit_order(size);
     const auto tiled = cachebook::visit_order(size, 2);
     report.section("The addresses two walks touch (float64, {0} x {0}, base 0)", Value::exact("walks.n", size));
     report.line("  row order, first six:    {}", Value::exact("walks.row_first6", row, "{}"));
     report.line("  column order, first six: {}", Value::exact("walks.col_first6", col, "{}"));
     report.line("  visit order, plain:  {}",
-                Value::exact_as("walks.visit_plain_first8", cells_json(plain, 8), cells_text(plain, 8)));
+                Value::exact_as("walks.visit_plain_first8", ch01::cells_json(plain, 8), ch01::cells_text(plain, 8)));
     report.line("  visit order, tile 2: {}",
-                Value::exact_as("walks.visit_tile2_first8", cells_json(tiled, 8), cells_text(tiled, 8)));
+                Value::exact_as("walks.visit_tile2_first8", ch01::cells_json(tiled, 8), ch01::cells_text(tiled, 8)));
 }
 
 void print_grid(Report& report, const ch01::StepperRun& run) {

@@ -14,6 +14,7 @@ Location locate(const ArrayShape& a, std::size_t i, std::size_t j, std::size_t l
 }
 // [end: locate]
 
+// [snippet: address-example]
 AddressExample address_example(std::size_t line_bytes) {
     AddressExample ex;
     ex.shape = ArrayShape{0x1000, 100, 300, sizeof(double), Layout::RowMajor};
@@ -28,6 +29,7 @@ AddressExample address_example(std::size_t line_bytes) {
     ex.at_2_5_column_major = locate(col, 2, 5, line_bytes);
     return ex;
 }
+// [end: address-example]
 
 // [snippet: stepper]
 StepperRun run_stepper(bool by_rows, std::size_t cache_lines, std::size_t rows, std::size_t cols, std::size_t elem,
@@ -51,33 +53,5 @@ StepperRun run_stepper(bool by_rows, std::size_t cache_lines, std::size_t rows, 
     return run;
 }
 // [end: stepper]
-
-std::vector<std::string> stepper_grid(const StepperRun& run, std::size_t upto) {
-    std::vector<std::string> grid(run.rows, std::string(run.cols, '.'));
-    for (std::size_t s = 0; s < run.steps.size() && s < upto; ++s) {
-        const Step& st = run.steps[s];
-        grid[st.i][st.j] = st.hit ? 'H' : 'M';
-    }
-    return grid;
-}
-
-nlohmann::json to_json(const Location& l) {
-    return {{"address", l.address}, {"line", l.line}, {"offset", l.offset}};
-}
-
-nlohmann::json to_json(const StepperRun& r) {
-    nlohmann::json steps = nlohmann::json::array();
-    for (const Step& s : r.steps)
-        steps.push_back({{"i", s.i}, {"j", s.j}, {"line", s.line}, {"hit", s.hit}, {"cache_after", s.cache_after}});
-    return {{"walk", r.walk},
-            {"rows", r.rows},
-            {"cols", r.cols},
-            {"elem", r.elem},
-            {"line_bytes", r.line_bytes},
-            {"cache_lines", r.cache_lines},
-            {"hits", r.hits},
-            {"misses", r.misses},
-            {"steps", steps}};
-}
 
 }  // namespace ch01

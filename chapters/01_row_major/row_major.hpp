@@ -3,11 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include "cachebook/trace.hpp"
 
 namespace ch01 {
 
@@ -64,11 +61,5 @@ struct StepperRun {
 /// column by column, through a fully associative LRU cache of `cache_lines`.
 StepperRun run_stepper(bool by_rows, std::size_t cache_lines, std::size_t rows = 4, std::size_t cols = 8,
                        std::size_t elem = 4, std::size_t line_bytes = 16);
-
-/// The M / H / . grid of a walk after its first `upto` steps (all by default).
-std::vector<std::string> stepper_grid(const StepperRun& run, std::size_t upto = SIZE_MAX);
-
-nlohmann::json to_json(const Location& l);
-nlohmann::json to_json(const StepperRun& r);
 
 }  // namespace ch01

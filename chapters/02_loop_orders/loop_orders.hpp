@@ -1,16 +1,12 @@
 #pragma once
-// Chapter 2: row or column. The miss arithmetic, the matrix-read table, the power-of-two trap
-// and the measured sum of a 2048 x 2048 int array both ways.
+// Chapter 2: row or column. The miss arithmetic, where a column's lines fall in a
+// set-associative cache, the power-of-two trap and its cure, and the two sums.
 
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <vector>
 
 #include "cachebook/cache.hpp"
-#include "cachebook/machine.hpp"
-#include "cachebook/measure.hpp"
 #include "cachebook/walks.hpp"
 
 namespace ch02 {
@@ -24,6 +20,9 @@ struct PerElement {
 };
 PerElement per_element(std::size_t line_bytes, std::size_t elem_bytes);
 
+/// The 4 KiB 8-way cache of the matrix-read table: 4096 B, 8 sets x 8 ways x 64 B lines, LRU.
+cachebook::CacheConfig matrix_read_cache();
+
 /// Where the lines of one column of a rows x cols matrix land in a set-associative cache.
 struct ColumnFootprint {
     std::size_t lines = 0;     ///< distinct lines the column touches
@@ -34,12 +33,6 @@ struct ColumnFootprint {
 ColumnFootprint column_footprint(const cachebook::CacheConfig& cache, std::size_t rows, std::size_t leading,
                                  std::size_t elem);
 
-/// The geometry of a cache the machine reports, if it gives size, ways and a line size.
-std::optional<cachebook::CacheConfig> cache_geometry(const std::optional<cachebook::CacheInfo>& cache);
-
-/// The 4 KiB 8-way cache of the matrix-read table: 4096 B, 8 sets x 8 ways x 64 B lines, LRU.
-cachebook::CacheConfig matrix_read_cache();
-
 /// One row of the matrix-read table (each cell of an n x n double matrix read once), with what explains it.
 struct MatrixReadRow {
     std::size_t n = 0;
@@ -49,26 +42,6 @@ struct MatrixReadRow {
     cachebook::OrderMisses misses;
 };
 MatrixReadRow matrix_read_row(const cachebook::CacheConfig& cache, std::size_t n);
-std::vector<MatrixReadRow> matrix_read_table(const cachebook::CacheConfig& cache,
-                                             const std::vector<std::size_t>& sizes = {16, 32, 48, 73});
-
-/// The matrix-read table as the course notes print it (n, row misses, column misses). The notes
-/// name only the cache's size, 4 KB; the geometry is what the program has to find.
-struct NotesMatrixRead {
-    std::size_t n = 0;
-    std::uint64_t row = 0, column = 0;
-};
-std::vector<NotesMatrixRead> notes_matrix_reads();
-
-/// The matrix-read counts in one 4 KiB LRU cache of 64-byte lines, and whether all of them
-/// equal the notes' table.
-struct GeometryTrial {
-    cachebook::CacheConfig cache;
-    std::vector<cachebook::OrderMisses> misses;  ///< one per size of notes_matrix_reads()
-    bool matches_notes = false;
-};
-/// Every power-of-two associativity of a 4 KiB cache, direct-mapped (1 way) to fully associative.
-std::vector<GeometryTrial> geometry_trials();
 
 /// The course notes' L1: 32 KiB, 8-way, 64-byte lines, so 64 sets, LRU.
 cachebook::CacheConfig l1_32kib();
@@ -88,22 +61,8 @@ ColumnWalk column_walk(const cachebook::CacheConfig& cache, std::size_t rows, st
 std::vector<ColumnWalk> power_of_two_trap(const cachebook::CacheConfig& cache, std::size_t n = 256,
                                           std::size_t cols_walked = 64);
 
-/// The measured sum: an n x n int array, a[i][j] = (i + j) % 10.
-std::vector<int> sum_input(std::size_t n);
+/// The measured sum of an n x n int array, row by row and column by column.
 long long sum_by_rows(const int* a, std::size_t n);
 long long sum_by_columns(const int* a, std::size_t n);
-
-struct SumTiming {
-    std::size_t n = 0;
-    long long row_sum = 0, column_sum = 0;
-    cachebook::Timing row, column;
-    /// column / row, minimum over minimum.
-    [[nodiscard]] double ratio() const { return column.min() / row.min(); }
-};
-/// Times the column sum `runs` times and the row sum 4 x `runs` times, alternating,
-/// after one untimed pass of each.
-SumTiming time_sums(std::size_t n, int runs);
-
-nlohmann::json to_json(const ColumnWalk& w);
 
 }  // namespace ch02

@@ -1,14 +1,13 @@
 // ch02_loop_orders: prints what chapter 2 shows, one function per numbered section.
-// Logic lives in loop_orders.cpp; each result is written once, through cachebook::Report.
+// The lesson is loop_orders.cpp, the lab lab.cpp; each result is written once, through cachebook::Report.
 #include <fmt/format.h>
 
 #include <optional>
 
 #include "cachebook/cli.hpp"
 #include "cachebook/machine.hpp"
-#include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
-#include "loop_orders.hpp"
+#include "lab.hpp"
 
 namespace {
 
@@ -31,25 +30,6 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
     return std::nullopt;
 }
 
-std::string first_columns(const std::vector<std::uint64_t>& misses, std::size_t count) {
-    std::string text;
-    for (std::size_t j = 0; j < misses.size() && j < count; ++j) text += fmt::format("{}{}", j ? " " : "", misses[j]);
-    return text;
-}
-
-double per_access(const ch02::ColumnWalk& walk) {
-    return static_cast<double>(walk.total) / static_cast<double>(walk.rows * walk.cols_walked);
-}
-
-nlohmann::json cache_json(const cachebook::CacheConfig& cache) {
-    return {{"bytes", cache.capacity_bytes()},
-            {"kib", cache.capacity_bytes() / 1024},
-            {"sets", cache.sets},
-            {"ways", cache.ways},
-            {"line_bytes", cache.line_bytes},
-            {"lines", cache.lines()}};
-}
-
 const std::vector<std::string> kTrapHeaders = {"leading dim",         "row bytes", "column's sets", "room (lines)",
                                                "misses, columns 0-8", "total",     "per access"};
 
@@ -62,14 +42,12 @@ void trap_table(Report& report, const std::vector<ch02::ColumnWalk>& walks, cons
     };
     auto table = report.table_of_rows(array_key, kTrapHeaders);
     for (const auto& walk : walks) {
-        const auto misses = first_columns(walk.misses_per_column, 9);
+        const auto misses = ch02::first_columns(walk.misses_per_column, 9);
         table.row({cell("leading", walk.leading, "{}"), cell("row_bytes", walk.leading * walk.elem, "{}"),
                    cell("column_sets", walk.column.sets, "{}"), cell("column_capacity", walk.column.capacity, "{}"),
                    measured ? Value::measured_as("misses_per_column", walk.misses_per_column, misses)
                             : Value::exact_as("misses_per_column", walk.misses_per_column, misses),
-                   cell("total", walk.total, "{}"),
-                   Value(measured ? cachebook::measured("{:.3f}", per_access(walk))
-                                  : fmt::format("{:.3f}", per_access(walk)))},
+                   cell("total", walk.total, "{}"), cell("", ch02::per_access(walk), "{:.3f}")},
                   {{"rows", walk.rows}, {"cols_walked", walk.cols_walked}, {"column_lines", walk.column.lines}});
     }
     table.print();
@@ -79,10 +57,10 @@ void trap_table(Report& report, const std::vector<ch02::ColumnWalk>& walks, cons
 // dimensions, and "unknown" for what the cache would decide.
 void unknown_trap_table(Report& report, const std::vector<ch02::ColumnWalk>& like) {
     auto table = report.table(kTrapHeaders);
-    const auto unknown = cachebook::measured("unknown");
+    const auto unknown = Value::unknown("", "unknown");
     for (const auto& walk : like)
-        table.row({cachebook::measured("{}", walk.leading), cachebook::measured("{}", walk.leading * walk.elem),
-                   unknown, unknown, unknown, unknown, unknown});
+        table.row({Value::measured("", walk.leading), Value::measured("", walk.leading * walk.elem), unknown, unknown,
+                   unknown, unknown, unknown});
     table.print();
     report.record("trap_machine.walks", nullptr);
 }
@@ -127,7 +105,7 @@ void matrix_read_section(Report& report) {
     const auto cache = ch02::matrix_read_cache();
     report.section("Each cell of a double n x n matrix read once, row by row or column by column");
     report.line("  cache: {}", cache.describe());
-    report.record("matrix_reads_cache", cache_json(cache));
+    report.record("matrix_reads_cache", ch02::cache_json(cache));
     auto table = report.table_of_rows("matrix_reads", {"n", "matrix bytes", "fits", "column's lines", "its sets",
                                                        "room (lines)", "row misses", "column misses", "column / row"});
     for (const auto& row : ch02::matrix_read_table(cache))
@@ -165,7 +143,7 @@ void trap_section(Report& report) {
     const auto trap = ch02::power_of_two_trap(l1);
     report.section("The power-of-two trap: the first 64 columns of double a[256][256], column by column");
     report.line("  cache: {} (the course notes' L1)", l1.describe());
-    report.record("trap_cache", cache_json(l1));
+    report.record("trap_cache", ch02::cache_json(l1));
     report.record("trap_accesses", trap.front().rows * trap.front().cols_walked);
     trap_table(report, trap, "trap", false);
     machine_trap(report, trap);
@@ -184,7 +162,7 @@ void footprint_lines(Report& report, std::size_t n) {
     if (!l1) report.record("sum.l1", nullptr);
     if (!l2) report.record("sum.l2", nullptr);
     const auto count = [](const char* key, bool known, std::size_t value) {
-        return known ? Value::measured(key, value) : Value(cachebook::measured("unknown"));
+        return known ? Value::measured(key, value) : Value::unknown("", "unknown");
     };
     report.line(
         "  why: a column spans {} lines; in this machine's L1d they fall in {} of {} sets "
@@ -194,8 +172,8 @@ void footprint_lines(Report& report, std::size_t n) {
         count("sum.l2.column_sets", l2.has_value(), in_l2.sets),
         count("sum.l2.sets", l2.has_value(), l2 ? l2->sets : 0), count("sum.l2.room", l2.has_value(), in_l2.capacity));
     report.line("  where the L2 comes from: {}",
-                cachebook::measured("{}", l2 ? cachebook::source_name(machine.data_cache(2)->source)
-                                             : machine.why_unknown("the L2's size, ways or line size")));
+                Value::measured("", l2 ? cachebook::source_name(machine.data_cache(2)->source)
+                                       : machine.why_unknown("the L2's size, ways or line size")));
 }
 
 void sum_section(Report& report, const Options& options) {

@@ -1,11 +1,11 @@
 // ch03_six_orders: prints what chapter 3 shows, one function per numbered section.
-// Logic lives in six_orders.cpp; each result is written once, through cachebook::Report.
+// The lesson is six_orders.cpp, the lab lab.cpp; each result is written once, through cachebook::Report.
 #include <fmt/format.h>
 
 #include "cachebook/cli.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
-#include "six_orders.hpp"
+#include "lab.hpp"
 
 namespace {
 

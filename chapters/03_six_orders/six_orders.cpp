@@ -1,22 +1,14 @@
 #include "six_orders.hpp"
 
-#include <fmt/format.h>
-
-#include <bit>
 #include <cmath>
-#include <cstring>
-#include <limits>
-
-#include "cachebook/cli.hpp"
-#include "cachebook/matmul_orders.hpp"
 
 namespace ch03 {
 
+// [snippet: analytic]
 char inner_variable(cachebook::LoopOrder order) {
     return cachebook::order_name(order)[2];
 }
 
-// [snippet: analytic]
 PerIteration analytic(cachebook::LoopOrder order, std::size_t per_line) {
     const char inner = inner_variable(order);
     const double stride_one = 1.0 / static_cast<double>(per_line);
@@ -26,6 +18,7 @@ PerIteration analytic(cachebook::LoopOrder order, std::size_t per_line) {
 }
 // [end: analytic]
 
+// [snippet: simulate]
 PerIteration Simulated::per_iteration() const {
     const double iterations = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
     return {static_cast<double>(a) / iterations, static_cast<double>(b) / iterations,
@@ -46,20 +39,16 @@ Simulated simulate_order(cachebook::LoopOrder order, std::size_t n, const cacheb
     return run(n, config,
                [&](const auto& at, auto&& sink) { cachebook::for_each_matmul_access(order, n, 8, at, sink); });
 }
+// [end: simulate]
 
+// [snippet: simulate-tiled]
 Simulated simulate_tiled(std::size_t n, std::size_t tile, const cachebook::CacheConfig& config) {
     return run(n, config,
                [&](const auto& at, auto&& sink) { cachebook::for_each_tiled_matmul_access(n, tile, 8, at, sink); });
 }
+// [end: simulate-tiled]
 
-std::string three(double v) {
-    return fmt::format("{:.3f}", v);
-}
-
-bool departs(double simulated, double analytic_value) {
-    return std::abs(simulated - analytic_value) > 0.25 * analytic_value;
-}
-
+// [snippet: tile]
 double tile_bound(std::size_t cache_elems) {
     return std::sqrt(static_cast<double>(cache_elems) / 3.0);
 }
@@ -68,71 +57,6 @@ double tiled_estimate(std::size_t per_line, std::size_t tile, std::size_t n) {
     const auto b = static_cast<double>(per_line);
     return 2.0 / (b * static_cast<double>(tile)) + 1.0 / (b * static_cast<double>(n));
 }
-
-double MeasuredOrders::min_of(char inner) const {
-    double best = std::numeric_limits<double>::infinity();
-    for (const auto& o : orders)
-        if (inner_variable(o.order) == inner) best = std::min(best, o.timing.min());
-    return best;
-}
-
-double MeasuredOrders::fastest() const {
-    double best = std::numeric_limits<double>::infinity();
-    for (const auto& o : orders) best = std::min(best, o.timing.min());
-    return best;
-}
-
-MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook::LoopOrder>& orders) {
-    const auto matrices = cachebook::integer_valued_matrices(n);
-    MeasuredOrders out;
-    out.n = n;
-    std::vector<double> first(n * n), c(n * n);
-    bool have_first = false;
-    out.identical = true;
-    if (orders.empty())
-        for (cachebook::LoopOrder order : cachebook::kAllOrders) out.orders.push_back({order, {}});
-    else
-        for (cachebook::LoopOrder order : orders) out.orders.push_back({order, {}});
-    // Round-robin over the orders, so that a noisy moment of the machine is shared among them.
-    for (int r = 0; r < runs; ++r) {
-        for (auto& o : out.orders) {
-            const auto start = cachebook::Clock::now();
-            cachebook::matmul_in_order(o.order, n, matrices.a.data(), matrices.b.data(), c.data());
-            o.timing.runs.push_back(cachebook::seconds_since(start));
-            cachebook::do_not_optimize(c.data());
-            cachebook::clobber_memory();
-            if (!have_first) {
-                first = c;
-                have_first = true;
-            } else if (std::memcmp(first.data(), c.data(), n * n * sizeof(double)) != 0) {
-                out.identical = false;
-            }
-        }
-    }
-    for (double v : first) out.checksum += v;
-    return out;
-}
-
-cachebook::CacheConfig chosen_cache(std::int64_t lines, std::int64_t ways, std::int64_t line_bytes) {
-    if (!std::has_single_bit(static_cast<std::uint64_t>(line_bytes)))
-        throw cachebook::UsageError(fmt::format("--line-bytes {} is not a power of two", line_bytes));
-    const std::int64_t set_ways = ways == 0 ? lines : ways;
-    if (set_ways > lines) throw cachebook::UsageError(fmt::format("--ways {} exceeds --lines {}", ways, lines));
-    if (lines % set_ways != 0)
-        throw cachebook::UsageError(fmt::format("--lines {} is not a whole number of {}-way sets", lines, set_ways));
-    return {static_cast<std::size_t>(lines / set_ways), static_cast<std::size_t>(set_ways),
-            static_cast<std::size_t>(line_bytes)};
-}
-
-void check_simulation(std::int64_t n, std::int64_t ways, std::int64_t tile) {
-    if (tile > n) throw cachebook::UsageError(fmt::format("--tile {} exceeds --n {}", tile, n));
-    // Six orders (and the tiled product) of 3 n^3 accesses, each scanning every way of its set.
-    const double work = 3.0 * static_cast<double>(n * n * n) * static_cast<double>(ways) * (tile > 0 ? 7 : 6);
-    if (work > 4e10)
-        throw cachebook::UsageError(
-            fmt::format("--n {} with {} ways would take too long to simulate "
-                        "(n^3 x ways is limited to about 2e9)",
-                        n, ways));
-}
+// [end: tile]
 
 }  // namespace ch03

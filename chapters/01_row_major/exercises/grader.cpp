@@ -2,6 +2,7 @@
 // what common/ generates, and the prediction what the simulator counts.
 #include <catch2/catch.hpp>
 
+#include "cachebook/trace.hpp"
 #include "exercise.hpp"
 #include "row_major.hpp"
 

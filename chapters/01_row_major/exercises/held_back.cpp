@@ -2,6 +2,7 @@
 // instructor's copy (never in the handout), so fitting the visible cases is not enough.
 #include <catch2/catch.hpp>
 
+#include "cachebook/trace.hpp"
 #include "exercise.hpp"
 #include "row_major.hpp"
 

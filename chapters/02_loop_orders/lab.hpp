@@ -1,0 +1,67 @@
+#pragma once
+// Chapter 2's lab: the experiments around the lesson (the matrix-read table and the geometries
+// tried against the course notes' counts, this machine's caches, the timed sums) and what the
+// program records of them.
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cachebook/cache.hpp"
+#include "cachebook/machine.hpp"
+#include "cachebook/measure.hpp"
+#include "loop_orders.hpp"
+
+namespace ch02 {
+
+/// The geometry of a cache the machine reports, if it gives size, ways and a line size.
+std::optional<cachebook::CacheConfig> cache_geometry(const std::optional<cachebook::CacheInfo>& cache);
+
+/// The matrix-read table, one row per size.
+std::vector<MatrixReadRow> matrix_read_table(const cachebook::CacheConfig& cache,
+                                             const std::vector<std::size_t>& sizes = {16, 32, 48, 73});
+
+/// The matrix-read table as the course notes print it (n, row misses, column misses). The notes
+/// name only the cache's size, 4 KB; the geometry is what the program has to find.
+struct NotesMatrixRead {
+    std::size_t n = 0;
+    std::uint64_t row = 0, column = 0;
+};
+std::vector<NotesMatrixRead> notes_matrix_reads();
+
+/// The matrix-read counts in one 4 KiB LRU cache of 64-byte lines, and whether all of them
+/// equal the notes' table.
+struct GeometryTrial {
+    cachebook::CacheConfig cache;
+    std::vector<cachebook::OrderMisses> misses;  ///< one per size of notes_matrix_reads()
+    bool matches_notes = false;
+};
+/// Every power-of-two associativity of a 4 KiB cache, direct-mapped (1 way) to fully associative.
+std::vector<GeometryTrial> geometry_trials();
+
+/// The measured sum's input: an n x n int array, a[i][j] = (i + j) % 10.
+std::vector<int> sum_input(std::size_t n);
+
+struct SumTiming {
+    std::size_t n = 0;
+    long long row_sum = 0, column_sum = 0;
+    cachebook::Timing row, column;
+    /// column / row, minimum over minimum.
+    [[nodiscard]] double ratio() const { return column.min() / row.min(); }
+};
+/// Times the column sum `runs` times and the row sum 4 x `runs` times, alternating,
+/// after one untimed pass of each.
+SumTiming time_sums(std::size_t n, int runs);
+
+nlohmann::json to_json(const ColumnWalk& w);
+/// The misses of the first `count` columns, as "256 32 32 ...".
+std::string first_columns(const std::vector<std::uint64_t>& misses, std::size_t count);
+/// Misses per element read.
+double per_access(const ColumnWalk& walk);
+/// A cache's geometry as the book's page reads it.
+nlohmann::json cache_json(const cachebook::CacheConfig& cache);
+
+}  // namespace ch02

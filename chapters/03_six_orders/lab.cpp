@@ -1,0 +1,89 @@
+#include "lab.hpp"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "cachebook/cli.hpp"
+#include "cachebook/matmul_orders.hpp"
+
+namespace ch03 {
+
+std::string three(double v) {
+    return fmt::format("{:.3f}", v);
+}
+
+bool departs(double simulated, double analytic_value) {
+    return std::abs(simulated - analytic_value) > 0.25 * analytic_value;
+}
+
+double MeasuredOrders::min_of(char inner) const {
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& o : orders)
+        if (inner_variable(o.order) == inner) best = std::min(best, o.timing.min());
+    return best;
+}
+
+double MeasuredOrders::fastest() const {
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& o : orders) best = std::min(best, o.timing.min());
+    return best;
+}
+
+MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook::LoopOrder>& orders) {
+    const auto matrices = cachebook::integer_valued_matrices(n);
+    MeasuredOrders out;
+    out.n = n;
+    std::vector<double> first(n * n), c(n * n);
+    bool have_first = false;
+    out.identical = true;
+    if (orders.empty())
+        for (cachebook::LoopOrder order : cachebook::kAllOrders) out.orders.push_back({order, {}});
+    else
+        for (cachebook::LoopOrder order : orders) out.orders.push_back({order, {}});
+    // Round-robin over the orders, so that a noisy moment of the machine is shared among them.
+    for (int r = 0; r < runs; ++r) {
+        for (auto& o : out.orders) {
+            const auto start = cachebook::Clock::now();
+            cachebook::matmul_in_order(o.order, n, matrices.a.data(), matrices.b.data(), c.data());
+            o.timing.runs.push_back(cachebook::seconds_since(start));
+            cachebook::do_not_optimize(c.data());
+            cachebook::clobber_memory();
+            if (!have_first) {
+                first = c;
+                have_first = true;
+            } else if (std::memcmp(first.data(), c.data(), n * n * sizeof(double)) != 0) {
+                out.identical = false;
+            }
+        }
+    }
+    for (double v : first) out.checksum += v;
+    return out;
+}
+
+cachebook::CacheConfig chosen_cache(std::int64_t lines, std::int64_t ways, std::int64_t line_bytes) {
+    if (!std::has_single_bit(static_cast<std::uint64_t>(line_bytes)))
+        throw cachebook::UsageError(fmt::format("--line-bytes {} is not a power of two", line_bytes));
+    const std::int64_t set_ways = ways == 0 ? lines : ways;
+    if (set_ways > lines) throw cachebook::UsageError(fmt::format("--ways {} exceeds --lines {}", ways, lines));
+    if (lines % set_ways != 0)
+        throw cachebook::UsageError(fmt::format("--lines {} is not a whole number of {}-way sets", lines, set_ways));
+    return {static_cast<std::size_t>(lines / set_ways), static_cast<std::size_t>(set_ways),
+            static_cast<std::size_t>(line_bytes)};
+}
+
+void check_simulation(std::int64_t n, std::int64_t ways, std::int64_t tile) {
+    if (tile > n) throw cachebook::UsageError(fmt::format("--tile {} exceeds --n {}", tile, n));
+    // Six orders (and the tiled product) of 3 n^3 accesses, each scanning every way of its set.
+    const double work = 3.0 * static_cast<double>(n * n * n) * static_cast<double>(ways) * (tile > 0 ? 7 : 6);
+    if (work > 4e10)
+        throw cachebook::UsageError(
+            fmt::format("--n {} with {} ways would take too long to simulate "
+                        "(n^3 x ways is limited to about 2e9)",
+                        n, ways));
+}
+
+}  // namespace ch03

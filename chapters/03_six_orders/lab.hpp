@@ -1,0 +1,47 @@
+#pragma once
+// Chapter 3's lab: the six orders run for real and timed, how the tables compare the
+// simulation with the analysis, and the checks of the reader's own cache.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cachebook/cache.hpp"
+#include "cachebook/measure.hpp"
+#include "cachebook/trace.hpp"
+#include "six_orders.hpp"
+
+namespace ch03 {
+
+/// "0.125": three decimals, as the reference tables print them.
+std::string three(double v);
+
+/// Where the simulation departs from the textbook by more than a quarter of the analytic value.
+bool departs(double simulated, double analytic);
+
+/// The six orders run for real on n x n doubles of integer value.
+struct OrderTiming {
+    cachebook::LoopOrder order{};
+    cachebook::Timing timing;
+};
+struct MeasuredOrders {
+    std::size_t n = 0;
+    std::vector<OrderTiming> orders;                ///< in the book's order
+    bool identical = false;                         ///< every C equal, byte for byte, to the first
+    double checksum = 0;                            ///< sum of C's entries
+    [[nodiscard]] double min_of(char inner) const;  ///< fastest order with this inner variable
+    [[nodiscard]] double fastest() const;           ///< fastest of all the orders
+};
+/// Times the given orders (all six by default) `runs` times each, round-robin; C is compared byte for byte.
+MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook::LoopOrder>& orders = {});
+
+/// The cache of the reader's choice: `lines` lines of `line_bytes` bytes in sets of
+/// `ways` (0: fully associative). Throws cachebook::UsageError naming the option that
+/// does not fit.
+cachebook::CacheConfig chosen_cache(std::int64_t lines, std::int64_t ways, std::int64_t line_bytes);
+/// Throws cachebook::UsageError when a tile exceeds n, or when simulating n x n matrices
+/// in a cache of `ways` ways would take more than seconds (the model scans every way).
+void check_simulation(std::int64_t n, std::int64_t ways, std::int64_t tile);
+
+}  // namespace ch03
