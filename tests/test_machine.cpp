@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "../chapters/04_tiling/lab.hpp"
 #include "cachebook/machine.hpp"
 #include "loop_orders.hpp"
 #include "matmul.hpp"
-#include "tiling.hpp"
 
 namespace {
 
