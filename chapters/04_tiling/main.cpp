@@ -177,7 +177,7 @@ void stepper_section(Report& report) {
                 exact("formula_tile", formula.tile));
     report.record("stepper_cache.three_tiles_bytes", 3 * tile * tile * cache.elem);
     const auto notes_model = ch04::stepper_cache(8);
-    report.line("  the same proportions with T = {} give the source text's model: {} B lines, {} of {} lines",
+    report.line("  the same proportions with T = {} give the course notes' model: {} B lines, {} of {} lines",
                 exact("notes_model.tile", notes_model.tile), exact("notes_model.line_bytes", notes_model.line_bytes),
                 exact("notes_model.three_tiles_lines", notes_model.three_tiles_lines),
                 exact("notes_model.cache_lines", notes_model.cache_lines));
