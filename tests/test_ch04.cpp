@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../chapters/04_tiling/lab.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/matmul_orders.hpp"
 #include "support.hpp"
@@ -36,6 +37,24 @@ TEST_CASE("the 73 x 73 transpose misses less with every larger tile, and best_ti
     CHECK(ch04::best_tile(73, {0, 4, 8, 16, 32}, small_cache()) == 32);
     CHECK(ch04::best_tile(73, {0, 4}, small_cache()) == 4);
     CHECK(ch04::transpose_misses(73, 0, small_cache()) == 5996);
+}
+
+TEST_CASE("the lab's table: the misses, the best tile and the gain the program prints", "[ch04]") {
+    const auto table = ch04::tile_table(73, ch04::kModelTiles, ch04::lab_cache());
+    CHECK(table.misses == ch04::misses_by_tile(73, ch04::kModelTiles, small_cache()));
+    CHECK(table.best == 32);
+    CHECK(table.gain == Approx(5996.0 / 1714.0));
+}
+
+TEST_CASE("the visits of a 4 x 4 matrix: row after row, and with tiles of 2 block after block", "[ch04]") {
+    CHECK(ch04::visit_steps(4, 0) == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
+    CHECK(ch04::visit_steps(4, 2) == std::vector<std::size_t>{0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15});
+}
+
+TEST_CASE("the measured tile: --tile, else this machine's L1d's, else the course notes' 32 KiB", "[ch04]") {
+    CHECK(ch04::blocked_tile(24, 512, std::nullopt) == 24);
+    CHECK(ch04::blocked_tile(0, 512, std::nullopt) == 32);
+    CHECK(ch04::blocked_tile(0, 512, ch04::tile_from_cache(128 * 1024, 512)) == 64);
 }
 
 TEST_CASE("the course notes' 32 KiB L1 gives T <= 36.9, T = 32, 24 KiB", "[ch04][reference]") {

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "../chapters/02_loop_orders/lab.hpp"
+#include "../chapters/04_tiling/lab.hpp"
 #include "cachebook/machine.hpp"
 #include "matmul.hpp"
-#include "tiling.hpp"
 
 namespace {
 

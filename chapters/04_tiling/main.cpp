@@ -1,16 +1,15 @@
 // ch04_tiling: prints what chapter 4 shows, one function per numbered section.
-// Logic lives in tiling.cpp; each result is written once, through cachebook::Report.
+// The lesson is tiling.cpp, the experiment lab.cpp; each result is written once, through cachebook::Report.
 #include <fmt/format.h>
 
 #include <cmath>
-#include <filesystem>
 
 #include "cachebook/cli.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/prefetch.hpp"
 #include "cachebook/report.hpp"
-#include "cachebook/trace.hpp"
+#include "lab.hpp"
 #include "tiling.hpp"
 
 namespace {
@@ -18,28 +17,17 @@ namespace {
 using cachebook::Report;
 using cachebook::Value;
 
-constexpr const char* kDefaultData = "/usr/share/matplotlib/mpl-data/sample_data/Stocks.csv";
-const std::vector<std::size_t> kModelTiles = {0, 4, 8, 16, 32};
-
 struct Options {
     std::int64_t n = 512, tile = 0, runs = 3, transpose_n = 2048, study_n = 73;
     std::string data;
-    std::vector<ch04::Series> series;  // the study's data, read before any long work
-    std::string data_note;             // where it came from
+    ch04::StudyData study;  // read before any long work
 };
 
 // Reads the study's columns, so that a bad file fails before any long work.
 void read_study_data(Options& options) {
-    const std::vector<std::string> columns = {"^GSPC", "IBM"};
-    if (!options.data.empty()) {
-        options.series = ch04::read_csv_columns(options.data, columns);
-        options.data_note = options.data;
-    } else if (std::filesystem::exists(kDefaultData)) {
-        options.series = ch04::read_csv_columns(kDefaultData, columns);
-        options.data_note = fmt::format("{} (package python-matplotlib-data)", kDefaultData);
-    }
+    options.study = ch04::read_study_data(options.data);
     const auto study_n = static_cast<std::size_t>(options.study_n);
-    for (const auto& series : options.series)
+    for (const auto& series : options.study.series)
         if (series.values.size() < 2 * study_n - 1)
             throw cachebook::UsageError(fmt::format("--study-n {}: column '{}' has {} values, {} needed", study_n,
                                                     series.name, series.values.size(), 2 * study_n - 1));
@@ -84,9 +72,7 @@ std::string tile_key(std::size_t tile) {
 
 // The step at which each cell of an n x n matrix is visited, as a grid.
 void visit_grid(Report& report, std::size_t n, std::size_t tile) {
-    const auto order = cachebook::visit_order(n, tile);
-    std::vector<std::size_t> step(n * n);
-    for (std::size_t s = 0; s < order.size(); ++s) step[order[s].first * n + order[s].second] = s;
+    const auto step = ch04::visit_steps(n, tile);
     for (std::size_t i = 0; i < n; ++i) {
         std::string row = "    ";
         for (std::size_t j = 0; j < n; ++j) row += fmt::format("{:3}", step[i * n + j]);
@@ -109,6 +95,7 @@ void tile_choice_lines(Report& report, const ch04::TileChoice& choice, const std
     report.line(
         "  three tiles: {} B = {} KiB; misses per iteration, one per line of a tile of A and of B: 2 / (8 x T) = {}",
         value("three_tiles", choice.three_tiles, fmt::format("{}", choice.three_tiles)),
+        // The unit stays outside the value: the golden file masks the number only.
         value("three_tiles_kib", choice.three_tiles / 1024,
               fmt::format("{:g}", static_cast<double>(choice.three_tiles) / 1024)),
         value("estimate", estimate, estimate));
@@ -117,7 +104,7 @@ void tile_choice_lines(Report& report, const ch04::TileChoice& choice, const std
 
 // The tile lines in the same shape when the machine reports no L1d.
 void unknown_tile_lines(Report& report, std::size_t n) {
-    const auto unknown = cachebook::measured("unknown");
+    const auto unknown = Value::unknown("", "unknown");
     report.line("  3 x T^2 x 8 <= {} B  =>  T <= {}  =>  T = {} (largest power of two dividing N = {})", unknown,
                 unknown, unknown, n);
     report.line(
@@ -144,7 +131,9 @@ std::size_t tile_section(Report& report, const Options& options) {
     const auto l1 = machine.data_cache(1);
     const auto mine = ch04::machine_tile(machine, n);
     report.line("  this machine's L1d, {}, N = {}:",
-                cachebook::measured("{}", l1 ? fmt::format("{} KiB", l1->size_bytes / 1024) : "unknown"), n);
+                l1 ? Value::measured_as("", l1->size_bytes, cachebook::size_text(l1->size_bytes))
+                   : Value::unknown("", "unknown"),
+                n);
     if (mine)
         tile_choice_lines(report, *mine, "machine_tile", true);
     else
@@ -154,8 +143,7 @@ std::size_t tile_section(Report& report, const Options& options) {
         "  where it comes from: {}",
         Value::measured_as("machine_tile_source", source,
                            l1 ? source : machine.why_unknown("the L1d") + "; the tile below is the course notes'"));
-    if (options.tile != 0) return static_cast<std::size_t>(options.tile);
-    return mine ? mine->tile : ch04::tile_from_cache(32 * 1024, n).tile;
+    return ch04::blocked_tile(static_cast<std::size_t>(options.tile), n, mine);
 }
 
 void print_stepper(Report& report, const ch04::MatmulStepper& run, const std::string& walk) {
@@ -189,7 +177,7 @@ void stepper_section(Report& report) {
                 exact("formula_tile", formula.tile));
     report.record("stepper_cache.three_tiles_bytes", 3 * tile * tile * cache.elem);
     const auto notes_model = ch04::stepper_cache(8);
-    report.line("  the same proportions with T = {} give the source text's model: {} B lines, {} of {} lines",
+    report.line("  the same proportions with T = {} give the course notes' model: {} B lines, {} of {} lines",
                 exact("notes_model.tile", notes_model.tile), exact("notes_model.line_bytes", notes_model.line_bytes),
                 exact("notes_model.three_tiles_lines", notes_model.three_tiles_lines),
                 exact("notes_model.cache_lines", notes_model.cache_lines));
@@ -221,7 +209,7 @@ void blocked_section(Report& report, const Options& options, std::size_t tile) {
 void sweep_section(Report& report, const Options& options, std::size_t pick) {
     const auto n = static_cast<std::size_t>(options.n);
     report.section("Measured: the blocked product for each tile, N = {}", n);
-    const auto sweep = ch04::tile_sweep(n, {8, 16, 24, 32, 48, 64, 96, 128}, static_cast<int>(options.runs));
+    const auto sweep = ch04::tile_sweep(n, ch04::kSweepTiles, static_cast<int>(options.runs));
     auto table = report.table_of_rows("sweep.points", {"tile", "ms (min)", "3 T^2 x 8 bytes"});
     for (const auto& point : sweep.points)
         table.row({Value::exact("tile", point.tile), Value::measured("ms", point.timing.min() * 1e3, "{:.1f}"),
@@ -229,13 +217,15 @@ void sweep_section(Report& report, const Options& options, std::size_t pick) {
     table.print();
     report.line("  identical results across tiles: {}",
                 Value::exact_as("sweep.identical", sweep.identical, sweep.identical ? "yes" : "NO"));
-    const double pick_over_best = sweep.over_best(pick);
-    const std::string of_fastest =
-        pick_over_best > 0 ? fmt::format(" ({} x the fastest time)", cachebook::measured("{:.2f}", pick_over_best))
-                           : "";
-    report.line("  fastest tile: {}; the formula's pick: {}{}", Value::measured("sweep.best", sweep.best()),
-                Value::measured("sweep.pick", pick), of_fastest);
-    report.record("sweep.pick_over_best", pick_over_best);
+    const double pick_over_best = sweep.over_best(pick);  // 0 when --tile chose a tile the sweep skips
+    const auto best = Value::measured("sweep.best", sweep.best());
+    if (pick_over_best > 0) {
+        report.line("  fastest tile: {}; the formula's pick: {} ({} x the fastest time)", best,
+                    Value::measured("sweep.pick", pick), Value::measured("sweep.pick_over_best", pick_over_best, 2));
+    } else {
+        report.line("  fastest tile: {}; the formula's pick: {}", best, Value::measured("sweep.pick", pick));
+        report.record("sweep.pick_over_best", pick_over_best);
+    }
     // Whether the largest tile lost, and by how much: the prose says what this run showed.
     report.record("sweep.largest", sweep.points.back().tile);
     report.record("sweep.largest_over_best", sweep.over_best(sweep.points.back().tile));
@@ -256,20 +246,19 @@ void transpose_model_section(Report& report) {
 
 // The lab's misses_by_tile and best_tile, in the lab's cache.
 void lab_section(Report& report) {
-    const auto cache = cachebook::CacheConfig{8, 8, 64};
-    const auto misses = ch04::misses_by_tile(73, kModelTiles, cache);
+    const auto cache = ch04::lab_cache();
+    const auto lab = ch04::tile_table(73, ch04::kModelTiles, cache);
     report.section("The lab's transpose: misses_by_tile and best_tile");
     report.line("  misses_by_tile: transpose of 73 x 73 doubles, B right after A, cache {}", cache.describe());
     auto table = report.table({"tile", "none", "4", "8", "16", "32"});
     std::vector<Value> cells = {"misses"};
-    for (const auto& [tile, count] : misses) cells.push_back(Value::exact("misses_by_tile." + tile_key(tile), count));
+    for (const auto& [tile, count] : lab.misses)
+        cells.push_back(Value::exact("misses_by_tile." + tile_key(tile), count));
     table.row(cells);
     table.print();
-    const double gain = static_cast<double>(misses.front().second) / static_cast<double>(misses.back().second);
-    report.line("  best_tile: {} ({:.2f}x fewer misses than none)",
-                Value::exact("misses_by_tile.best", ch04::best_tile(73, kModelTiles, cache)), gain);
-    report.record("misses_by_tile.gain", fmt::format("{:.1f}", gain));
-    report.record("misses_by_tile.largest", kModelTiles.back());
+    report.line("  best_tile: {} ({}x fewer misses than none)", Value::exact("misses_by_tile.best", lab.best),
+                Value::exact("misses_by_tile.gain", lab.gain, 2));
+    report.record("misses_by_tile.largest", ch04::kModelTiles.back());
 }
 
 void transpose_section(Report& report, const Options& options) {
@@ -278,9 +267,10 @@ void transpose_section(Report& report, const Options& options) {
     const auto l2 = machine.data_cache(2);
     report.section("Measured: transpose of {0} x {0} doubles ({1} MiB each; this machine's L2: {2})",
                    Value::exact("transpose.n", n), Value::exact("transpose.mib", n * n * 8 >> 20),
-                   cachebook::measured("{}", l2 ? fmt::format("{} KiB, from {}", l2->size_bytes / 1024,
-                                                              cachebook::source_name(l2->source))
-                                                : machine.why_unknown("the L2")));
+                   l2 ? Value::measured_as("", l2->size_bytes,
+                                           fmt::format("{}, from {}", cachebook::size_text(l2->size_bytes),
+                                                       cachebook::source_name(l2->source)))
+                      : Value::unknown("", machine.why_unknown("the L2")));
     auto table = report.table({"tile", "naive ms", "tiled ms", "naive / tiled", "identical"});
     for (std::size_t tile : {8u, 16u, 32u}) {
         const auto timing = ch04::time_transpose(n, tile, static_cast<int>(options.runs));
@@ -295,21 +285,21 @@ void transpose_section(Report& report, const Options& options) {
 
 void study_section(Report& report, Options& options) {
     const auto n = static_cast<std::size_t>(options.study_n);
-    const auto cache = cachebook::CacheConfig{8, 8, 64};
+    const auto cache = ch04::lab_cache();
     report.section("The study: a {0} x {0} lag matrix A[i][j] = s[i + j] of a series, transposed for real",
                    Value::exact("study.n", n));
     report.line("   while the cache model ({}) sees every address it touches", cache.describe());
-    if (options.series.empty())
-        report.line("  {} is not installed: only generated series below (tools/deps.sh installs it)", kDefaultData);
+    if (options.study.series.empty())
+        report.line("  {} is not installed: only generated series below (tools/deps.sh installs it)", ch04::kStudyFile);
     else
-        report.line("  data: monthly closes from {}", options.data_note);
-    report.record("study.data", options.data_note);
-    options.series.push_back(ch04::random_walk(2 * n - 1, 7));
+        report.line("  data: monthly closes from {}", options.study.note);
+    report.record("study.data", options.study.note);
+    options.study.series.push_back(ch04::random_walk(2 * n - 1, 7));
     auto table = report.table_of_rows("study.series", {"series", "s[0]", "s[2n-2]", "row", "column", "tile none", "4",
                                                        "8", "16", "32", "best", "transposed"});
     std::vector<ch04::Study> results;
-    for (const auto& series : options.series) {
-        const auto& result = results.emplace_back(ch04::study(series, n, kModelTiles, cache));
+    for (const auto& series : options.study.series) {
+        const auto& result = results.emplace_back(ch04::study(series, n, ch04::kModelTiles, cache));
         std::vector<Value> cells = {Value::exact("name", result.name), fmt::format("{:.2f}", result.first),
                                     fmt::format("{:.2f}", result.last), Value::exact("row", result.orders.row),
                                     Value::exact("column", result.orders.column)};
@@ -333,7 +323,7 @@ std::string kind_key(cachebook::PrefetchKind kind) {
 void prefetch_section(Report& report) {
     const std::size_t n = 73, tile = 8;
     const std::uint64_t cycle = 7;  // which random cycle the chase follows
-    const auto cache = cachebook::CacheConfig{8, 8, 64};
+    const auto cache = ch04::lab_cache();
     report.section("The lab's last step: a prefetcher in front of the cache, {0} x {0} doubles",
                    Value::exact("prefetch.n", n));
     const cachebook::PrefetchConfig settings;

@@ -1,19 +1,15 @@
 #pragma once
-// Chapter 4: blocking. The blocked product against the naive one, the tile
-// from the L1's size, the tiled transpose, the course notes' lab
-// (visit_order, misses_by_tile, best_tile) and its study on a real series.
+// Chapter 4's lesson: blocking. The blocked product, the tile from the L1's size, the
+// tiled transpose, the course notes' lab (misses_by_tile, best_tile) and its study on a
+// real series, the prefetchers' walks, and the tile stepper. The experiment is in lab.hpp.
 
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cachebook/cache.hpp"
-#include "cachebook/machine.hpp"
-#include "cachebook/measure.hpp"
 #include "cachebook/prefetch.hpp"
 #include "cachebook/trace.hpp"
 #include "cachebook/walks.hpp"
@@ -32,43 +28,6 @@ struct TileChoice {
     double estimate = 0;          ///< misses per iteration 2 / (B tile), B = 64 / elem
 };
 TileChoice tile_from_cache(std::size_t cache_bytes, std::size_t n, std::size_t elem = 8);
-/// The same from the L1d the machine reports; nullopt when no source reports one. Inline, so
-/// that tiling.cpp (which the exercises' handout carries) does not need the machine module.
-inline std::optional<TileChoice> machine_tile(const cachebook::Machine& machine, std::size_t n) {
-    const auto l1 = machine.data_cache(1);
-    if (!l1) return std::nullopt;
-    return tile_from_cache(l1->size_bytes, n);
-}
-
-/// Naive ijk against blocked, on integer-valued n x n doubles.
-struct BlockedTiming {
-    std::size_t n = 0, tile = 0;
-    cachebook::Timing naive, blocked;
-    bool identical = false;  ///< memcmp of the two results
-    [[nodiscard]] double speedup() const { return naive.min() / blocked.min(); }
-};
-BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs);
-
-/// The blocked product for each tile, timed; results checked against the first.
-struct SweepPoint {
-    std::size_t tile = 0;
-    cachebook::Timing timing;
-};
-struct Sweep {
-    std::vector<SweepPoint> points;
-    bool identical = false;
-    [[nodiscard]] std::size_t best() const;  ///< the tile with the smallest minimum time
-    /// The minimum time of `tile` over the fastest tile's; 0 when `tile` was not swept.
-    [[nodiscard]] double over_best(std::size_t tile) const;
-};
-Sweep tile_sweep(std::size_t n, const std::vector<std::size_t>& tiles, int runs);
-
-/// Transpose misses per element of src (A, stream 1) and dst (B, stream 2).
-struct TransposeRate {
-    double src = 0, dst = 0;
-    [[nodiscard]] double total() const { return src + dst; }
-};
-TransposeRate transpose_rate(std::size_t n, std::size_t tile, const cachebook::CacheConfig& cache);
 
 /// The lab of the course notes' *Traversal order and loop tiling*: the misses of the transpose
 /// trace, for each tile (0: none), and the best tile.
@@ -81,26 +40,12 @@ std::size_t best_tile(std::size_t n, const std::vector<std::size_t>& tiles, cons
 /// Real transposes: dst[j][i] = src[i][j].
 void transpose_naive(std::size_t n, const double* src, double* dst);
 void transpose_tiled(std::size_t n, std::size_t tile, const double* src, double* dst);
-struct TransposeTiming {
-    std::size_t n = 0, tile = 0;
-    cachebook::Timing naive, tiled;
-    bool identical = false;
-    [[nodiscard]] double speedup() const { return naive.min() / tiled.min(); }
-};
-TransposeTiming time_transpose(std::size_t n, std::size_t tile, int runs);
 
 /// A named column of numbers.
 struct Series {
     std::string name;
     std::vector<double> values;
 };
-/// Reads the named columns of a CSV file (lines starting with '#' skipped,
-/// first other line the header, empty cells skipped). Throws std::runtime_error
-/// naming the file and the problem when it is missing, unreadable or malformed.
-std::vector<Series> read_csv_columns(const std::string& path, const std::vector<std::string>& columns);
-/// A seeded random walk starting at 100: data with no meaning, for comparison.
-Series random_walk(std::size_t count, std::uint64_t seed);
-
 /// The course notes' study: an n x n matrix built from a series (the lag matrix
 /// A[i][j] = s[i + j], so it needs 2n - 1 values), transposed for real while
 /// every address it touches goes through the cache model.
@@ -114,8 +59,6 @@ struct Study {
     bool transposed = false;  ///< dst[j][i] == src[i][j] everywhere
 };
 Study study(const Series& s, std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::CacheConfig& cache);
-/// Whether every study counted the same misses for each tile (the counts depend only on the addresses).
-bool same_counts(const std::vector<Study>& studies);
 
 /// The lab's last step: a prefetcher in front of the lab's cache. One walk over an n x n matrix of
 /// doubles, as the accesses it makes (stream 1 is the matrix read, stream 2 the transpose's B).
@@ -170,20 +113,7 @@ struct MatmulStepper {
 };
 MatmulStepper run_matmul_stepper(std::size_t n, std::size_t tile, std::size_t elem, std::size_t line_bytes,
                                  std::size_t cache_lines);
-
-/// The M / H string of steps [first, last), three letters per iteration separated by spaces.
-std::string stepper_marks(const MatmulStepper& run, std::size_t first, std::size_t last);
-
-/// A run of consecutive steps of one tile step (tiled) or one row of C (untiled).
-struct StepperGroup {
-    std::size_t first = 0, count = 0;  ///< steps [first, first + count)
-    std::size_t ii = 0, jj = 0, kk = 0, row = 0;
-    std::uint64_t hits = 0, misses = 0;
-};
-std::vector<StepperGroup> stepper_groups(const MatmulStepper& run);
-
-/// The stepper widget's walk (book/_static/stepper.js): arrays A, B, C, the steps with
-/// their tile corners, and the groups; `walk` names it in the widget's picker.
-nlohmann::json to_json(const MatmulStepper& run, const std::string& walk);
+/// Sets each step's row of C and the corners of its tiles, from the cells of its iteration.
+void mark_tile_steps(MatmulStepper& run);
 
 }  // namespace ch04

@@ -1,0 +1,118 @@
+#pragma once
+// Chapter 4's experiment around the lesson (tiling.hpp): the timed products and transposes,
+// the sweep of tiles, the model's transpose rates, the study's data, and the stepper's
+// groups and JSON for the book's widget.
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cachebook/cache.hpp"
+#include "cachebook/machine.hpp"
+#include "cachebook/measure.hpp"
+#include "tiling.hpp"
+
+namespace ch04 {
+
+/// The tiles of the lab's tables (0: untiled), and the lab's cache: 4 KiB, 8 sets x 8 ways x 64 B.
+inline const std::vector<std::size_t> kModelTiles = {0, 4, 8, 16, 32};
+inline cachebook::CacheConfig lab_cache() {
+    return cachebook::CacheConfig{8, 8, 64};
+}
+/// The tiles the blocked product is timed with.
+inline const std::vector<std::size_t> kSweepTiles = {8, 16, 24, 32, 48, 64, 96, 128};
+
+/// The step at which each cell of an n x n matrix is visited (row-major), from cachebook::visit_order.
+std::vector<std::size_t> visit_steps(std::size_t n, std::size_t tile);
+
+/// The tile formula on the L1d the machine reports; nullopt when no source reports one.
+std::optional<TileChoice> machine_tile(const cachebook::Machine& machine, std::size_t n);
+/// The tile of the measurements: `requested` when not 0, else this machine's, else the
+/// one the course notes' 32 KiB L1 gives.
+std::size_t blocked_tile(std::size_t requested, std::size_t n, const std::optional<TileChoice>& mine);
+
+/// Naive ijk against blocked, on integer-valued n x n doubles.
+struct BlockedTiming {
+    std::size_t n = 0, tile = 0;
+    cachebook::Timing naive, blocked;
+    bool identical = false;  ///< memcmp of the two results
+    [[nodiscard]] double speedup() const { return naive.min() / blocked.min(); }
+};
+BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs);
+
+/// The blocked product for each tile, timed; results checked against the first.
+struct SweepPoint {
+    std::size_t tile = 0;
+    cachebook::Timing timing;
+};
+struct Sweep {
+    std::vector<SweepPoint> points;
+    bool identical = false;
+    [[nodiscard]] std::size_t best() const;  ///< the tile with the smallest minimum time
+    /// The minimum time of `tile` over the fastest tile's; 0 when `tile` was not swept.
+    [[nodiscard]] double over_best(std::size_t tile) const;
+};
+Sweep tile_sweep(std::size_t n, const std::vector<std::size_t>& tiles, int runs);
+
+/// Transpose misses per element of src (A, stream 1) and dst (B, stream 2).
+struct TransposeRate {
+    double src = 0, dst = 0;
+    [[nodiscard]] double total() const { return src + dst; }
+};
+TransposeRate transpose_rate(std::size_t n, std::size_t tile, const cachebook::CacheConfig& cache);
+
+/// The lab's table: misses of the transpose for each tile, the best tile, and how many
+/// times fewer misses the last tile has than the first (untiled).
+struct TileTable {
+    std::vector<std::pair<std::size_t, std::uint64_t>> misses;
+    std::size_t best = 0;
+    double gain = 0;
+};
+TileTable tile_table(std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::CacheConfig& cache);
+
+/// The real transposes timed against each other, both writing the same dst.
+struct TransposeTiming {
+    std::size_t n = 0, tile = 0;
+    cachebook::Timing naive, tiled;
+    bool identical = false;
+    [[nodiscard]] double speedup() const { return naive.min() / tiled.min(); }
+};
+TransposeTiming time_transpose(std::size_t n, std::size_t tile, int runs);
+
+/// Reads the named columns of a CSV file (lines starting with '#' skipped,
+/// first other line the header, empty cells skipped). Throws std::runtime_error
+/// naming the file and the problem when it is missing, unreadable or malformed.
+std::vector<Series> read_csv_columns(const std::string& path, const std::vector<std::string>& columns);
+/// A seeded random walk starting at 100: data with no meaning, for comparison.
+Series random_walk(std::size_t count, std::uint64_t seed);
+/// The study's default data: matplotlib's sample file, its two columns, and where it comes from.
+inline constexpr const char* kStudyFile = "/usr/share/matplotlib/mpl-data/sample_data/Stocks.csv";
+inline const std::vector<std::string> kStudyColumns = {"^GSPC", "IBM"};
+struct StudyData {
+    std::vector<Series> series;  ///< empty when no file was given and the default is not installed
+    std::string note;            ///< where they came from
+};
+/// The study's columns from `path`, or from kStudyFile when `path` is empty and the file exists.
+StudyData read_study_data(const std::string& path);
+/// Whether every study counted the same misses for each tile (the counts depend only on the addresses).
+bool same_counts(const std::vector<Study>& studies);
+
+/// The M / H string of steps [first, last), three letters per iteration separated by spaces.
+std::string stepper_marks(const MatmulStepper& run, std::size_t first, std::size_t last);
+
+/// A run of consecutive steps of one tile step (tiled) or one row of C (untiled).
+struct StepperGroup {
+    std::size_t first = 0, count = 0;  ///< steps [first, first + count)
+    std::size_t ii = 0, jj = 0, kk = 0, row = 0;
+    std::uint64_t hits = 0, misses = 0;
+};
+std::vector<StepperGroup> stepper_groups(const MatmulStepper& run);
+
+/// The stepper widget's walk (book/_static/stepper.js): arrays A, B, C, the steps with
+/// their tile corners, and the groups; `walk` names it in the widget's picker.
+nlohmann::json to_json(const MatmulStepper& run, const std::string& walk);
+
+}  // namespace ch04
