@@ -1,5 +1,5 @@
 // ch05_layout: prints what chapter 5 shows, one function per numbered section.
-// Logic lives in layout.cpp; each result is written once, through cachebook::Report.
+// The lesson is layout.cpp, the experiment lab.cpp; each result is written once, through cachebook::Report.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
-#include "layout.hpp"
+#include "lab.hpp"
 
 namespace {
 
@@ -271,20 +271,8 @@ std::string kib_text(std::size_t bytes) {
                              : fmt::format("{} KiB + {} B", bytes >> 10, bytes % 1024);
 }
 
-// The fusion arrays' size: from the caches the machine reports, or the options.
-ch05::StreamSize fusion_size(const Options& options) {
-    const auto& machine = cachebook::machine();
-    const auto l2 = machine.data_cache(2);
-    const auto l3 = machine.data_cache(3);
-    constexpr std::size_t kBudget = std::size_t{128} << 20;
-    auto size = ch05::choose_stream_size(l3 ? l3->size_bytes : 0, l2 ? l2->size_bytes : 0, kBudget);
-    if (options.stream_mib > 0) size = {static_cast<std::size_t>(options.stream_mib) << 20, "option", "--stream-mib"};
-    if (options.quick) size = {std::size_t{8} << 20, "quick", "--quick: 8 MiB"};
-    return size;
-}
-
 void fusion_section(Report& report, const Options& options) {
-    const auto size = fusion_size(options);
+    const auto size = ch05::fusion_stream_size(options.stream_mib, options.quick);
     const std::size_t n = size.bytes_per_array / sizeof(double);
     constexpr std::size_t kWays = 8;
     const std::size_t n_fission = std::max<std::size_t>(1024, 2 * n / (2 * kWays));
