@@ -59,6 +59,20 @@ struct LayoutTimes {
     cachebook::Timing aos, soa, hot_cold;
     double sum_aos = 0, sum_soa = 0, sum_hot_cold = 0;  // identical
 };
+/// Where an array of `bytes` stands against the data caches a machine reports.
+struct CacheFit {
+    std::string beyond;      // the largest level smaller than the array ("L2"); "" if none is
+    std::string within;      // the smallest level that holds it ("L3"); "" if none does
+    std::string last_level;  // the largest level reported; "" if none is
+    [[nodiscard]] bool beyond_last_level() const { return !last_level.empty() && beyond == last_level; }
+    /// "beyond L3, the last level", "beyond L2, within L3", "within L1"; "" when no level is reported.
+    [[nodiscard]] std::string text() const;
+};
+/// `level_bytes[k]`: the data cache of level k + 1, 0 where none is reported.
+CacheFit cache_fit(std::size_t bytes, const std::vector<std::size_t>& level_bytes);
+/// The same against this machine's data caches (levels 1 to 4).
+CacheFit cache_fit(std::size_t bytes);
+
 /// Times `runs` updates of each layout (interleaved, one warm-up each). Every
 /// time*() function here uses the calling thread's CPU clock (cachebook/cpu_time.hpp).
 LayoutTimes time_layouts(std::size_t n, int runs);

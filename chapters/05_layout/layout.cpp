@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <tuple>
+#include <utility>
 
 #include "cachebook/cache.hpp"
 
@@ -26,29 +28,36 @@ ParticleLines particle_lines(std::uint64_t n, std::size_t line_bytes) {
     r.hot_cold = lines_for(n * sizeof(HotParticle), line_bytes);
     r.used_fraction = static_cast<double>(sizeof(Particle::x) + sizeof(Particle::vx)) / sizeof(Particle);
 
-    // The loop's own addresses through the cache model: each array starts on a line.
-    auto misses = [&](auto&& walk) {
-        cachebook::Cache cache(cachebook::CacheConfig::fully_associative(8, line_bytes));
-        walk([&](std::uint64_t address) { cache.access(address); });
-        return cache.total().misses;
+    // The loop's own addresses through the cache model, each array starting on a line. The
+    // loop reads vx and writes x; a written (dirty) line goes back to memory when it leaves
+    // the cache, so after the walk, reading as many other lines as the cache holds pushes
+    // out the last written ones and counts them too.
+    constexpr std::size_t kCacheLines = 8;
+    const std::uint64_t elsewhere = lines_for(n * sizeof(Particle), line_bytes) * line_bytes;  // past every array
+    auto traffic = [&](auto&& walk) {
+        cachebook::Cache cache(cachebook::CacheConfig::fully_associative(kCacheLines, line_bytes));
+        walk([&](std::uint64_t address, bool write) { cache.access(address, 0, write); });
+        const std::uint64_t misses = cache.total().misses;
+        for (std::uint64_t k = 0; k < kCacheLines; ++k) cache.access(elsewhere + k * line_bytes);
+        return std::pair{misses, cache.total().dirty_evictions};
     };
-    r.aos_simulated = misses([&](auto&& touch) {
+    std::tie(r.aos_simulated, r.aos_written) = traffic([&](auto&& touch) {
         for (std::uint64_t i = 0; i < n; ++i) {
-            touch(i * sizeof(Particle) + offsetof(Particle, vx));
-            touch(i * sizeof(Particle) + offsetof(Particle, x));
+            touch(i * sizeof(Particle) + offsetof(Particle, vx), false);
+            touch(i * sizeof(Particle) + offsetof(Particle, x), true);
         }
     });
     const std::uint64_t vx_base = lines_for(n * sizeof(double), line_bytes) * line_bytes;
-    r.soa_simulated = misses([&](auto&& touch) {
+    std::tie(r.soa_simulated, r.soa_written) = traffic([&](auto&& touch) {
         for (std::uint64_t i = 0; i < n; ++i) {
-            touch(vx_base + i * sizeof(double));
-            touch(i * sizeof(double));
+            touch(vx_base + i * sizeof(double), false);
+            touch(i * sizeof(double), true);
         }
     });
-    r.hot_cold_simulated = misses([&](auto&& touch) {
+    std::tie(r.hot_cold_simulated, r.hot_cold_written) = traffic([&](auto&& touch) {
         for (std::uint64_t i = 0; i < n; ++i) {
-            touch(i * sizeof(HotParticle) + offsetof(HotParticle, vx));
-            touch(i * sizeof(HotParticle) + offsetof(HotParticle, x));
+            touch(i * sizeof(HotParticle) + offsetof(HotParticle, vx), false);
+            touch(i * sizeof(HotParticle) + offsetof(HotParticle, x), true);
         }
     });
     return r;

@@ -66,6 +66,12 @@ struct ParticleLines {
     // The same counts from the cache model: the loop's addresses through a small
     // LRU cache, misses counted (a streaming walk misses once per line).
     std::uint64_t aos_simulated = 0, soa_simulated = 0, hot_cold_simulated = 0;
+    // Lines the loop writes (those holding an x), which go back to memory: the model's dirty evictions.
+    std::uint64_t aos_written = 0, soa_written = 0, hot_cold_written = 0;
+    /// Lines moved between cache and memory, both ways: misses plus write-backs.
+    [[nodiscard]] std::uint64_t aos_traffic() const { return aos_simulated + aos_written; }
+    [[nodiscard]] std::uint64_t soa_traffic() const { return soa_simulated + soa_written; }
+    [[nodiscard]] std::uint64_t hot_cold_traffic() const { return hot_cold_simulated + hot_cold_written; }
 };
 ParticleLines particle_lines(std::uint64_t n, std::size_t line_bytes = kLineBytes);
 
