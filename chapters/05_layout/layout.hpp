@@ -15,7 +15,7 @@ namespace ch05 {
 inline constexpr std::size_t kLineBytes = 64;
 
 // [snippet: particle]
-struct Particle {  // the course notes' particle: one struct per particle (AoS)
+struct Particle {  // the particle of "Cache-friendly programs": one struct per particle (AoS)
     double x, y, z, vx, vy, vz;
     int id;
     char name[20];

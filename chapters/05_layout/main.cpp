@@ -266,6 +266,9 @@ void prefetch_section(Report& report, const Options& options) {
     report.section("Software prefetch on a gather sum += a[idx[i]] ({} doubles, {:.0f} MiB, random idx)",
                    Value::exact_as("prefetch.n", n, with_commas(n)), static_cast<double>(n * sizeof(double)) / kMiB);
     const auto prefetch = ch05::time_prefetch(n, distances, options.n_runs());
+    const auto fit = ch05::cache_fit(n * sizeof(double));  // which cache the array overflows, for the prose
+    report.record("prefetch.caches", fit.text());
+    report.record("prefetch.beyond_last_level", fit.beyond_last_level());
     auto table = report.table_of_rows("prefetch.rows", {"prefetch distance", "ns/element", "vs none"});
     bool sums_agree = true;
     for (std::size_t d = 0; d < distances.size(); ++d) {
