@@ -24,6 +24,7 @@ TEST_CASE("the particle is 72 bytes, and a million of them bring in 4.5 times th
     CHECK(lines.hot_cold == 750'000);
     CHECK(lines.used_fraction == Approx(16.0 / 72.0));
     CHECK(lines.used_fraction * 100 == Approx(22.2).margin(0.05));
+    CHECK(lines.hot_cold_used_fraction == Approx(16.0 / 48.0));
     // The cache model agrees: a streaming walk misses once per line it brings in.
     CHECK(lines.aos_simulated == lines.aos);
     CHECK(lines.soa_simulated == lines.soa);

@@ -27,6 +27,8 @@ ParticleLines particle_lines(std::uint64_t n, std::size_t line_bytes) {
     r.soa = 2 * lines_for(n * sizeof(double), line_bytes);
     r.hot_cold = lines_for(n * sizeof(HotParticle), line_bytes);
     r.used_fraction = static_cast<double>(sizeof(Particle::x) + sizeof(Particle::vx)) / sizeof(Particle);
+    r.hot_cold_used_fraction =
+        static_cast<double>(sizeof(HotParticle::x) + sizeof(HotParticle::vx)) / sizeof(HotParticle);
 
     // The loop's own addresses through the cache model, each array starting on a line. The
     // loop reads vx and writes x; a written (dirty) line goes back to memory when it leaves

@@ -59,10 +59,11 @@ std::uint64_t lines_for(std::uint64_t bytes, std::size_t line_bytes);
 struct ParticleLines {
     std::uint64_t n = 0;
     std::size_t line_bytes = 0;
-    std::uint64_t aos = 0;       // n x sizeof(Particle) / line: every line of the array
-    std::uint64_t soa = 0;       // two arrays of n doubles (x and vx)
-    std::uint64_t hot_cold = 0;  // the hot array only
-    double used_fraction = 0;    // bytes the loop uses / bytes it brings in, AoS: 16 / 72
+    std::uint64_t aos = 0;              // n x sizeof(Particle) / line: every line of the array
+    std::uint64_t soa = 0;              // two arrays of n doubles (x and vx)
+    std::uint64_t hot_cold = 0;         // the hot array only
+    double used_fraction = 0;           // bytes the loop uses / bytes it brings in, AoS: 16 / 72
+    double hot_cold_used_fraction = 0;  // the same for hot/cold: 16 / 48 (SoA uses every byte)
     // The same counts from the cache model: the loop's addresses through a small
     // LRU cache, misses counted (a streaming walk misses once per line).
     std::uint64_t aos_simulated = 0, soa_simulated = 0, hot_cold_simulated = 0;

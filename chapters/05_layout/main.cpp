@@ -118,7 +118,7 @@ void particle_section(Report& report) {
                Value::exact_as("particle_lines.hot_cold_simulated", lines.hot_cold_simulated,
                                with_commas(lines.hot_cold_simulated)),
                count("particle_lines.hot_cold_written", lines.hot_cold_written),
-               fmt::format("{:.0f} %", 100.0 * 16 / static_cast<double>(hot.size))});
+               fmt::format("{:.0f} %", 100.0 * lines.hot_cold_used_fraction)});
     table.print();
     const double aos_over_soa = static_cast<double>(lines.aos) / static_cast<double>(lines.soa);
     report.line("  AoS / SoA = {}x the lines; AoS / hot-cold = {:.1f}x",
