@@ -6,7 +6,7 @@
 #include "cachebook/chase.hpp"
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
-#include "layout.hpp"
+#include "lab.hpp"
 #include "support.hpp"
 
 TEST_CASE("the particle is 72 bytes, and a million of them bring in 4.5 times the lines in AoS as in SoA", "[ch05]") {
@@ -24,10 +24,48 @@ TEST_CASE("the particle is 72 bytes, and a million of them bring in 4.5 times th
     CHECK(lines.hot_cold == 750'000);
     CHECK(lines.used_fraction == Approx(16.0 / 72.0));
     CHECK(lines.used_fraction * 100 == Approx(22.2).margin(0.05));
+    CHECK(lines.hot_cold_used_fraction == Approx(16.0 / 48.0));
     // The cache model agrees: a streaming walk misses once per line it brings in.
     CHECK(lines.aos_simulated == lines.aos);
     CHECK(lines.soa_simulated == lines.soa);
     CHECK(lines.hot_cold_simulated == lines.hot_cold);
+}
+
+TEST_CASE("the update writes x back: every line that holds an x, so AoS moves 5.7 times the lines of SoA", "[ch05]") {
+    const auto lines = ch05::particle_lines(1'000'000);
+    CHECK(lines.aos_written == 1'000'000);     // a 72-byte stride: each x on a line of its own
+    CHECK(lines.soa_written == 125'000);       // the x array only
+    CHECK(lines.hot_cold_written == 750'000);  // every line of the hot array holds an x
+    CHECK(lines.aos_traffic() == 2'125'000);
+    CHECK(lines.soa_traffic() == 375'000);
+    CHECK(lines.hot_cold_traffic() == 1'500'000);
+    CHECK(static_cast<double>(lines.aos_traffic()) / static_cast<double>(lines.soa_traffic()) ==
+          Approx(5.67).margin(0.01));
+    // A small case by hand: 8 particles of 72 bytes span 9 lines, and 8 of them hold an x.
+    const auto few = ch05::particle_lines(8);
+    CHECK(few.aos_simulated == 9);
+    CHECK(few.aos_written == 8);
+    CHECK(few.soa_written == 1);
+}
+
+TEST_CASE("which cache an array overflows: the largest level smaller than it", "[ch05]") {
+    constexpr std::size_t kib = 1024, mib = kib * kib;
+    const std::vector<std::size_t> zen3{32 * kib, 512 * kib, 32 * mib};
+    const auto aos = ch05::cache_fit(137 * mib, zen3);
+    CHECK(aos.beyond == "L3");
+    CHECK(aos.beyond_last_level());
+    CHECK(aos.text() == "beyond L3, the last level");
+    const auto soa = ch05::cache_fit(31 * mib, zen3);
+    CHECK(soa.beyond == "L2");
+    CHECK(soa.within == "L3");
+    CHECK_FALSE(soa.beyond_last_level());
+    CHECK(soa.text() == "beyond L2, within L3");
+    CHECK(ch05::cache_fit(16 * kib, zen3).text() == "within L1");
+    const auto unknown = ch05::cache_fit(137 * mib, {0, 0, 0});
+    CHECK(unknown.last_level.empty());
+    CHECK_FALSE(unknown.beyond_last_level());
+    CHECK(unknown.text().empty());
+    CHECK(ch05::cache_fit(137 * mib, {0, 2 * mib, 0}).text() == "beyond L2, the last level");
 }
 
 TEST_CASE("largest fields first shrink a struct from 24 bytes to 16, 2.67 against 4 per line", "[ch05]") {

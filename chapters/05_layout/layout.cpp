@@ -1,93 +1,24 @@
+// Chapter 5's lesson: the line counts of each layout, the loops over them, and the
+// allocations that keep objects on a line. lab.cpp times them; the page shows this file.
 #include "layout.hpp"
 
-#include <fmt/format.h>
-
-#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <new>
-#include <numeric>
-#include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "cachebook/cache.hpp"
-#include "cachebook/chase.hpp"
-#include "cachebook/cpu_time.hpp"
 
 namespace ch05 {
-namespace {
 
-// The compiler's own answer, never a typed number.
-#define CH05_FIELD(T, f)                 \
-    Field {                              \
-#f, offsetof(T, f), sizeof(T::f) \
-    }
-
-template <class T>
-StructLayout layout_of(std::string name, std::vector<Field> fields) {
-    return StructLayout{std::move(name), sizeof(T), alignof(T), std::move(fields)};
-}
-
-}  // namespace
-
-std::size_t StructLayout::padding() const {
-    std::size_t used = 0;
-    for (const Field& f : fields) used += f.size;
-    return size - used;
-}
-
-std::string StructLayout::picture() const {
-    std::string s;
-    std::size_t at = 0;
-    for (const Field& f : fields) {
-        if (f.offset > at) s += fmt::format("[{} pad] ", f.offset - at);
-        s += fmt::format("{}@{}+{} ", f.name, f.offset, f.size);
-        at = f.offset + f.size;
-    }
-    if (size > at) s += fmt::format("[{} pad]", size - at);
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s;
-}
-
-double StructLayout::per_line(std::size_t line_bytes) const {
-    return static_cast<double>(line_bytes) / static_cast<double>(size);
-}
-
-StructLayout particle_layout() {
-    return layout_of<Particle>(
-        "Particle",
-        {CH05_FIELD(Particle, x), CH05_FIELD(Particle, y), CH05_FIELD(Particle, z), CH05_FIELD(Particle, vx),
-         CH05_FIELD(Particle, vy), CH05_FIELD(Particle, vz), CH05_FIELD(Particle, id), CH05_FIELD(Particle, name)});
-}
-StructLayout hot_particle_layout() {
-    return layout_of<HotParticle>(
-        "HotParticle", {CH05_FIELD(HotParticle, x), CH05_FIELD(HotParticle, y), CH05_FIELD(HotParticle, z),
-                        CH05_FIELD(HotParticle, vx), CH05_FIELD(HotParticle, vy), CH05_FIELD(HotParticle, vz)});
-}
-StructLayout cold_particle_layout() {
-    return layout_of<ColdParticle>("ColdParticle", {CH05_FIELD(ColdParticle, id), CH05_FIELD(ColdParticle, name)});
-}
-StructLayout char_double_int_layout() {
-    return layout_of<CharDoubleInt>(
-        "CharDoubleInt", {CH05_FIELD(CharDoubleInt, c), CH05_FIELD(CharDoubleInt, d), CH05_FIELD(CharDoubleInt, i)});
-}
-StructLayout double_int_char_layout() {
-    return layout_of<DoubleIntChar>(
-        "DoubleIntChar", {CH05_FIELD(DoubleIntChar, d), CH05_FIELD(DoubleIntChar, i), CH05_FIELD(DoubleIntChar, c)});
-}
-StructLayout body_layout() {
-    return layout_of<Body>("Body", {CH05_FIELD(Body, position), CH05_FIELD(Body, velocity)});
-}
-StructLayout aligned_body_layout() {
-    return layout_of<AlignedBody>("AlignedBody",
-                                  {CH05_FIELD(AlignedBody, position), CH05_FIELD(AlignedBody, velocity)});
-}
-
+// [snippet: particle_lines]
 std::uint64_t lines_for(std::uint64_t bytes, std::size_t line_bytes) {
     return (bytes + line_bytes - 1) / line_bytes;
 }
 
-// [snippet: particle_lines]
 ParticleLines particle_lines(std::uint64_t n, std::size_t line_bytes) {
     ParticleLines r;
     r.n = n;
@@ -96,129 +27,44 @@ ParticleLines particle_lines(std::uint64_t n, std::size_t line_bytes) {
     r.soa = 2 * lines_for(n * sizeof(double), line_bytes);
     r.hot_cold = lines_for(n * sizeof(HotParticle), line_bytes);
     r.used_fraction = static_cast<double>(sizeof(Particle::x) + sizeof(Particle::vx)) / sizeof(Particle);
+    r.hot_cold_used_fraction =
+        static_cast<double>(sizeof(HotParticle::x) + sizeof(HotParticle::vx)) / sizeof(HotParticle);
 
-    // The loop's own addresses through the cache model: each array starts on a line.
-    auto misses = [&](auto&& walk) {
-        cachebook::Cache cache(cachebook::CacheConfig::fully_associative(8, line_bytes));
-        walk([&](std::uint64_t address) { cache.access(address); });
-        return cache.total().misses;
+    // The loop's own addresses through the cache model, each array starting on a line. The
+    // loop reads vx and writes x; a written (dirty) line goes back to memory when it leaves
+    // the cache, so after the walk, reading as many other lines as the cache holds pushes
+    // out the last written ones and counts them too.
+    constexpr std::size_t kCacheLines = 8;
+    const std::uint64_t elsewhere = lines_for(n * sizeof(Particle), line_bytes) * line_bytes;  // past every array
+    auto traffic = [&](auto&& walk) {
+        cachebook::Cache cache(cachebook::CacheConfig::fully_associative(kCacheLines, line_bytes));
+        walk([&](std::uint64_t address, bool write) { cache.access(address, 0, write); });
+        const std::uint64_t misses = cache.total().misses;
+        for (std::uint64_t k = 0; k < kCacheLines; ++k) cache.access(elsewhere + k * line_bytes);
+        return std::pair{misses, cache.total().dirty_evictions};
     };
-    r.aos_simulated = misses([&](auto&& touch) {
+    std::tie(r.aos_simulated, r.aos_written) = traffic([&](auto&& touch) {
         for (std::uint64_t i = 0; i < n; ++i) {
-            touch(i * sizeof(Particle) + offsetof(Particle, vx));
-            touch(i * sizeof(Particle) + offsetof(Particle, x));
+            touch(i * sizeof(Particle) + offsetof(Particle, vx), false);
+            touch(i * sizeof(Particle) + offsetof(Particle, x), true);
         }
     });
     const std::uint64_t vx_base = lines_for(n * sizeof(double), line_bytes) * line_bytes;
-    r.soa_simulated = misses([&](auto&& touch) {
+    std::tie(r.soa_simulated, r.soa_written) = traffic([&](auto&& touch) {
         for (std::uint64_t i = 0; i < n; ++i) {
-            touch(vx_base + i * sizeof(double));
-            touch(i * sizeof(double));
+            touch(vx_base + i * sizeof(double), false);
+            touch(i * sizeof(double), true);
         }
     });
-    r.hot_cold_simulated = misses([&](auto&& touch) {
+    std::tie(r.hot_cold_simulated, r.hot_cold_written) = traffic([&](auto&& touch) {
         for (std::uint64_t i = 0; i < n; ++i) {
-            touch(i * sizeof(HotParticle) + offsetof(HotParticle, vx));
-            touch(i * sizeof(HotParticle) + offsetof(HotParticle, x));
+            touch(i * sizeof(HotParticle) + offsetof(HotParticle, vx), false);
+            touch(i * sizeof(HotParticle) + offsetof(HotParticle, x), true);
         }
     });
     return r;
 }
 // [end: particle_lines]
-
-double Straddle::lines_per_object() const {
-    return n == 0 ? 0.0 : static_cast<double>(lines_touched) / static_cast<double>(n);
-}
-
-Straddle straddle(std::size_t size, std::size_t stride, std::uint64_t n, std::uint64_t base, std::size_t line_bytes) {
-    Straddle s{size, stride, n, 0, 0};
-    for (std::uint64_t k = 0; k < n; ++k) {
-        const std::uint64_t first = (base + k * stride) / line_bytes;
-        const std::uint64_t last = (base + k * stride + size - 1) / line_bytes;
-        s.lines_touched += last - first + 1;
-        if (last != first) ++s.straddling;
-    }
-    return s;
-}
-
-AlignmentFacts alignment_facts() {
-    AlignmentFacts f;
-#ifdef __cpp_lib_hardware_interference_size
-    // Used here, in a source file, only to report it: g++ warns (-Winterference-size)
-    // when it appears in a header, where it would fix a layout shared across builds.
-    f.destructive = std::hardware_destructive_interference_size;
-    f.constructive = std::hardware_constructive_interference_size;
-#endif
-    f.max_align = alignof(std::max_align_t);
-    constexpr std::size_t k = 4;
-    // [snippet: aligned_alloc]
-    void* plain = std::malloc(sizeof(Body));                       // aligned for any scalar, no more
-    void* lined = std::aligned_alloc(kLineBytes, k * kLineBytes);  // size: a multiple of the alignment
-    auto bodies = std::make_unique<AlignedBody[]>(k);              // new of an over-aligned type (C++17)
-    // [end: aligned_alloc]
-    f.malloc_offset = reinterpret_cast<std::uintptr_t>(plain) % kLineBytes;
-    f.aligned_alloc_offset = reinterpret_cast<std::uintptr_t>(lined) % kLineBytes;
-    f.aligned_new_offset = reinterpret_cast<std::uintptr_t>(bodies.get()) % kLineBytes;
-    std::free(plain);
-    std::free(lined);
-    return f;
-}
-
-// --- The update loop -----------------------------------------------------------------
-
-namespace {
-double initial_x(std::size_t i) {
-    return 0.5 * static_cast<double>(i % 1000);
-}
-double initial_v(std::size_t i) {
-    return 0.25 * static_cast<double>(i % 7) - 0.75;
-}
-void name_into(char* out, std::size_t size, std::size_t i) {
-    const auto end = fmt::format_to_n(out, size - 1, "p{}", i);
-    *end.out = '\0';
-}
-}  // namespace
-
-ParticlesAoS make_aos(std::size_t n) {
-    ParticlesAoS s;
-    s.p.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        Particle& p = s.p[i];
-        p.x = p.y = p.z = initial_x(i);
-        p.vx = p.vy = p.vz = initial_v(i);
-        p.id = static_cast<int>(i);
-        name_into(p.name, sizeof p.name, i);
-    }
-    return s;
-}
-
-ParticlesSoA make_soa(std::size_t n) {
-    ParticlesSoA s;
-    for (auto* v : {&s.x, &s.y, &s.z, &s.vx, &s.vy, &s.vz}) v->resize(n);
-    s.id.resize(n);
-    s.name.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        s.x[i] = s.y[i] = s.z[i] = initial_x(i);
-        s.vx[i] = s.vy[i] = s.vz[i] = initial_v(i);
-        s.id[i] = static_cast<int>(i);
-        name_into(s.name[i].data(), s.name[i].size(), i);
-    }
-    return s;
-}
-
-ParticlesHotCold make_hot_cold(std::size_t n) {
-    ParticlesHotCold s;
-    s.hot.resize(n);
-    s.cold.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        HotParticle& h = s.hot[i];
-        h.x = h.y = h.z = initial_x(i);
-        h.vx = h.vy = h.vz = initial_v(i);
-        s.cold[i].id = static_cast<int>(i);
-        name_into(s.cold[i].name, sizeof s.cold[i].name, i);
-    }
-    return s;
-}
 
 // [snippet: update]
 void update(ParticlesAoS& s, double dt) {
@@ -234,75 +80,47 @@ void update(ParticlesHotCold& s, double dt) {
 }
 // [end: update]
 
-double sum_x(const ParticlesAoS& s) {
-    double t = 0;
-    for (const Particle& p : s.p) t += p.x;
-    return t;
-}
-double sum_x(const ParticlesSoA& s) {
-    return std::accumulate(s.x.begin(), s.x.end(), 0.0);
-}
-double sum_x(const ParticlesHotCold& s) {
-    double t = 0;
-    for (const HotParticle& p : s.hot) t += p.x;
-    return t;
+// [snippet: straddle]
+double Straddle::lines_per_object() const {
+    return n == 0 ? 0.0 : static_cast<double>(lines_touched) / static_cast<double>(n);
 }
 
-LayoutTimes time_layouts(std::size_t n, int runs) {
-    LayoutTimes t;
-    t.n = n;
-    auto aos = make_aos(n);
-    auto soa = make_soa(n);
-    auto hot_cold = make_hot_cold(n);
-    constexpr double dt = 0.001;
-    // Interleaved, so that a noisy moment hurts all three alike; timed by this
-    // thread's CPU clock, which stops while a busy machine makes it wait.
-    for (int r = -1; r < runs; ++r) {
-        auto once = [&](auto& s, cachebook::Timing& into) {
-            const double start = cachebook::thread_cpu_seconds();
-            update(s, dt);
-            cachebook::clobber_memory();
-            if (r >= 0) into.runs.push_back((cachebook::thread_cpu_seconds() - start));
-        };
-        once(aos, t.aos);
-        once(soa, t.soa);
-        once(hot_cold, t.hot_cold);
+Straddle straddle(std::size_t size, std::size_t stride, std::uint64_t n, std::uint64_t base, std::size_t line_bytes) {
+    Straddle s{size, stride, n, 0, 0};
+    for (std::uint64_t k = 0; k < n; ++k) {
+        const std::uint64_t first = (base + k * stride) / line_bytes;
+        const std::uint64_t last = (base + k * stride + size - 1) / line_bytes;
+        s.lines_touched += last - first + 1;
+        if (last != first) ++s.straddling;
     }
-    t.sum_aos = sum_x(aos);
-    t.sum_soa = sum_x(soa);
-    t.sum_hot_cold = sum_x(hot_cold);
-    return t;
+    return s;
 }
+// [end: straddle]
 
-// --- Linked list against vector ----------------------------------------------------------
-
-namespace {
-std::int64_t value_of(std::size_t i) {
-    return static_cast<std::int64_t>((i * 7919) % 1000) - 500;
+// [snippet: aligned_alloc]
+AlignmentFacts alignment_facts() {
+    AlignmentFacts f;
+    f.max_align = alignof(std::max_align_t);
+    constexpr std::size_t k = 4;
+    void* plain = std::malloc(sizeof(Body));                       // aligned for any scalar, no more
+    void* lined = std::aligned_alloc(kLineBytes, k * kLineBytes);  // size: a multiple of the alignment
+    auto bodies = std::make_unique<AlignedBody[]>(k);              // new of an over-aligned type (C++17)
+    f.malloc_offset = reinterpret_cast<std::uintptr_t>(plain) % kLineBytes;
+    f.aligned_alloc_offset = reinterpret_cast<std::uintptr_t>(lined) % kLineBytes;
+    f.aligned_new_offset = reinterpret_cast<std::uintptr_t>(bodies.get()) % kLineBytes;
+    std::free(plain);
+    std::free(lined);
+    // [end: aligned_alloc]
+    // [snippet: interference]
+#ifdef __cpp_lib_hardware_interference_size
+    // Read here, in a source file, only to report it: g++ warns (-Winterference-size)
+    // when it appears in a header, where it would fix a layout shared across builds.
+    f.destructive = std::hardware_destructive_interference_size;
+    f.constructive = std::hardware_constructive_interference_size;
+#endif
+    return f;
 }
-}  // namespace
-
-ListBench make_lists(std::size_t n, std::uint64_t seed) {
-    ListBench b;
-    b.values.resize(n);
-    for (std::size_t i = 0; i < n; ++i) b.values[i] = value_of(i);
-
-    b.ordered_pool.resize(n);
-    for (std::size_t i = 0; i < n; ++i)
-        b.ordered_pool[i] = Node{b.values[i], i + 1 < n ? &b.ordered_pool[i + 1] : nullptr};
-    b.ordered_head = n ? &b.ordered_pool[0] : nullptr;
-
-    // The scattered list holds the same values in the same list order, but node
-    // k of the list sits in a random slot of the pool: every hop lands far away.
-    b.scattered_order = cachebook::random_permutation(n, seed);
-    b.scattered_pool.resize(n);
-    for (std::size_t k = 0; k < n; ++k) {
-        Node* next = k + 1 < n ? &b.scattered_pool[b.scattered_order[k + 1]] : nullptr;
-        b.scattered_pool[b.scattered_order[k]] = Node{b.values[k], next};
-    }
-    b.scattered_head = n ? &b.scattered_pool[b.scattered_order[0]] : nullptr;
-    return b;
-}
+// [end: interference]
 
 // [snippet: list_sum]
 std::int64_t sum_list(const Node* head) {
@@ -322,31 +140,6 @@ std::int64_t sum_gather(const std::vector<std::int64_t>& v, const std::vector<st
 }
 // [end: list_sum]
 
-ListTimes time_lists(std::size_t n, int runs) {
-    ListTimes t;
-    t.n = n;
-    const ListBench b = make_lists(n);
-    // The gather reads the scattered pool's values in list order, so it visits
-    // exactly the slots the scattered list visits, in the same order.
-    std::vector<std::int64_t> scattered_values(n);
-    for (std::size_t i = 0; i < n; ++i) scattered_values[i] = b.scattered_pool[i].value;
-    for (int r = -1; r < runs; ++r) {
-        auto once = [&](auto&& f, cachebook::Timing& into, std::int64_t& sum) {
-            const double start = cachebook::thread_cpu_seconds();
-            sum = f();
-            cachebook::do_not_optimize(sum);
-            if (r >= 0) into.runs.push_back((cachebook::thread_cpu_seconds() - start));
-        };
-        once([&] { return sum_vector(b.values); }, t.vector, t.sum_vector);
-        once([&] { return sum_list(b.ordered_head); }, t.ordered, t.sum_ordered);
-        once([&] { return sum_list(b.scattered_head); }, t.scattered, t.sum_scattered);
-        once([&] { return sum_gather(scattered_values, b.scattered_order); }, t.gather, t.sum_gather);
-    }
-    return t;
-}
-
-// --- Software prefetch -----------------------------------------------------------------
-
 // [snippet: prefetch]
 double gather(const double* a, const std::uint32_t* idx, std::size_t n, std::size_t distance) {
     double s = 0;
@@ -361,46 +154,6 @@ double gather(const double* a, const std::uint32_t* idx, std::size_t n, std::siz
     return s;
 }
 // [end: prefetch]
-
-PrefetchTimes time_prefetch(std::size_t n, const std::vector<std::size_t>& distances, int runs) {
-    PrefetchTimes t;
-    t.n = n;
-    t.distances = distances;
-    std::vector<double> a(n);
-    for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<double>(i % 1024);
-    const auto idx = cachebook::random_permutation(n, 11);
-    t.times.resize(distances.size());
-    t.sums.resize(distances.size());
-    for (int r = -1; r < runs; ++r) {
-        for (std::size_t d = 0; d < distances.size(); ++d) {
-            const double start = cachebook::thread_cpu_seconds();
-            t.sums[d] = gather(a.data(), idx.data(), n, distances[d]);
-            cachebook::do_not_optimize(t.sums[d]);
-            if (r >= 0) t.times[d].runs.push_back((cachebook::thread_cpu_seconds() - start));
-        }
-    }
-    return t;
-}
-
-std::size_t fastest(const std::vector<cachebook::Timing>& times) {
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < times.size(); ++i)
-        if (times[i].min() < times[best].min()) best = i;
-    return best;
-}
-
-// --- Fusion and fission ----------------------------------------------------------------
-
-StreamSize choose_stream_size(std::size_t llc_bytes, std::size_t l2_bytes, std::size_t budget) {
-    constexpr std::size_t mib = std::size_t{1} << 20;
-    if (llc_bytes > 0 && 2 * llc_bytes <= budget)
-        return {2 * llc_bytes, "L3", fmt::format("twice the {} MiB last-level cache", llc_bytes / mib)};
-    if (l2_bytes > 0 && 8 * l2_bytes <= budget)
-        return {8 * l2_bytes, "L2",
-                fmt::format("the {} MiB last-level cache is too large to overflow cheaply; 8x the {} MiB L2",
-                            llc_bytes / mib, l2_bytes / mib)};
-    return {budget, "default", "no usable cache sizes; the largest size allowed"};
-}
 
 // [snippet: fusion]
 void separate_loops(const double* a, double* b, double* c, std::size_t n) {
@@ -432,92 +185,5 @@ void one_loop_per_array(std::vector<std::vector<double>>& a, const std::vector<s
     }
 }
 // [end: fission]
-
-FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, int runs, std::size_t gap_bytes,
-                        std::size_t close_gap_bytes) {
-    if (gap_bytes % sizeof(double) != 0 || close_gap_bytes % sizeof(double) != 0)
-        throw std::invalid_argument("time_fusion: gaps must be whole doubles");
-    FusionTimes t;
-    t.n = n;
-    t.fission_n = fission_n;
-    t.fission_ways = ways;
-    t.gap_bytes = gap_bytes;
-    t.close_gap_bytes = close_gap_bytes;
-    // One allocation: the distance between the arrays is then the program's choice, not the
-    // allocator's. The close placement reuses the start of the same block.
-    const std::size_t stride = n + gap_bytes / sizeof(double);
-    const std::size_t close_stride = n + close_gap_bytes / sizeof(double);
-    std::vector<double> block(5 * stride);
-    double* a = block.data();
-    double *b1 = a + stride, *c1 = a + 2 * stride, *b2 = a + 3 * stride, *c2 = a + 4 * stride;
-    for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<double>(i % 4096);
-    std::vector<std::vector<double>> fa1(ways, std::vector<double>(fission_n, 1.0)), fa2 = fa1;
-    std::vector<std::vector<double>> fb(ways, std::vector<double>(fission_n));
-    for (std::size_t k = 0; k < ways; ++k)
-        for (std::size_t i = 0; i < fission_n; ++i) fb[k][i] = static_cast<double>((i + k) % 8);
-    // Run -1 is a warm-up, not kept.
-    auto once = [](int r, auto&& f, cachebook::Timing& into) {
-        const double start = cachebook::thread_cpu_seconds();
-        f();
-        cachebook::clobber_memory();
-        if (r >= 0) into.runs.push_back(cachebook::thread_cpu_seconds() - start);
-    };
-    for (int r = -1; r < runs; ++r) {
-        once(
-            r, [&] { separate_loops(a, b1, c1, n); }, t.separate);
-        once(
-            r, [&] { fused_loop(a, b2, c2, n); }, t.fused);
-        once(
-            r, [&] { one_loop_many_arrays(fa1, fb); }, t.fission_one);
-        once(
-            r, [&] { one_loop_per_array(fa2, fb); }, t.fission_split);
-    }
-    t.same_result = std::equal(b1, b1 + n, b2) && std::equal(c1, c1 + n, c2) && fa1 == fa2;
-    if (close_gap_bytes > 0) {
-        // a stays; b and c move closer to it. The warm-up run checks each version's result
-        // (zeroing b and c between the two); both compute b = 2a and c = 2a + 1 exactly.
-        double *cb = a + close_stride, *cc = a + 2 * close_stride;
-        auto right = [&] {
-            for (std::size_t i = 0; i < n; ++i)
-                if (cb[i] != a[i] * 2.0 || cc[i] != a[i] * 2.0 + 1.0) return false;
-            return true;
-        };
-        for (int r = -1; r < runs; ++r) {
-            once(
-                r, [&] { separate_loops(a, cb, cc, n); }, t.separate_close);
-            if (r < 0) {
-                t.same_result = t.same_result && right();
-                std::fill(cb, cb + n, 0.0);
-                std::fill(cc, cc + n, 0.0);
-            }
-            once(
-                r, [&] { fused_loop(a, cb, cc, n); }, t.fused_close);
-            if (r < 0) t.same_result = t.same_result && right();
-        }
-    }
-    return t;
-}
-
-nlohmann::json to_json(const StructLayout& s) {
-    nlohmann::json fields = nlohmann::json::array();
-    for (const Field& f : s.fields) fields.push_back({{"name", f.name}, {"offset", f.offset}, {"size", f.size}});
-    return {{"name", s.name},
-            {"size", s.size},
-            {"align", s.align},
-            {"padding", s.padding()},
-            {"per_line", s.per_line(kLineBytes)},
-            {"per_line_2dp", fmt::format("{:.2f}", s.per_line(kLineBytes))},
-            {"picture", s.picture()},
-            {"fields", fields}};
-}
-
-nlohmann::json to_json(const Straddle& s) {
-    return {{"size", s.size},
-            {"stride", s.stride},
-            {"n", s.n},
-            {"straddling", s.straddling},
-            {"lines_touched", s.lines_touched},
-            {"lines_per_object", s.lines_per_object()}};
-}
 
 }  // namespace ch05

@@ -1,5 +1,5 @@
 // ch05_layout: prints what chapter 5 shows, one function per numbered section.
-// Logic lives in layout.cpp; each result is written once, through cachebook::Report.
+// The lesson is layout.cpp, the experiment lab.cpp; each result is written once, through cachebook::Report.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
-#include "layout.hpp"
+#include "lab.hpp"
 
 namespace {
 
@@ -103,24 +103,38 @@ void particle_section(Report& report) {
     report.blank_line();
     report.line("  x += vx * dt over {} particles, {}-byte lines:", count("particle_lines.n", kCountedParticles),
                 lines.line_bytes);
-    auto table = report.table({"layout", "lines brought in", "simulated misses", "bytes used per line"});
+    auto table =
+        report.table({"layout", "lines brought in", "simulated misses", "lines written back", "bytes used per line"});
     const double used_percent = 100.0 * lines.used_fraction;
     table.row({"AoS (array of Particle)", count("particle_lines.aos_lines", lines.aos),
                Value::exact_as("particle_lines.aos_simulated", lines.aos_simulated, with_commas(lines.aos_simulated)),
+               count("particle_lines.aos_written", lines.aos_written),
                Value::exact_as("particle_lines.used_percent", fmt::format("{:.0f}", used_percent),
                                fmt::format("{:.0f} %", used_percent))});
     table.row({"SoA (x[] and vx[])", count("particle_lines.soa_lines", lines.soa),
                Value::exact_as("particle_lines.soa_simulated", lines.soa_simulated, with_commas(lines.soa_simulated)),
-               "100 %"});
+               count("particle_lines.soa_written", lines.soa_written), "100 %"});
     table.row({"hot/cold (HotParticle[])", count("particle_lines.hot_cold_lines", lines.hot_cold),
                Value::exact_as("particle_lines.hot_cold_simulated", lines.hot_cold_simulated,
                                with_commas(lines.hot_cold_simulated)),
-               fmt::format("{:.0f} %", 100.0 * 16 / static_cast<double>(hot.size))});
+               count("particle_lines.hot_cold_written", lines.hot_cold_written),
+               fmt::format("{:.0f} %", 100.0 * lines.hot_cold_used_fraction)});
     table.print();
     const double aos_over_soa = static_cast<double>(lines.aos) / static_cast<double>(lines.soa);
     report.line("  AoS / SoA = {}x the lines; AoS / hot-cold = {:.1f}x",
                 Value::exact("particle_lines.aos_over_soa", fmt::format("{:.1f}", aos_over_soa)),
                 static_cast<double>(lines.aos) / static_cast<double>(lines.hot_cold));
+    auto traffic_ratio = [](std::uint64_t a, std::uint64_t b) {
+        return static_cast<double>(a) / static_cast<double>(b);
+    };
+    report.line(
+        "  lines moved both ways (brought in + written back): AoS / SoA = {}x; AoS / hot-cold = {}x; "
+        "hot-cold / SoA = {}x",
+        Value::exact("particle_lines.traffic_aos_over_soa", traffic_ratio(lines.aos_traffic(), lines.soa_traffic()), 1),
+        Value::exact("particle_lines.traffic_aos_over_hot_cold",
+                     traffic_ratio(lines.aos_traffic(), lines.hot_cold_traffic()), 1),
+        Value::exact("particle_lines.traffic_hot_cold_over_soa",
+                     traffic_ratio(lines.hot_cold_traffic(), lines.soa_traffic()), 1));
 }
 
 void update_loop_section(Report& report, const Options& options) {
@@ -129,16 +143,23 @@ void update_loop_section(Report& report, const Options& options) {
                    Value::exact_as("layouts.n", n, with_commas(n)), Value::exact("layouts.runs", options.n_runs()));
     const auto times = ch05::time_layouts(n, options.n_runs());
     auto table = report.table({"layout", "array MiB", "ms", "ns/particle", "vs SoA"});
-    auto row = [&](const char* name, const std::string& key, double bytes, const Timing& t, Value vs_soa) {
-        table.row({name, fmt::format("{:.0f}", bytes / kMiB), Value::measured("", t.min() * 1e3, "{:.2f}"),
-                   ns_cell(report, "layouts." + key, t, n), std::move(vs_soa)});
+    bool all_beyond = true;
+    std::string last_level;
+    auto row = [&](const char* name, const std::string& key, std::size_t bytes, const Timing& t, Value vs_soa) {
+        table.row({name, fmt::format("{:.0f}", static_cast<double>(bytes) / kMiB),
+                   Value::measured("", t.min() * 1e3, "{:.2f}"), ns_cell(report, "layouts." + key, t, n),
+                   std::move(vs_soa)});
+        const auto fit = ch05::cache_fit(bytes);  // which cache the array overflows, for the prose
+        report.record("layouts." + key + ".caches", fit.text());
+        all_beyond = all_beyond && fit.beyond_last_level();
+        last_level = fit.last_level;
     };
-    row("AoS", "aos", static_cast<double>(n * sizeof(ch05::Particle)), times.aos,
-        ratio("layouts.aos_over_soa", times.aos, times.soa, 2));
-    row("SoA", "soa", static_cast<double>(n * 2 * sizeof(double)), times.soa, ratio("", times.soa, times.soa, 2));
-    row("hot/cold", "hot_cold", static_cast<double>(n * sizeof(ch05::HotParticle)), times.hot_cold,
-        ratio("", times.hot_cold, times.soa, 2));
+    row("AoS", "aos", n * sizeof(ch05::Particle), times.aos, ratio("layouts.aos_over_soa", times.aos, times.soa, 2));
+    row("SoA", "soa", n * 2 * sizeof(double), times.soa, ratio("", times.soa, times.soa, 2));
+    row("hot/cold", "hot_cold", n * sizeof(ch05::HotParticle), times.hot_cold, ratio("", times.hot_cold, times.soa, 2));
     table.print();
+    report.record("layouts.last_level", last_level);
+    report.record("layouts.all_beyond_last_level", all_beyond);
     report.record("layouts.aos_over_hot_cold", fmt::format("{:.2f}", times.aos.min() / times.hot_cold.min()));
     const bool same = times.sum_aos == times.sum_soa && times.sum_soa == times.sum_hot_cold;
     report.line("  the three layouts end with the same positions: {}",
@@ -245,6 +266,9 @@ void prefetch_section(Report& report, const Options& options) {
     report.section("Software prefetch on a gather sum += a[idx[i]] ({} doubles, {:.0f} MiB, random idx)",
                    Value::exact_as("prefetch.n", n, with_commas(n)), static_cast<double>(n * sizeof(double)) / kMiB);
     const auto prefetch = ch05::time_prefetch(n, distances, options.n_runs());
+    const auto fit = ch05::cache_fit(n * sizeof(double));  // which cache the array overflows, for the prose
+    report.record("prefetch.caches", fit.text());
+    report.record("prefetch.beyond_last_level", fit.beyond_last_level());
     auto table = report.table_of_rows("prefetch.rows", {"prefetch distance", "ns/element", "vs none"});
     bool sums_agree = true;
     for (std::size_t d = 0; d < distances.size(); ++d) {
@@ -271,20 +295,8 @@ std::string kib_text(std::size_t bytes) {
                              : fmt::format("{} KiB + {} B", bytes >> 10, bytes % 1024);
 }
 
-// The fusion arrays' size: from the caches the machine reports, or the options.
-ch05::StreamSize fusion_size(const Options& options) {
-    const auto& machine = cachebook::machine();
-    const auto l2 = machine.data_cache(2);
-    const auto l3 = machine.data_cache(3);
-    constexpr std::size_t kBudget = std::size_t{128} << 20;
-    auto size = ch05::choose_stream_size(l3 ? l3->size_bytes : 0, l2 ? l2->size_bytes : 0, kBudget);
-    if (options.stream_mib > 0) size = {static_cast<std::size_t>(options.stream_mib) << 20, "option", "--stream-mib"};
-    if (options.quick) size = {std::size_t{8} << 20, "quick", "--quick: 8 MiB"};
-    return size;
-}
-
 void fusion_section(Report& report, const Options& options) {
-    const auto size = fusion_size(options);
+    const auto size = ch05::fusion_stream_size(options.stream_mib, options.quick);
     const std::size_t n = size.bytes_per_array / sizeof(double);
     constexpr std::size_t kWays = 8;
     const std::size_t n_fission = std::max<std::size_t>(1024, 2 * n / (2 * kWays));

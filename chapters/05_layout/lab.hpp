@@ -1,0 +1,154 @@
+#pragma once
+// Chapter 5's experiment: the structs as the compiler laid them out, the data each
+// measured loop runs over, the timing loops, and the JSON the page reads.
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cachebook/measure.hpp"
+#include "layout.hpp"
+
+namespace ch05 {
+
+// --- Layouts as the compiler made them ---------------------------------------------
+
+/// One field of a struct, where the compiler put it.
+struct Field {
+    std::string name;
+    std::size_t offset = 0, size = 0;
+};
+
+/// A struct as the compiler laid it out.
+struct StructLayout {
+    std::string name;
+    std::size_t size = 0, align = 0;
+    std::vector<Field> fields;
+    /// Bytes the compiler added (holes between fields and at the end).
+    [[nodiscard]] std::size_t padding() const;
+    /// "c@0+1 [7 pad] d@8+8 i@16+4 [4 pad]".
+    [[nodiscard]] std::string picture() const;
+    /// Structs per line: line / size (2.67 for a 24-byte struct and 64-byte lines).
+    [[nodiscard]] double per_line(std::size_t line_bytes) const;
+};
+
+StructLayout particle_layout();
+StructLayout hot_particle_layout();
+StructLayout cold_particle_layout();
+StructLayout char_double_int_layout();
+StructLayout double_int_char_layout();
+StructLayout body_layout();
+StructLayout aligned_body_layout();
+
+// --- The update loop, timed -----------------------------------------------------------
+
+/// The same n particles (positions, velocities, ids, names from i) in each layout.
+ParticlesAoS make_aos(std::size_t n);
+ParticlesSoA make_soa(std::size_t n);
+ParticlesHotCold make_hot_cold(std::size_t n);
+
+/// Sum of all x: the layouts agree bit for bit after the same updates.
+double sum_x(const ParticlesAoS& s);
+double sum_x(const ParticlesSoA& s);
+double sum_x(const ParticlesHotCold& s);
+
+struct LayoutTimes {
+    std::size_t n = 0;
+    cachebook::Timing aos, soa, hot_cold;
+    double sum_aos = 0, sum_soa = 0, sum_hot_cold = 0;  // identical
+};
+/// Where an array of `bytes` stands against the data caches a machine reports.
+struct CacheFit {
+    std::string beyond;      // the largest level smaller than the array ("L2"); "" if none is
+    std::string within;      // the smallest level that holds it ("L3"); "" if none does
+    std::string last_level;  // the largest level reported; "" if none is
+    [[nodiscard]] bool beyond_last_level() const { return !last_level.empty() && beyond == last_level; }
+    /// "beyond L3, the last level", "beyond L2, within L3", "within L1"; "" when no level is reported.
+    [[nodiscard]] std::string text() const;
+};
+/// `level_bytes[k]`: the data cache of level k + 1, 0 where none is reported.
+CacheFit cache_fit(std::size_t bytes, const std::vector<std::size_t>& level_bytes);
+/// The same against this machine's data caches (levels 1 to 4).
+CacheFit cache_fit(std::size_t bytes);
+
+/// Times `runs` updates of each layout (interleaved, one warm-up each). Every
+/// time*() function here uses the calling thread's CPU clock (cachebook/cpu_time.hpp).
+LayoutTimes time_layouts(std::size_t n, int runs);
+
+// --- Linked list against vector, timed --------------------------------------------------
+
+/// The same values three ways, plus the scattered order as a list of indices.
+struct ListBench {
+    std::vector<Node> ordered_pool;              // linked in address order (nodes from a pool, in order)
+    std::vector<Node> scattered_pool;            // linked in a random order: each hop lands anywhere
+    std::vector<std::int64_t> values;            // a vector of the same values
+    std::vector<std::uint32_t> scattered_order;  // the slots of the scattered list, in list order
+    Node* ordered_head = nullptr;
+    Node* scattered_head = nullptr;
+};
+ListBench make_lists(std::size_t n, std::uint64_t seed = 5);
+
+struct ListTimes {
+    std::size_t n = 0;
+    cachebook::Timing vector, ordered, scattered, gather;
+    std::int64_t sum_vector = 0, sum_ordered = 0, sum_scattered = 0, sum_gather = 0;
+};
+ListTimes time_lists(std::size_t n, int runs);
+
+// --- Software prefetch, timed ----------------------------------------------------------
+
+struct PrefetchTimes {
+    std::size_t n = 0;
+    std::vector<std::size_t> distances;  // 0 first: no prefetch
+    std::vector<cachebook::Timing> times;
+    std::vector<double> sums;  // identical
+};
+PrefetchTimes time_prefetch(std::size_t n, const std::vector<std::size_t>& distances, int runs);
+/// The index of the timing with the fastest run (the first of equals); 0 for none.
+std::size_t fastest(const std::vector<cachebook::Timing>& times);
+
+// --- Fusion and fission, timed ---------------------------------------------------------
+
+/// How large the fusion arrays are and why: beyond the last-level cache when
+/// that is affordable, else beyond L2 (said so).
+struct StreamSize {
+    std::size_t bytes_per_array = 0;
+    std::string beyond;  // "L3", "L2" or "default"
+    std::string reason;
+};
+/// `llc_bytes`, `l2_bytes`: as sysfs reports them (0 if unknown); `budget`: most bytes per array.
+StreamSize choose_stream_size(std::size_t llc_bytes, std::size_t l2_bytes, std::size_t budget);
+/// The fusion arrays' size on this machine: from the caches it reports (within 128 MiB per
+/// array), or `stream_mib` when that is above 0, or 8 MiB for a quick run.
+StreamSize fusion_stream_size(std::int64_t stream_mib, bool quick);
+
+/// Where the fusion arrays lie. All five (a; b and c for each version) share one
+/// allocation, each starting this many bytes after the end of the one before. Streams whose
+/// addresses differ by only a few KiB past a multiple of a large power of two can slow the
+/// fused loop badly (see chapter.md); 64 KiB and a line keeps them apart.
+inline constexpr std::size_t kFusionGapBytes = (std::size_t{64} << 10) + 64;
+/// The placement the chapter shows for contrast: 8 KiB between arrays.
+inline constexpr std::size_t kFusionCloseGapBytes = std::size_t{8} << 10;
+
+/// The fused and two-loop versions over `n` doubles (arrays `gap_bytes` apart, as above)
+/// and the fission pair; each run times every version once, in turn. With
+/// `close_gap_bytes` > 0, the two fusion versions are also timed with the arrays that
+/// close (the `_close` timings; empty otherwise).
+struct FusionTimes {
+    std::size_t n = 0, fission_n = 0, fission_ways = 0;
+    std::size_t gap_bytes = 0, close_gap_bytes = 0;
+    cachebook::Timing separate, fused, fission_one, fission_split;
+    cachebook::Timing separate_close, fused_close;
+    bool same_result = false;  // b and c agree after every version; so do the a_k
+};
+FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, int runs,
+                        std::size_t gap_bytes = kFusionGapBytes, std::size_t close_gap_bytes = 0);
+
+// --- JSON -------------------------------------------------------------------------------
+
+nlohmann::json to_json(const StructLayout& s);
+nlohmann::json to_json(const Straddle& s);
+
+}  // namespace ch05

@@ -1,0 +1,100 @@
+// Chapter 5's experiment, fusion and fission: how large the arrays are on this machine,
+// where they lie, and the timing of each version (the thread's CPU clock).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "cachebook/cpu_time.hpp"
+#include "cachebook/machine.hpp"
+#include "lab.hpp"
+
+namespace ch05 {
+
+StreamSize choose_stream_size(std::size_t llc_bytes, std::size_t l2_bytes, std::size_t budget) {
+    constexpr std::size_t mib = std::size_t{1} << 20;
+    if (llc_bytes > 0 && 2 * llc_bytes <= budget)
+        return {2 * llc_bytes, "L3", fmt::format("twice the {} MiB last-level cache", llc_bytes / mib)};
+    if (l2_bytes > 0 && 8 * l2_bytes <= budget)
+        return {8 * l2_bytes, "L2",
+                fmt::format("the {} MiB last-level cache is too large to overflow cheaply; 8x the {} MiB L2",
+                            llc_bytes / mib, l2_bytes / mib)};
+    return {budget, "default", "no usable cache sizes; the largest size allowed"};
+}
+
+StreamSize fusion_stream_size(std::int64_t stream_mib, bool quick) {
+    if (quick) return {std::size_t{8} << 20, "quick", "--quick: 8 MiB"};
+    if (stream_mib > 0) return {static_cast<std::size_t>(stream_mib) << 20, "option", "--stream-mib"};
+    const auto& machine = cachebook::machine();
+    const auto l2 = machine.data_cache(2);
+    const auto l3 = machine.data_cache(3);
+    constexpr std::size_t kBudget = std::size_t{128} << 20;
+    return choose_stream_size(l3 ? l3->size_bytes : 0, l2 ? l2->size_bytes : 0, kBudget);
+}
+
+FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, int runs, std::size_t gap_bytes,
+                        std::size_t close_gap_bytes) {
+    if (gap_bytes % sizeof(double) != 0 || close_gap_bytes % sizeof(double) != 0)
+        throw std::invalid_argument("time_fusion: gaps must be whole doubles");
+    FusionTimes t;
+    t.n = n;
+    t.fission_n = fission_n;
+    t.fission_ways = ways;
+    t.gap_bytes = gap_bytes;
+    t.close_gap_bytes = close_gap_bytes;
+    // One allocation: the distance between the arrays is then the program's choice, not the
+    // allocator's. The close placement reuses the start of the same block.
+    const std::size_t stride = n + gap_bytes / sizeof(double);
+    const std::size_t close_stride = n + close_gap_bytes / sizeof(double);
+    std::vector<double> block(5 * stride);
+    double* a = block.data();
+    double *b1 = a + stride, *c1 = a + 2 * stride, *b2 = a + 3 * stride, *c2 = a + 4 * stride;
+    for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<double>(i % 4096);
+    std::vector<std::vector<double>> fa1(ways, std::vector<double>(fission_n, 1.0)), fa2 = fa1;
+    std::vector<std::vector<double>> fb(ways, std::vector<double>(fission_n));
+    for (std::size_t k = 0; k < ways; ++k)
+        for (std::size_t i = 0; i < fission_n; ++i) fb[k][i] = static_cast<double>((i + k) % 8);
+    // Run -1 is a warm-up, not kept.
+    auto once = [](int r, auto&& f, cachebook::Timing& into) {
+        const double start = cachebook::thread_cpu_seconds();
+        f();
+        cachebook::clobber_memory();
+        if (r >= 0) into.runs.push_back(cachebook::thread_cpu_seconds() - start);
+    };
+    for (int r = -1; r < runs; ++r) {
+        once(
+            r, [&] { separate_loops(a, b1, c1, n); }, t.separate);
+        once(
+            r, [&] { fused_loop(a, b2, c2, n); }, t.fused);
+        once(
+            r, [&] { one_loop_many_arrays(fa1, fb); }, t.fission_one);
+        once(
+            r, [&] { one_loop_per_array(fa2, fb); }, t.fission_split);
+    }
+    t.same_result = std::equal(b1, b1 + n, b2) && std::equal(c1, c1 + n, c2) && fa1 == fa2;
+    if (close_gap_bytes > 0) {
+        // a stays; b and c move closer to it. The warm-up run checks each version's result
+        // (zeroing b and c between the two); both compute b = 2a and c = 2a + 1 exactly.
+        double *cb = a + close_stride, *cc = a + 2 * close_stride;
+        auto right = [&] {
+            for (std::size_t i = 0; i < n; ++i)
+                if (cb[i] != a[i] * 2.0 || cc[i] != a[i] * 2.0 + 1.0) return false;
+            return true;
+        };
+        for (int r = -1; r < runs; ++r) {
+            once(
+                r, [&] { separate_loops(a, cb, cc, n); }, t.separate_close);
+            if (r < 0) {
+                t.same_result = t.same_result && right();
+                std::fill(cb, cb + n, 0.0);
+                std::fill(cc, cc + n, 0.0);
+            }
+            once(
+                r, [&] { fused_loop(a, cb, cc, n); }, t.fused_close);
+            if (r < 0) t.same_result = t.same_result && right();
+        }
+    }
+    return t;
+}
+
+}  // namespace ch05
