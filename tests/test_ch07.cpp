@@ -7,7 +7,7 @@
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/matmul_orders.hpp"
-#include "measurement.hpp"
+#include "lab.hpp"
 #include "sum_kernel.hpp"
 #include "support.hpp"
 
