@@ -248,3 +248,13 @@ TEST_CASE("the minima of two batches agree", "[ch07][timing]") {
                    << batches.spread());
     CHECK(batches.min_gap() < 0.3);
 }
+
+TEST_CASE("the largest cache the latency section compares its working set with is at least the L1d", "[ch07]") {
+    const auto largest = ch07::largest_cache_bytes();
+    const auto l1 = cachebook::data_cache(1);
+    if (l1 && l1->size_bytes > 0) {
+        REQUIRE(largest.has_value());
+        CHECK(*largest >= l1->size_bytes);
+    }
+    if (largest) CHECK(*largest > 0);
+}

@@ -107,6 +107,14 @@ std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_
     return rows;
 }
 
+std::optional<std::size_t> largest_cache_bytes() {
+    std::optional<std::size_t> largest;
+    for (const auto& cache : cachebook::machine().caches)
+        if (cache.type != "Instruction" && cache.size_bytes > 0)
+            largest = std::max(largest.value_or(0), cache.size_bytes);
+    return largest;
+}
+
 // --- Hardware counters -----------------------------------------------------------------------
 
 std::string_view perf_state_name(PerfState s) {

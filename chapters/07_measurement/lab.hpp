@@ -77,6 +77,12 @@ std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_
 /// n x n ints fill at most half of an L1 of `l1_bytes`.
 std::size_t l1_resident_order(std::size_t l1_bytes);
 
+// --- Latency ----------------------------------------------------------------------------------
+
+/// The largest data or unified cache this machine reports, in bytes; empty when it reports none.
+/// The prose asks whether the latency walk's large working set lies beyond it.
+std::optional<std::size_t> largest_cache_bytes();
+
 // --- Hardware counters ----------------------------------------------------------------------
 
 enum class PerfState { NotInstalled, NoPermission, NotSupported, Works };

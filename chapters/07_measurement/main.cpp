@@ -198,6 +198,8 @@ void latency_section(Report& report, const Options& options) {
                    {"chase_over_gather", fmt::format("{:.2f}", row.chase_ns / row.gather_ns)}});
     }
     table.print();
+    const auto largest = ch07::largest_cache_bytes();  // for the prose: is the large set beyond every cache?
+    report.record("largest_cache_kib", largest ? nlohmann::json(*largest / 1024) : nlohmann::json(nullptr));
     report.line("  mistake: the strided sum reports {}x less than the latency the chase shows",
                 Value::measured("", row.chase_ns / row.strided_ns, "{:.0f}"));
 }
