@@ -7,7 +7,7 @@
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/matmul_orders.hpp"
-#include "measurement.hpp"
+#include "lab.hpp"
 #include "sum_kernel.hpp"
 #include "support.hpp"
 
@@ -247,4 +247,14 @@ TEST_CASE("the minima of two batches agree", "[ch07][timing]") {
     INFO("minima " << batches.batch_a.min() << " and " << batches.batch_b.min() << ", spread of A "
                    << batches.spread());
     CHECK(batches.min_gap() < 0.3);
+}
+
+TEST_CASE("the largest cache the latency section compares its working set with is at least the L1d", "[ch07]") {
+    const auto largest = ch07::largest_cache_bytes();
+    const auto l1 = cachebook::data_cache(1);
+    if (l1 && l1->size_bytes > 0) {
+        REQUIRE(largest.has_value());
+        CHECK(*largest >= l1->size_bytes);
+    }
+    if (largest) CHECK(*largest > 0);
 }

@@ -1,20 +1,16 @@
 // ch07_measurement: prints what chapter 7 shows, one function per numbered section.
-// Logic lives in measurement.cpp; each result is written once, through cachebook::Report.
+// The lesson is measurement.cpp, the experiments lab.cpp; each result is written once, through cachebook::Report.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "cachebook/cli.hpp"
-#include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
-#include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
-#include "measurement.hpp"
+#include "lab.hpp"
 
 namespace {
 
 using cachebook::Report;
 using cachebook::Value;
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // A measured time, given in seconds, printed and recorded in milliseconds.
 Value milliseconds(std::string key, double seconds) {
@@ -60,11 +56,10 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
 void preface(Report& report, const Options& options) {
     const std::size_t n = options.size();
     report.blank_line();
-    report.line("  array for sections 2, 4, 6, 11: {0} x {0} int = {1:.0f} MiB; {2} runs per measurement", n,
-                static_cast<double>(n * n * sizeof(int)) / kMiB,
-                Value::exact("runs_per_measurement", options.run_count()));
+    report.line("  array for sections 2, 4, 6, 11: {0} x {0} int = {1}; {2} runs per measurement", n,
+                cachebook::size_text(n * n * sizeof(int)), Value::exact("runs_per_measurement", options.run_count()));
     report.line("  share of a CPU this program gets right now: {} (1.00 on an idle machine)",
-                Value::measured("cpu_share", cachebook::cpu_share(), "{:.2f}").quoted());
+                Value::measured("cpu_share", ch07::cpu_share_now(), "{:.2f}").quoted());
 }
 
 void clock_section(Report& report, const Options& options) {
@@ -73,15 +68,16 @@ void clock_section(Report& report, const Options& options) {
     report.section("The clock: time on the wall, not the process's CPU time");
     report.line("  the same {} multiply-adds on 1 thread, then split over {}", Value::exact("clock.work", work),
                 Value::exact("clock.threads", options.threads));
-    auto table = report.table({"threads", "std::clock() ms (CPU)", "steady_clock ms (wall)"});
+    auto table = report.table({"threads", fmt::format("{} ms (CPU)", ch07::kCpuClockName),
+                               fmt::format("{} ms (wall)", ch07::kWallClockName)});
     table.row({"1", milliseconds("clock.one_cpu_ms", clocks.one.cpu_s),
                milliseconds("clock.one_wall_ms", clocks.one.wall_s)});
     table.row({fmt::format("{}", options.threads), milliseconds("clock.many_cpu_ms", clocks.many.cpu_s),
                milliseconds("clock.many_wall_ms", clocks.many.wall_s)});
     table.print();
-    report.line("  mistake: std::clock() says the threads gave a speed-up of {}",
+    report.line("  mistake: {} says the threads gave a speed-up of {}", ch07::kCpuClockName,
                 ratio("clock.speedup_cpu", clocks.one.cpu_s / clocks.many.cpu_s).quoted());
-    report.line("  right:   steady_clock says {}",
+    report.line("  right:   {} says {}", ch07::kWallClockName,
                 ratio("clock.speedup_wall", clocks.one.wall_s / clocks.many.wall_s).quoted());
     report.line("  CPU time / wall time: {} on 1 thread, {} on {} (a share of a CPU below 1 means others ran too)",
                 ratio("", clocks.one.cpu_s / clocks.one.wall_s),
@@ -163,7 +159,7 @@ Value l1_here() {
     if (!l1) return Value::unknown("l1_kib", "unknown, 32 KiB assumed");
     return Value::measured_as(
         "l1_kib", l1->size_bytes / 1024,
-        fmt::format("{} KiB, from {}", l1->size_bytes / 1024, cachebook::source_name(l1->source)));
+        fmt::format("{}, from {}", cachebook::size_text(l1->size_bytes), cachebook::source_name(l1->source)));
 }
 
 void size_section(Report& report, const Options& options) {
@@ -202,6 +198,8 @@ void latency_section(Report& report, const Options& options) {
                    {"chase_over_gather", fmt::format("{:.2f}", row.chase_ns / row.gather_ns)}});
     }
     table.print();
+    const auto largest = ch07::largest_cache_bytes();  // for the prose: is the large set beyond every cache?
+    report.record("largest_cache_kib", largest ? nlohmann::json(*largest / 1024) : nlohmann::json(nullptr));
     report.line("  mistake: the strided sum reports {}x less than the latency the chase shows",
                 Value::measured("", row.chase_ns / row.strided_ns, "{:.0f}"));
 }
@@ -247,27 +245,20 @@ void counted_orders(Report& report, bool run_tool) {
         Value::exact("orders.d1_flag", ch07::cachegrind_d1_flag(cache)),
         have ? Value::measured_as("orders.counted", true, "counted")
              : Value::unknown("orders.counted", "not run (" + counted.why_not + ")"));
+    const auto rows = ch07::order_rows(counted, n, cache);
     auto table = report.table_of_rows(
         "orders.rows", {"order", "model A", "model B", "model C", "model total", "cachegrind", "compared"});
-    std::vector<std::string> fewer, more;  // the orders cachegrind counts away from the model, for the prose
-    for (std::size_t k = 0; k < std::size(cachebook::kAllOrders); ++k) {
-        const auto order = cachebook::kAllOrders[k];
-        const auto model = ch07::model_order_misses(order, n, cache);
-        const double tool = have ? counted.per_iteration(k, n) : 0;
-        const std::string compared = have ? ch07::compare_with_model(tool, model.total()) : "";
-        if (compared == "fewer") fewer.emplace_back(cachebook::order_name(order));
-        if (compared == "more") more.emplace_back(cachebook::order_name(order));
-        auto three = [](std::string key, double v) {
-            return Value::exact_as(std::move(key), v, fmt::format("{:.3f}", v));
-        };
-        table.row({Value::exact("order", std::string(cachebook::order_name(order))), three("model_a", model.a),
-                   three("model_b", model.b), three("model_c", model.c), three("model_total", model.total()),
-                   have ? Value::measured("cachegrind", tool, "{:.3f}") : Value::unknown("cachegrind", "n/a"),
-                   have ? Value::measured("compared", compared) : Value::unknown("compared", "-")});
-    }
+    auto three = [](std::string key, double v) { return Value::exact_as(std::move(key), v, fmt::format("{:.3f}", v)); };
+    for (const auto& row : rows)
+        table.row({Value::exact("order", std::string(cachebook::order_name(row.order))), three("model_a", row.model.a),
+                   three("model_b", row.model.b), three("model_c", row.model.c),
+                   three("model_total", row.model.total()),
+                   have ? Value::measured("cachegrind", row.counted, "{:.3f}") : Value::unknown("cachegrind", "n/a"),
+                   have ? Value::measured("compared", row.compared) : Value::unknown("compared", "-")});
     table.print();
-    report.record("orders.fewer", fmt::format("{}", fmt::join(fewer, ", ")));
-    report.record("orders.more", fmt::format("{}", fmt::join(more, ", ")));
+    // The orders cachegrind counts away from the model, for the prose.
+    report.record("orders.fewer", ch07::orders_compared(rows, "fewer"));
+    report.record("orders.more", ch07::orders_compared(rows, "more"));
 }
 
 void counters_section(Report& report, const Options& options) {

@@ -1,0 +1,170 @@
+#pragma once
+// Chapter 7's lab: the experiments that run the lesson (measurement.hpp) at the program's
+// sizes, the tools run as child processes (perf, cachegrind) and what is read from them.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cachebook/cache.hpp"
+#include "cachebook/measure.hpp"
+#include "cachebook/trace.hpp"
+#include "measurement.hpp"
+
+namespace ch07 {
+
+/// An N x N int array filled with (i * n + j) % 10, row by row.
+std::vector<int> make_grid(std::size_t n);
+
+/// The share of a CPU this process gets right now (1 on an idle machine).
+double cpu_share_now();
+
+// --- Rule 1: the clock --------------------------------------------------------------
+
+/// The two clocks the rule compares, by the names the program prints.
+inline constexpr std::string_view kCpuClockName = "std::clock()";
+inline constexpr std::string_view kWallClockName = "steady_clock";
+
+// --- Rule 2: one run against the minimum of several -----------------------------------
+
+struct RunsRule {
+    std::size_t n = 0;
+    cachebook::Timing batch_a, batch_b;  // two batches of the same measurement
+    [[nodiscard]] double first() const { return batch_a.runs.empty() ? 0 : batch_a.runs.front(); }
+    /// How far one run of batch A can land above its minimum: max / min - 1.
+    [[nodiscard]] double spread() const { return batch_a.max() / batch_a.min() - 1.0; }
+    /// How far the two batches' minima lie apart: |min A / min B - 1|.
+    [[nodiscard]] double min_gap() const;
+};
+RunsRule runs_rule(std::size_t n, int runs);
+
+// --- Rule 4: dead code -----------------------------------------------------------------
+
+struct DeadCodeRule {
+    std::size_t n = 0;
+    double unused_s = 0;  // the sum computed and thrown away: the compiler deletes the loop
+    double used_s = 0;    // the sum kept (do_not_optimize)
+    std::int64_t sum = 0;
+};
+DeadCodeRule dead_code_rule(std::size_t n, int runs);
+
+// --- Rule 5: -O0 against -O2, on the blocked product ---------------------------------
+
+struct BlockedRule {
+    std::size_t n = 0, tile = 0;
+    double naive_o0 = 0, blocked_o0 = 0, naive_o2 = 0, blocked_o2 = 0;  // best seconds
+    bool same_results = false;  // all four C equal, byte for byte (integer-valued doubles)
+    [[nodiscard]] double gain_o0() const { return naive_o0 / blocked_o0; }
+    [[nodiscard]] double gain_o2() const { return naive_o2 / blocked_o2; }
+};
+/// The naive and the blocked product of n x n doubles at -O0 and at -O2; best of
+/// `runs` by the thread's CPU clock, interleaved, one warm-up.
+BlockedRule blocked_rule(std::size_t n, std::size_t tile, int runs);
+
+// --- Rule 6: data that never leaves L1 ----------------------------------------------------
+
+struct SizeRow {
+    std::size_t n = 0, bytes = 0;
+    double rows_ns = 0, columns_ns = 0;  // per element, best run
+};
+/// The -O2 row and column sums at each size, each pass repeated to about
+/// `elements` elements per timed run, timed by the thread's CPU clock.
+std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_t elements, int runs);
+/// The order of the rule's small array: the largest power of two from 16 up whose
+/// n x n ints fill at most half of an L1 of `l1_bytes`.
+std::size_t l1_resident_order(std::size_t l1_bytes);
+
+// --- Latency ----------------------------------------------------------------------------------
+
+/// The largest data or unified cache this machine reports, in bytes; empty when it reports none.
+/// The prose asks whether the latency walk's large working set lies beyond it.
+std::optional<std::size_t> largest_cache_bytes();
+
+// --- Hardware counters ----------------------------------------------------------------------
+
+enum class PerfState { NotInstalled, NoPermission, NotSupported, Works };
+std::string_view perf_state_name(PerfState s);
+/// Reads the output of `perf stat -x, -e EVENT -- true` (stderr) and its exit status.
+PerfState parse_perf_probe(const std::string& output, int status);
+/// Runs that probe on this machine for the event.
+struct PerfProbe {
+    PerfState state = PerfState::NotInstalled;
+    std::string detail;  // the line perf printed about the event
+};
+PerfProbe probe_perf(const std::string& event = "cache-misses");
+/// The count of `event` in perf's -x, output, if there is one.
+std::optional<std::uint64_t> parse_perf_count(const std::string& output, const std::string& event);
+
+/// "D1  misses:  262,171  (...)" in cachegrind's summary, as a number.
+std::optional<std::uint64_t> parse_cachegrind_d1_misses(const std::string& output);
+
+/// Counts of the row and column walks from a tool (cachegrind or perf), each
+/// minus a run that only fills the array.
+struct ToolCounts {
+    std::string tool;                                 // "cachegrind", "perf", or empty when none could run
+    std::string why_not;                              // when empty tool: why
+    std::uint64_t baseline = 0, row = 0, column = 0;  // raw counts of the three runs
+    [[nodiscard]] std::int64_t row_walk() const { return static_cast<std::int64_t>(row - baseline); }
+    [[nodiscard]] std::int64_t column_walk() const { return static_cast<std::int64_t>(column - baseline); }
+};
+/// The path of the ch07_walk program (next to this program, or where the build put it).
+std::string walk_program();
+/// Runs ch07_walk none/row/column under cachegrind with D1 = `l1`.
+ToolCounts cachegrind_walks(const cachebook::CacheConfig& l1, std::size_t n);
+/// Runs ch07_walk under perf stat counting `event`.
+ToolCounts perf_walks(const std::string& event, std::size_t n);
+/// The walks counted by the best tool this machine has: perf's L1-dcache-load-misses
+/// when the probe says perf works, else cachegrind with D1 = `l1`. An empty `tool`
+/// says why neither could count.
+ToolCounts count_walks(const PerfProbe& probe, const cachebook::CacheConfig& l1, std::size_t n);
+
+// --- Chapter 3's six orders, counted ------------------------------------------------------
+
+/// The model's misses per inner iteration of one loop order of C = A x B (n x n doubles,
+/// each matrix on lines of its own, A[i][k], B[k][j], C[i][j] per iteration).
+struct OrderMisses {
+    double a = 0, b = 0, c = 0;
+    [[nodiscard]] double total() const { return a + b + c; }
+};
+OrderMisses model_order_misses(cachebook::LoopOrder order, std::size_t n, const cachebook::CacheConfig& cache);
+
+/// cachegrind's D1 misses for chapter 3's code of each order (ch07_walk), minus a run that
+/// only fills the three matrices. Empty `misses` and a reason when it could not run.
+struct OrderCounts {
+    std::string why_not;
+    std::uint64_t baseline = 0;
+    std::vector<std::uint64_t> misses;  // one per order of cachebook::kAllOrders
+    [[nodiscard]] double per_iteration(std::size_t k, std::size_t n) const;
+};
+OrderCounts cachegrind_orders(const cachebook::CacheConfig& d1, std::size_t n);
+/// How a count compares with the model's: "agrees" within 10 % (or 0.01 per iteration),
+/// else "fewer" or "more".
+std::string compare_with_model(double counted, double model);
+
+/// One row of the six orders' table: the model's count, and the tool's when it ran.
+struct OrderRow {
+    cachebook::LoopOrder order{};
+    OrderMisses model;
+    double counted = 0;    // cachegrind's misses per iteration (0 when it did not run)
+    std::string compared;  // compare_with_model, or empty when it did not run
+};
+/// The model's and the tool's count for each order of cachebook::kAllOrders.
+std::vector<OrderRow> order_rows(const OrderCounts& counted, std::size_t n, const cachebook::CacheConfig& cache);
+/// The names of the orders whose comparison is `compared` ("fewer" or "more"), joined by ", ".
+std::string orders_compared(const std::vector<OrderRow>& rows, std::string_view compared);
+
+/// This machine's L1d geometry (from sysfs), or 32 KiB 8-way 64-byte lines when it is unknown.
+cachebook::CacheConfig l1_geometry();
+
+// --- Auditing one claim: a software prefetch in the row sum ---------------------------------
+
+/// The whole audit: the model with this machine's L1, the timing at -O2 on an n x n grid.
+PrefetchAudit audit_prefetch(std::size_t n, std::size_t distance, int runs);
+/// The audit's last step: "holds" when the measured speed-up reaches the claimed one,
+/// "smaller" when it is short of the claim but above 1 + `noise`, "none" otherwise.
+std::string audit_verdict(double speedup, double claimed, double noise);
+
+}  // namespace ch07
