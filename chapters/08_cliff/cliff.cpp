@@ -222,11 +222,9 @@ std::size_t flush_step() {
     return std::size_t{4} << ((ctr >> 16) & 0xF);
 }
 #endif
-// [end: flush]
 
 namespace {
 
-// [snippet: load]
 // Every load adds the value of the load before it (always 0: the pages are
 // zero), so no two loads overlap.
 std::uint64_t load(const std::byte* p, std::uint64_t carry) {
@@ -234,9 +232,9 @@ std::uint64_t load(const std::byte* p, std::uint64_t carry) {
     std::memcpy(&v, p + carry, sizeof v);
     return v;
 }
-// [end: load]
 
 }  // namespace
+// [end: flush]
 
 // [snippet: touches]
 std::uint64_t touch_chunks(const std::byte* buf, const std::vector<std::size_t>& order, std::size_t gap,
