@@ -134,7 +134,7 @@ std::vector<Value> latency_cells(const std::string& key, const std::string& cycl
 std::vector<Value> level_row(const ch08::Level& l, bool from_huge_pages, std::optional<double> ghz) {
     const std::string key = "levels." + l.name + ".";
     const auto latency = latency_cells(key + "latency_ns", key + "cycles", l.latency_ns, ghz);
-    return {Value::exact("levels." + l.name + ".name", l.name),
+    return {Value::exact(key + "name", l.name),
             Value::measured_as(key + "detected_bytes", opt_json(l.detected),
                                l.detected ? size_text(*l.detected) : "not found"),
             Value::measured_as(key + "reported_bytes", opt_json(l.reported),
