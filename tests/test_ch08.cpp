@@ -7,6 +7,7 @@
 #include "cachebook/chase.hpp"
 #include "cachebook/machine.hpp"
 #include "cliff.hpp"
+#include "lab.hpp"
 #include "support.hpp"
 
 using ch08::detect_cliffs;
@@ -268,7 +269,7 @@ TEST_CASE("detect_cliffs: bad input", "[ch08]") {
 
 TEST_CASE("levels_from pairs the k-th cliff with level k and sysfs", "[ch08]") {
     const std::vector<ch08::Cliff> cliffs = {{3, 4, 30000, 1.2, 4.0}, {10, 12, 500000, 4.0, 15.0}};
-    const auto levels = ch08::levels_from(cliffs, {}, {32768, 524288, std::nullopt});
+    const auto levels = ch08::levels_from(cliffs, {32768, 524288, std::nullopt});
     REQUIRE(levels.size() == 3);
     CHECK(levels[0].name == "L1d");
     CHECK(*levels[0].detected == 30000);

@@ -1,0 +1,217 @@
+#pragma once
+// Chapter 8, the lab: the experiment that runs the lesson (cliff.hpp) on this machine: the
+// sweeps and their timing, the line-size trials, the run's settings and what it records.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cachebook/chase.hpp"
+#include "cachebook/machine.hpp"
+#include "cachebook/measure.hpp"
+#include "cachebook/report.hpp"
+#include "cliff.hpp"
+
+namespace ch08 {
+
+using cachebook::PageSize;
+
+/// The run's settings, from the command line.
+struct Options {
+    std::int64_t seed = 2026;  // of the random cycles and chunk orders
+    std::int64_t runs = 0;
+    std::int64_t steps = 0;
+    std::int64_t max_mib = 0;
+    std::string csv_path;
+    bool quick = false;
+    [[nodiscard]] int run_count() const { return runs != 0 ? static_cast<int>(runs) : (quick ? 7 : 15); }
+    [[nodiscard]] int per_octave() const { return steps != 0 ? static_cast<int>(steps) : (quick ? 4 : 8); }
+};
+
+/// Working-set sizes from `min_bytes` to `max_bytes` (both included), spaced
+/// evenly on a log scale with `steps_per_octave` steps per doubling, each
+/// rounded to a multiple of `node_bytes`, without repeats.
+std::vector<std::size_t> sweep_sizes(std::size_t min_bytes, std::size_t max_bytes, int steps_per_octave,
+                                     std::size_t node_bytes = kNodeBytes);
+
+/// The largest working set of a sweep, and why.
+struct UpperBound {
+    std::size_t bytes = 0;
+    std::string why;
+};
+/// Four times the last-level cache sysfs reports (to see well past it), but at
+/// least `floor_bytes` and at most `cap_bytes`: a VM may report a whole
+/// socket's L3 (hundreds of MiB) and the curve is flat DRAM long before that.
+/// Without a reported cache, `cap_bytes`.
+UpperBound sweep_upper_bound(std::optional<std::size_t> llc_bytes, std::size_t floor_bytes, std::size_t cap_bytes);
+
+/// The index of the size in `sizes` nearest `want` on a log scale (the first of equals).
+std::size_t nearest_size(const std::vector<std::size_t>& sizes, std::size_t want);
+
+/// How many hops to time, and to run untimed first, for a working set of `nodes` nodes.
+struct Hops {
+    std::size_t warmup = 0;
+    std::size_t timed = 0;
+};
+/// A full lap of warm-up (so a set that fits is resident) up to `max_warmup`;
+/// `timed` hops, the same for every size so each size costs about its latency times `timed`.
+Hops hops_for(std::size_t nodes, std::size_t timed, std::size_t max_warmup);
+
+/// One size of a sweep.
+struct Point {
+    std::size_t bytes = 0;
+    double chase_ns = 0;         ///< best ns per dependent hop
+    double strided_ns = -1;      ///< best ns per load of the strided sum (< 0: not measured)
+    std::size_t huge_bytes = 0;  ///< bytes of the buffer the kernel backed with huge pages
+};
+
+struct SweepConfig {
+    std::vector<std::size_t> sizes;
+    PageSize pages = PageSize::Small;
+    std::size_t timed_hops = std::size_t{1} << 19;
+    std::size_t max_warmup = std::size_t{1} << 20;
+    int runs = 5;
+    std::uint64_t seed = 1;
+    bool strided = false;  ///< also time the strided sum on the same buffer
+    /// Sizes up to this many bytes are timed in interleaved passes (every
+    /// pass visits each of them once), so the runs of one size are spread over
+    /// the whole sweep rather than taken back to back; larger sizes are timed
+    /// one after another, each with all its runs, between the passes. 0: none
+    /// interleaved.
+    /// An interleaved run warms up with two laps (at most 4 x max_warmup
+    /// hops): the other sizes ran in between, and one lap does not bring a
+    /// working set back into a victim-filled L3.
+    std::size_t interleave_max_bytes = std::size_t{4} << 20;
+};
+
+/// How many times run_sweep calls its `on_step`: once per interleaved pass
+/// and once per larger size.
+std::size_t sweep_steps(const SweepConfig& config);
+
+/// The most memory run_sweep holds at once: the interleaved buffers together
+/// (each rounded up to a 2 MiB huge page) and the largest other size.
+std::size_t sweep_peak_bytes(const SweepConfig& config);
+
+/// Times a dependent chase (and, if asked, the strided sum) at every size,
+/// best of `runs`. `on_step` is called after each pass over the interleaved
+/// sizes and after each larger size, with a line saying what was done.
+std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void(const std::string&)>& on_step = {});
+
+/// Best-of-`runs` ns per load of strided_sum over at least `loads` loads.
+double strided_ns_per_load(const std::byte* data, std::size_t bytes, std::size_t stride, std::size_t loads, int runs);
+
+/// The two ways of asking for the line size.
+enum class LineMethod {
+    /// The course notes' experiment as written: in each chunk, 4 dependent touches at 0, S, 2S, 3S
+    /// (ascending) on lines flushed from every cache; ns per touch. Prefetchers
+    /// that fetch the next lines on a miss make strides past the line look cheap.
+    Touches,
+    /// In each chunk, load base and base + S, flush the line of base (clflush
+    /// or dc civac acts on exactly one line), then time one dependent load of base + S:
+    /// a miss while S is inside base's line, a hit once S reaches the next line.
+    FlushProbe,
+};
+
+struct LineSizeResult {
+    bool measured = false;  ///< false where lines cannot be flushed (neither x86-64 nor 64-bit ARM)
+    LineMethod method = LineMethod::Touches;
+    std::vector<StridePoint> points;
+    std::optional<std::size_t> line_bytes;  ///< nullopt: no clear step
+};
+
+/// The stride-doubling experiment: `chunks` chunks `gap` bytes apart, visited
+/// in a new random order for every trial, each trial on fresh pages. Best of
+/// `runs` per stride; the strides are interleaved across runs.
+LineSizeResult measure_line_size(LineMethod method, const std::vector<std::size_t>& strides, std::size_t chunks,
+                                 std::size_t gap, int runs, std::uint64_t seed);
+
+// ---------------------------------------------------------------------------
+// The run: what ch08_cliff measures, in the order it prints it.
+
+/// What the run compares against and where it runs: the machine's caches, the sweep's sizes, the cpu.
+struct Setup {
+    std::optional<cachebook::CacheInfo> l1, l2, l3;
+    UpperBound upper;
+    std::vector<std::size_t> sizes;
+    int cpu = 0;
+    bool pinned = false;
+    bool huge_pages_available = false;
+};
+
+/// Reads the caches, chooses the sizes and pins the program to its first usable cpu.
+Setup set_up(const Options& options);
+
+/// The clock estimate of common/measure.cpp, with this run's measuring time.
+std::optional<double> clock_ghz(const Options& options);
+
+/// The two sweeps: 4 KiB pages (chase and strided sum), and huge pages (chase) where available.
+struct Curves {
+    std::vector<Point> small_pages, huge_pages;
+    [[nodiscard]] bool huge_granted() const { return !huge_pages.empty() && huge_pages.back().huge_bytes > 0; }
+};
+
+/// Runs both sweeps, with a progress line on stderr.
+Curves sweep(const Options& options, const Setup& setup);
+
+/// The curve as the JSON records it: one object per size, with the huge-page chase where measured.
+nlohmann::json curve_json(const Curves& curves);
+
+/// The steps found in each curve.
+struct CliffSets {
+    std::vector<Cliff> small_pages, huge_pages, strided;
+};
+CliffSets find_cliffs(const Setup& setup, const Curves& curves);
+nlohmann::json cliffs_json(const std::vector<Cliff>& cliffs);
+
+/// The levels read from the huge-page sweep where huge pages were granted, else the 4 KiB one.
+struct LevelsFound {
+    bool from_huge_pages = false;
+    std::vector<Level> levels;
+    std::optional<double> beyond_ns;  ///< the plateau after the last step
+};
+LevelsFound find_levels(const Setup& setup, const Curves& curves, const CliffSets& cliffs);
+
+/// Why a detected size may differ from the reported one, for the reader.
+std::string explain(const Level& l, bool huge_pages_used);
+
+/// "hwloc" or "unknown": where one reported cache size came from.
+std::string source_of(const std::optional<cachebook::CacheInfo>& c);
+
+/// One line: the source of each reported level, and why any is unknown.
+std::string reported_sources(const cachebook::Machine& machine);
+
+/// The points of the wrong-method table: the sizes nearest 16 KiB, 256 KiB, 4 MiB and the largest.
+std::vector<Point> wrong_method_points(const Setup& setup, const Curves& curves);
+
+/// Both line-size experiments over the same strides.
+struct LineSizes {
+    std::vector<std::size_t> strides;
+    LineSizeResult touches, probe;
+};
+LineSizes measure_line_sizes(const Options& options);
+
+/// 4 KiB-page time over huge-page time at every size, as recorded under `pages`.
+nlohmann::json page_ratios(const Setup& setup, const Curves& curves);
+
+/// Writes the whole curve as CSV (what --csv asks for).
+void write_csv(const std::string& path, const Setup& setup, const Curves& curves);
+
+/// The run's wall-clock start; record() adds the wall time and this program's processor time
+/// (on a shared core the two differ by whatever else ran).
+class RunTime {
+public:
+    RunTime();
+    void record(cachebook::Report& report) const;
+
+private:
+    cachebook::Clock::time_point started_;
+};
+
+nlohmann::json to_json(const Point& p);
+nlohmann::json to_json(const Cliff& c);
+
+}  // namespace ch08
