@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "../chapters/05_layout/lab.hpp"
 #include "cachebook/chase.hpp"
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
-#include "lab.hpp"
 #include "support.hpp"
 
 TEST_CASE("the particle is 72 bytes, and a million of them bring in 4.5 times the lines in AoS as in SoA", "[ch05]") {

@@ -4,10 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "../chapters/07_measurement/lab.hpp"
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/matmul_orders.hpp"
-#include "lab.hpp"
 #include "sum_kernel.hpp"
 #include "support.hpp"
 

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <set>
 
+#include "../chapters/08_cliff/lab.hpp"
 #include "cachebook/chase.hpp"
 #include "cachebook/machine.hpp"
 #include "cliff.hpp"
-#include "lab.hpp"
 #include "support.hpp"
 
 using ch08::detect_cliffs;
