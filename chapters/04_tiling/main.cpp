@@ -290,7 +290,7 @@ void study_section(Report& report, Options& options) {
                    Value::exact("study.n", n));
     report.line("   while the cache model ({}) sees every address it touches", cache.describe());
     if (options.study.series.empty())
-        report.line("  {} is not installed: only generated series below (tools/deps.sh installs it)", ch04::kStudyFile);
+        report.line("  {} is not installed: only generated series below (make deps installs it)", ch04::kStudyFile);
     else
         report.line("  data: monthly closes from {}", options.study.note);
     report.record("study.data", options.study.note);
