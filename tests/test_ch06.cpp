@@ -8,7 +8,7 @@
 
 #include "cachebook/coherence.hpp"
 #include "cachebook/machine.hpp"
-#include "false_sharing.hpp"
+#include "lab.hpp"
 #include "support.hpp"
 
 using cachebook::AccessKind;
