@@ -249,7 +249,7 @@ void monitor_row(cachebook::Report& report, cachebook::ResultTable& table, Dashb
 cachebook::Value ratio_of(const std::string& key, const LayoutComparison& comparison);
 /// A comparison's cells from "packed ns" on, recorded under `key` (a field name in a table of rows).
 std::vector<cachebook::Value> comparison_cells(const std::string& key, const LayoutComparison& comparison);
-/// A row of the two-thread race table: the race on `cpus` (recorded under measured.`group`), or
+/// A row of the two-thread race table (section 6): the race on `cpus` (recorded under measured.`group`), or
 /// unknown cells when it cannot run here (no cpus). Returns how many ns packed costs more than padded.
 double race_row(cachebook::Report& report, cachebook::ResultTable& table, Op op, const std::vector<int>& cpus,
                 const std::string& group, int chunks, int rounds);

@@ -84,7 +84,7 @@ std::vector<Value> comparison_cells(const std::string& key, const LayoutComparis
             Value::measured("", fmt::format("{}+{}/{}", packed.counted, padded.counted, 2 * packed.chunks))};
 }
 
-// A row of section 5's table: the race on `cpus` (recorded under measured.`group`), or unknown
+// A row of section 6's table: the race on `cpus` (recorded under measured.`group`), or unknown
 // cells when it cannot run here (no cpus). Returns how many ns packed costs more than padded.
 double race_row(Report& report, cachebook::ResultTable& table, Op op, const std::vector<int>& cpus,
                 const std::string& group, int chunks, int rounds) {

@@ -143,7 +143,7 @@ void monitor_section(Report& report) {
     table.print();
 }
 
-// Section 5; returns how many ns per increment packed costs more than padded on two cores, per operation.
+// Section 6; returns how many ns per increment packed costs more than padded on two cores, per operation.
 std::vector<double> races_section(Report& report, const Run& run, cachebook::Progress& progress) {
     report.section("Measured on this machine: {} usable cpus ({})", Value::measured("measured.usable_cpus", run.usable),
                    Value::measured("measured.cpu", cachebook::cpu_model()));
@@ -226,7 +226,7 @@ void stopwatch_section(Report& report, const Run& run, cachebook::Progress& prog
 
 void sweep_section(Report& report, const Run& run, const std::vector<int>& thread_counts,
                    cachebook::Progress& progress) {
-    report.section("N threads, N counters: packed (one line per 8 counters) vs padded, chunked as in 5");
+    report.section("N threads, N counters: packed (one line per 8 counters) vs padded, chunked as in 6");
     auto table = report.table_of_rows(
         "measured.sweep", {"threads", "cpus", "operation", "packed ns", "padded ns", "packed/padded", "note"});
     for (int threads : thread_counts) {
@@ -248,7 +248,7 @@ void sweep_section(Report& report, const Run& run, const std::vector<int>& threa
     report.line("  ns per increment per cpu; threads beyond the cpus share them (oversubscribed)");
 }
 
-// Section 9: the padding of the races, sized from the line the machine reports.
+// Section 3: the padding of the races, sized from the line the machine reports.
 void runtime_padding_section(Report& report) {
     const auto& line = ch06::this_machine_line();
     report.section("Padding sized at run time, from the line size the machine reports");
@@ -373,6 +373,7 @@ int main(int argc, char** argv) {
         const auto layout = ch06::layout_facts();
         layouts_section(report, layout);
         two_counters_section(report, layout);
+        runtime_padding_section(report);
         workers_section(report, layout);
         monitor_section(report);
         const auto thread_counts = ch06::sweep_counts(static_cast<int>(run.max_threads));
@@ -381,7 +382,6 @@ int main(int argc, char** argv) {
         handoff_section(report, run, extra_ns, progress);
         stopwatch_section(report, run, progress);
         sweep_section(report, run, thread_counts, progress);
-        runtime_padding_section(report);
         queue_lock_section(report, run, progress);
         counters_section(report, run);
         report.save(cli.json_path());
