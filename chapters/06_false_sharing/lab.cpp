@@ -67,6 +67,10 @@ LayoutFacts layout_facts() {
     }
     layout.workers_per_line.assign(layout.worker_line.back() + 1, 0);
     for (auto line : layout.worker_line) ++layout.workers_per_line[line];
+    for (int i = 0; i < layout.workers; ++i) {
+        const auto first = static_cast<std::size_t>(i) * sizeof(WorkerState), last = first + sizeof(WorkerState) - 1;
+        if (first / layout.line_bytes != last / layout.line_bytes) layout.straddling.push_back(i);
+    }
     return layout;
 }
 

@@ -41,6 +41,7 @@ struct LayoutFacts {
     std::vector<std::uint64_t> worker_line;          // line of workers[i].items_processed, array at a line boundary
     std::vector<std::uint64_t> worker_line_aligned;  // the same with WorkerStateAligned
     std::vector<int> workers_per_line;               // how many workers' items_processed fall in line 0, 1, ...
+    std::vector<int> straddling;                     // the workers whose WorkerState crosses a line boundary
 };
 LayoutFacts layout_facts();
 /// "name 0, name 8": a struct's field offsets as one line of text.

@@ -71,6 +71,7 @@ void layouts_section(Report& report, const ch06::LayoutFacts& layout) {
     report.line("  so {} workers share lines {} ways", layout.workers,
                 Value::exact_as("layout.workers_per_line", layout.workers_per_line,
                                 fmt::format("{}", fmt::join(layout.workers_per_line, "-"))));
+    report.record("layout.straddling", layout.straddling);
 }
 
 void ping_pong_trace(Report& report, std::size_t offset) {
