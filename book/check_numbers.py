@@ -47,6 +47,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import book_chapters  # noqa: E402
+
 BULK = 16
 SKIPPED_DIRECTIVES = {
     "literalinclude", "program-output", "stepper", "code-block", "code", "sourcecode", "math",
@@ -299,7 +302,7 @@ def main() -> int:
             data = json.loads(saved.read_text())
         else:
             data = run_program(prog)
-    pages = [page] + sorted(p for p in chapter.glob("*.md") if p.name != "chapter.md")
+    pages = book_chapters.Chapter(chapter).pages
     problems = [p for each in pages for p in check(each, data, key)]
     for p in problems:
         print(p)
