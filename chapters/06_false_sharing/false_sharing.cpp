@@ -221,23 +221,21 @@ cachebook::CoherenceStats model_queue(Spacing spacing, std::uint64_t items, std:
 // [end: queue_model]
 
 // [snippet: queue_threads]
-void produce(std::vector<long>& ring, const std::atomic<std::uint64_t>& head, std::atomic<std::uint64_t>& tail,
-             std::uint64_t items) {
+void produce(const QueueEnds& q) {
     std::uint64_t head_seen = 0;  // the consumer's index, as last read
-    for (std::uint64_t t = 0; t < items; ++t) {
-        while (t - head_seen == kQueueRing) head_seen = head.load(std::memory_order_acquire);  // full
-        ring[t % kQueueRing] = static_cast<long>(t + 1);
-        tail.store(t + 1, std::memory_order_release);
+    for (std::uint64_t t = 0; t < q.items; ++t) {
+        while (t - head_seen == kQueueRing) head_seen = q.head.load(std::memory_order_acquire);  // full
+        q.ring[t % kQueueRing] = static_cast<long>(t + 1);
+        q.tail.store(t + 1, std::memory_order_release);
     }
 }
 
-std::uint64_t consume(const std::vector<long>& ring, std::atomic<std::uint64_t>& head,
-                      const std::atomic<std::uint64_t>& tail, std::uint64_t items) {
+std::uint64_t consume(const QueueEnds& q) {
     std::uint64_t tail_seen = 0, total = 0;  // the producer's index, as last read
-    for (std::uint64_t h = 0; h < items; ++h) {
-        while (h == tail_seen) tail_seen = tail.load(std::memory_order_acquire);  // empty
-        total += static_cast<std::uint64_t>(ring[h % kQueueRing]);
-        head.store(h + 1, std::memory_order_release);
+    for (std::uint64_t h = 0; h < q.items; ++h) {
+        while (h == tail_seen) tail_seen = q.tail.load(std::memory_order_acquire);  // empty
+        total += static_cast<std::uint64_t>(q.ring[h % kQueueRing]);
+        q.head.store(h + 1, std::memory_order_release);
     }
     return total;
 }

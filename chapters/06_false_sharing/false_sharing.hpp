@@ -226,13 +226,18 @@ std::size_t second_field_offset(Spacing spacing, std::size_t packed_offset, std:
 cachebook::CoherenceStats model_queue(Spacing spacing, std::uint64_t items, std::uint64_t ring, std::uint64_t lag,
                                       std::uint64_t refresh, std::size_t line_bytes = 64);
 
-/// The producer's and the consumer's loops over a ring of kQueueRing slots;
-/// consume returns the sum of the items it took.
+/// What both ends of the queue share: the two indices and a ring of kQueueRing
+/// slots, through which the producer passes the numbers 1 .. `items`.
 inline constexpr std::uint64_t kQueueRing = 1024;
-void produce(std::vector<long>& ring, const std::atomic<std::uint64_t>& head, std::atomic<std::uint64_t>& tail,
-             std::uint64_t items);
-std::uint64_t consume(const std::vector<long>& ring, std::atomic<std::uint64_t>& head,
-                      const std::atomic<std::uint64_t>& tail, std::uint64_t items);
+struct QueueEnds {
+    std::atomic<std::uint64_t>& head;
+    std::atomic<std::uint64_t>& tail;
+    std::vector<long>& ring;
+    std::uint64_t items;
+};
+/// The producer's loop and the consumer's; consume returns the sum of what it took.
+void produce(const QueueEnds& q);
+std::uint64_t consume(const QueueEnds& q);
 
 /// The model's lock: `sections` critical sections, held by core 0 and core 1
 /// in turn. A section: the holder writes `locked` (acquire), then

@@ -59,15 +59,9 @@ PairRun queue_once(Spacing spacing, const std::vector<int>& cpus, std::uint64_t 
     std::vector<long> ring(kQueueRing);
     std::atomic<std::uint64_t> sum{0};
     std::vector<double> cpu_seconds;
+    const QueueEnds queue{*head, *tail, ring, items};
     const double seconds = run_released(
-        2, cpus,
-        [&](int me) {
-            if (me == 0)
-                produce(ring, *head, *tail, items);
-            else
-                sum.store(consume(ring, *head, *tail, items));
-        },
-        &cpu_seconds);
+        2, cpus, [&](int me) { me == 0 ? produce(queue) : sum.store(consume(queue)); }, &cpu_seconds);
     if (sum.load() != items * (items + 1) / 2) throw std::runtime_error("queue: the consumer's sum came out wrong");
     return PairRun{seconds, *std::min_element(cpu_seconds.begin(), cpu_seconds.end()) / seconds};
 }
