@@ -29,6 +29,10 @@ class Chapter:
         return self.dir / "chapter.md"
 
     @property
+    def pages(self) -> list[Path]:  # chapter.md, then the chapter's other pages (its toctree reaches them)
+        return [self.page] + sorted(p for p in self.dir.glob("*.md") if p.name != "chapter.md")
+
+    @property
     def docname(self) -> str:  # Sphinx document name
         return f"chapters/{self.name}/chapter"
 

@@ -5,7 +5,8 @@
     check_numbers.py --json FILE CHAPTER_DIR          (uses results already written)
     --cache BUILD/book/generated: with --bin, use the book's saved results while fresh
 
-Every number written in digits in chapters/NN_slug/chapter.md is compared with the
+Every number written in digits in chapters/NN_slug/chapter.md (and in the chapter's other
+pages, chapters/NN_slug/*.md, which chapter.md reaches by a toctree) is compared with the
 values in the chapter's `--json` results; a match means the number should have come
 from a substitution, `{{ chNN.key }}`. The rule (CONTRIBUTING.md, "The book"):
 
@@ -45,6 +46,9 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import book_chapters  # noqa: E402
 
 BULK = 16
 SKIPPED_DIRECTIVES = {
@@ -298,14 +302,16 @@ def main() -> int:
             data = json.loads(saved.read_text())
         else:
             data = run_program(prog)
-    problems = check(page, data, key)
+    pages = book_chapters.Chapter(chapter).pages
+    problems = [p for each in pages for p in check(each, data, key)]
     for p in problems:
         print(p)
+    names = ", ".join(str(each) for each in pages)
     if problems:
-        print(f"{len(problems)} number(s) typed by hand in {page}; use the substitution shown, or mark a "
+        print(f"{len(problems)} number(s) typed by hand in {names}; use the substitution shown, or mark a "
               "number the program does not compute with {given}`N` (or a figure of the course notes with {notes}`N`)")
         return 1
-    print(f"{page}: no computed number typed by hand")
+    print(f"{names}: no computed number typed by hand")
     return 0
 
 

@@ -8,7 +8,7 @@
 
 #include "cachebook/coherence.hpp"
 #include "cachebook/machine.hpp"
-#include "false_sharing.hpp"
+#include "lab.hpp"
 #include "support.hpp"
 
 using cachebook::AccessKind;
@@ -59,6 +59,8 @@ TEST_CASE("a WorkerState is 24 bytes, 2.67 to a line, and alignas(64) makes it 6
     // items_processed of workers 0..7 at 8, 32, 56 | 80, 104 | 128, 152, 176.
     CHECK(layout.worker_line == std::vector<std::uint64_t>{0, 0, 0, 1, 1, 2, 2, 2});
     CHECK(layout.workers_per_line == std::vector<int>{3, 2, 3});
+    // Elements 2 (bytes 48-71) and 5 (bytes 120-143) cross a line boundary.
+    CHECK(layout.straddling == std::vector<int>{2, 5});
     CHECK(layout.worker_line_aligned == std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7});
     CHECK(layout.stats.size == 24);
     CHECK(layout.stats_aligned.size == 64);

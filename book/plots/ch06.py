@@ -1,14 +1,40 @@
-"""Chapter 6's plot: ns per increment against the number of threads, counters packed
-into shared lines or padded to a line each, for volatile increments and atomic adds."""
+"""Chapter 6's plots.
+
+model_bursts (the first page): the MESI model's transfers for two counters against the
+length of the bursts in which the cores take turns, packed into one line or padded;
+reads model.bursts, model.pair_writes_per_core and model.pair.{packed,padded}.burst_K.transfers.
+packed_vs_padded (the second page): ns per increment against the number of threads,
+counters packed into shared lines or padded to a line each, for volatile increments and
+atomic adds; reads measured.sweep."""
 
 from plots import figure
 
 
+def model_bursts(model):
+    bursts = model["bursts"]
+    fig, ax = figure(figsize=(6.4, 3.0))
+    for layout, style in (("packed", "o-"), ("padded", "s--")):
+        counts = [model["pair"][layout][f"burst_{k}"]["transfers"] for k in bursts]
+        ax.plot(bursts, counts, style, label=f"{layout} ({'one line' if layout == 'packed' else 'a line each'})")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(bursts)
+    ax.set_xticklabels([str(k) for k in bursts])
+    ax.set_xlabel("burst: writes by one core before the other's turn")
+    ax.set_ylabel(f"transfers ({2 * model['pair_writes_per_core']} writes)")
+    ax.set_ylim(bottom=0)
+    ax.legend(frameon=False, fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
 def plots(data):
+    out = {}
+    if (data.get("model") or {}).get("bursts"):
+        out["model_bursts"] = model_bursts(data["model"])
     m = data.get("measured") or {}
     sweep = m.get("sweep")
     if not sweep:
-        return {}
+        return out
     ops = [op for op in ("volatile", "atomic") if any(p["op"] == op for p in sweep)]
     fig, axes = figure(ncols=len(ops), figsize=(6.4, 3.2), sharey=False, squeeze=False)
     for ax, op in zip(axes[0], ops):
@@ -27,4 +53,5 @@ def plots(data):
     axes[0][0].set_ylabel("ns per increment")
     axes[0][0].legend(frameon=False, fontsize=7)
     fig.tight_layout()
-    return {"packed_vs_padded": fig}
+    out["packed_vs_padded"] = fig
+    return out

@@ -1,5 +1,6 @@
 // ch06_false_sharing: prints what chapter 6 shows, one function per numbered section.
-// Logic lives in false_sharing.cpp; each result is written once, through cachebook::Report.
+// The lesson is false_sharing.cpp, the experiment lab.cpp and lab_cases.cpp; each result is written once, through
+// cachebook::Report.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,7 +12,7 @@
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
-#include "false_sharing.hpp"
+#include "lab.hpp"
 
 namespace {
 
@@ -47,34 +48,14 @@ std::optional<int> parse(cachebook::Cli& cli, Run& run, int argc, char** argv) {
     return std::nullopt;
 }
 
-std::string offsets_text(const ch06::StructFacts& facts) {
-    std::string out;
-    for (const auto& [name, offset] : facts.offsets)
-        out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, offset);
-    return out;
-}
-
-// One struct's row: its size, alignment and field offsets, masked when they depend on the compiler.
-std::vector<Value> layout_cells(const ch06::StructFacts& facts, bool from_compiler) {
-    const std::string key = "layout." + facts.name;
-    nlohmann::json offsets = nlohmann::json::object();
-    for (const auto& [name, offset] : facts.offsets) offsets[name] = offset;
-    auto cell = [&](const std::string& field, const nlohmann::json& value, const std::string& text) {
-        return from_compiler ? Value::measured_as(key + field, value, text) : Value::exact_as(key + field, value, text);
-    };
-    return {Value::exact(key + ".name", facts.name), cell(".size", facts.size, fmt::format("{}", facts.size)),
-            cell(".align", facts.align, fmt::format("{}", facts.align)),
-            cell(".offsets", offsets, offsets_text(facts))};
-}
-
 void layouts_section(Report& report, const ch06::LayoutFacts& layout) {
     report.section("Layouts, as the compiler lays them out (sizeof, alignof, offsetof)");
     auto table = report.table({"struct", "sizeof", "alignof", "field offsets"},
                               {Table::Align::Left, Table::Align::Right, Table::Align::Right, Table::Align::Left});
     for (const auto* facts : {&layout.counters, &layout.counters_char_pad, &layout.counters_aligned,
                               &layout.worker_state, &layout.worker_state_aligned, &layout.stats, &layout.stats_aligned})
-        table.row(layout_cells(*facts, false));
-    table.row(layout_cells(layout.counters_portable, true));  // its alignment is the compiler's choice
+        table.row(ch06::layout_cells(*facts, false));
+    table.row(ch06::layout_cells(layout.counters_portable, true));  // its alignment is the compiler's choice
     table.print();
     report.line("  std::hardware_destructive_interference_size = {}, constructive = {} (this compiler)",
                 Value::measured("layout.destructive", layout.destructive),
@@ -90,31 +71,7 @@ void layouts_section(Report& report, const ch06::LayoutFacts& layout) {
     report.line("  so {} workers share lines {} ways", layout.workers,
                 Value::exact_as("layout.workers_per_line", layout.workers_per_line,
                                 fmt::format("{}", fmt::join(layout.workers_per_line, "-"))));
-}
-
-// Records the counts a table row does not show, so the JSON holds every count of a model run.
-void record_unshown(Report& report, const std::string& key, const cachebook::CoherenceStats& stats,
-                    std::initializer_list<std::string_view> shown) {
-    const nlohmann::json counts = ch06::to_json(stats);
-    for (const auto& field : counts.items())
-        if (std::find(shown.begin(), shown.end(), field.key()) == shown.end())
-            report.record(key + "." + field.key(), field.value());
-}
-
-cachebook::ResultTable counts_table(Report& report, const std::string& first = "layout, interleaving") {
-    return report.table(
-        {first, "accesses", "hits", "from memory", "transfers", "upgrades", "invalidations", "transfers/write"});
-}
-
-// One model run's row of counts_table, recorded under `key`.
-void counts_row(Report& report, cachebook::ResultTable& table, const std::string& label, const std::string& key,
-                const cachebook::CoherenceStats& stats) {
-    const double per_write = static_cast<double>(stats.transfers) / static_cast<double>(stats.writes);
-    table.row({label, fmt::format("{}", stats.accesses()), Value::exact(key + ".hits", stats.hits),
-               Value::exact(key + ".memory_fills", stats.memory_fills),
-               Value::exact(key + ".transfers", stats.transfers), Value::exact(key + ".upgrades", stats.upgrades),
-               Value::exact(key + ".invalidations", stats.invalidations), fmt::format("{:.3f}", per_write)});
-    record_unshown(report, key, stats, {"hits", "memory_fills", "transfers", "upgrades", "invalidations"});
+    report.record("layout.straddling", layout.straddling);
 }
 
 void ping_pong_trace(Report& report, std::size_t offset) {
@@ -148,12 +105,12 @@ void two_counters_section(Report& report, const ch06::LayoutFacts& layout) {
     report.line("  {} increments per core; a burst of k = k writes by one core before the other's turn",
                 Value::exact("model.pair_writes_per_core", writes));
     report.record("model.bursts", bursts);
-    auto table = counts_table(report);
+    auto table = ch06::counts_table(report);
     for (auto [name, offset] : {std::pair{"packed", packed}, std::pair{"padded", padded}})
         for (std::size_t burst : bursts)
-            counts_row(report, table, fmt::format("{} ({} B apart), burst {}", name, offset, burst),
-                       fmt::format("model.pair.{}.burst_{}", name, burst),
-                       ch06::model_two_counters(offset, writes, burst));
+            ch06::counts_row(report, table, fmt::format("{} ({} B apart), burst {}", name, offset, burst),
+                             fmt::format("model.pair.{}.burst_{}", name, burst),
+                             ch06::model_two_counters(offset, writes, burst));
     table.print();
 }
 
@@ -161,32 +118,15 @@ void workers_section(Report& report, const ch06::LayoutFacts& layout) {
     const std::uint64_t writes = 100;
     report.section("The model: {} workers, each incrementing workers[i].items_processed {} times", layout.workers,
                    Value::exact("model.workers_writes_each", writes));
-    auto table = counts_table(report);
+    auto table = ch06::counts_table(report);
     for (const auto* facts : {&layout.worker_state, &layout.worker_state_aligned}) {
         const std::size_t items_offset = facts->offsets.at(1).second;
         for (std::size_t burst : {1u, 10u})
-            counts_row(report, table, fmt::format("{} ({} B), burst {}", facts->name, facts->size, burst),
-                       fmt::format("model.workers.{}.burst_{}", facts->name, burst),
-                       ch06::model_workers(facts->size, items_offset, layout.workers, writes, burst));
+            ch06::counts_row(report, table, fmt::format("{} ({} B), burst {}", facts->name, facts->size, burst),
+                             fmt::format("model.workers.{}.burst_{}", facts->name, burst),
+                             ch06::model_workers(facts->size, items_offset, layout.workers, writes, burst));
     }
     table.print();
-}
-
-void monitor_row(Report& report, cachebook::ResultTable& table, ch06::Dashboard layout, const std::string& key,
-                 std::uint64_t rounds, std::uint64_t pass_every) {
-    const auto run = ch06::model_stats_monitor(layout, rounds, pass_every);
-    const std::string at = "model.monitor." + key;
-    table.row({ch06::dashboard_name(layout),
-               Value::exact_as(at + ".total_offset", run.total_offset, fmt::format("byte {}", run.total_offset)),
-               Value::exact(at + ".handlers.transfers", run.handlers.transfers),
-               Value::exact(at + ".handlers.upgrades", run.handlers.upgrades),
-               Value::exact(at + ".monitor.transfers", run.monitor.transfers),
-               Value::exact(at + ".monitor.upgrades", run.monitor.upgrades),
-               Value::exact(at + ".all.invalidations", run.all.invalidations)});
-    report.record(at + ".passes", run.passes);
-    record_unshown(report, at + ".handlers", run.handlers, {"transfers", "upgrades"});
-    record_unshown(report, at + ".monitor", run.monitor, {"transfers", "upgrades"});
-    record_unshown(report, at + ".all", run.all, {"invalidations"});
 }
 
 void monitor_section(Report& report) {
@@ -198,61 +138,13 @@ void monitor_section(Report& report) {
     report.line("  all 3 fields of each handler and adds them into its total (1 write per handler)");
     auto table = report.table({"layout", "total at", "handler transfers", "handler upgrades", "monitor transfers",
                                "monitor upgrades", "invalidations"});
-    monitor_row(report, table, ch06::Dashboard::Packed, "packed", rounds, pass_every);
-    monitor_row(report, table, ch06::Dashboard::TotalApart, "total_apart", rounds, pass_every);
-    monitor_row(report, table, ch06::Dashboard::Padded, "padded", rounds, pass_every);
+    ch06::monitor_row(report, table, ch06::Dashboard::Packed, "packed", rounds, pass_every);
+    ch06::monitor_row(report, table, ch06::Dashboard::TotalApart, "total_apart", rounds, pass_every);
+    ch06::monitor_row(report, table, ch06::Dashboard::Padded, "padded", rounds, pass_every);
     table.print();
 }
 
-// A measured ratio of packed over padded, or null when no chunk counted.
-Value ratio_of(const std::string& key, const ch06::LayoutComparison& comparison) {
-    if (!comparison.valid()) return Value::unknown(key, "no chunk counted").quoted();
-    return Value::measured(key, comparison.ratio(), "{:.2f}x").quoted("{:.1f}");
-}
-
-// A comparison's cells from "packed ns" on, recorded under `key` (a field name in a table of rows).
-std::vector<Value> comparison_cells(const std::string& key, const ch06::LayoutComparison& comparison) {
-    const auto& packed = comparison.packed;
-    const auto& padded = comparison.padded;
-    // A side that counted no chunk has no time: "-", not a minimum of nothing.
-    auto time_of = [&](const std::string& field, const auto& side) {
-        if (side.counted == 0) return Value::unknown(key + field, "-").quoted();
-        return Value::measured(key + field, side.min_ns, "{:.2f}").quoted("{:.1f}");
-    };
-    return {time_of("packed_ns", packed), time_of("padded_ns", padded), ratio_of(key + "ratio", comparison),
-            Value::measured("", fmt::format("{}+{}/{}", packed.counted, padded.counted, 2 * packed.chunks))};
-}
-
-nlohmann::json chunk_counts(const ch06::LayoutComparison& comparison) {
-    return {{"packed_counted", comparison.packed.counted},
-            {"padded_counted", comparison.padded.counted},
-            {"chunks", comparison.packed.chunks}};
-}
-
-// A row of section 5's table: the race on `cpus` (recorded under measured.`group`), or unknown
-// cells when it cannot run here (no cpus). Returns how many ns packed costs more than padded.
-double race_row(Report& report, cachebook::ResultTable& table, const Run& run, Op op, const std::vector<int>& cpus,
-                const std::string& group) {
-    const std::string key = fmt::format("measured.{}.{}.", group, op_key(op));
-    const std::string label =
-        fmt::format("{}, 2 threads on {}", ch06::op_name(op), group == "distinct" ? "2 cores" : "1 core");
-    if (cpus.empty()) {
-        table.row({label, Value::unknown(key + "packed_ns", "-").quoted(),
-                   Value::unknown(key + "padded_ns", "-").quoted(),
-                   Value::unknown(key + "ratio", "needs 2 cpus").quoted(), Value::unknown("", "-")});
-        for (const char* field : {"packed_counted", "padded_counted", "chunks"}) report.record(key + field, nullptr);
-        return 0.0;
-    }
-    const auto comparison = ch06::compare_layouts(op, cpus, ch06::ops_per_chunk(op), run.chunks(), run.rounds());
-    auto cells = comparison_cells(key, comparison);
-    cells.insert(cells.begin(), label);
-    table.row(std::move(cells));
-    const nlohmann::json counts = chunk_counts(comparison);
-    for (const auto& field : counts.items()) report.record(key + field.key(), field.value());
-    return comparison.packed.min_ns - comparison.padded.min_ns;
-}
-
-// Section 5; returns how many ns per increment packed costs more than padded on two cores, per operation.
+// Section 6; returns how many ns per increment packed costs more than padded on two cores, per operation.
 std::vector<double> races_section(Report& report, const Run& run, cachebook::Progress& progress) {
     report.section("Measured on this machine: {} usable cpus ({})", Value::measured("measured.usable_cpus", run.usable),
                    Value::measured("measured.cpu", cachebook::cpu_model()));
@@ -269,11 +161,11 @@ std::vector<double> races_section(Report& report, const Run& run, cachebook::Pro
     const std::vector<int> two_cores =
         run.two_cpus() ? std::vector<int>{run.first_cpu, run.second_cpu} : std::vector<int>{};
     for (Op op : kOps) {
-        extra_ns.push_back(race_row(report, table, run, op, two_cores, "distinct"));
+        extra_ns.push_back(ch06::race_row(report, table, op, two_cores, "distinct", run.chunks(), run.rounds()));
         if (run.two_cpus()) progress.step(op_name(op));
     }
     for (Op op : kOps) {
-        race_row(report, table, run, op, {run.first_cpu, run.first_cpu}, "same_core");
+        ch06::race_row(report, table, op, {run.first_cpu, run.first_cpu}, "same_core", run.chunks(), run.rounds());
         progress.step("one core");
     }
     table.print();
@@ -335,7 +227,7 @@ void stopwatch_section(Report& report, const Run& run, cachebook::Progress& prog
 
 void sweep_section(Report& report, const Run& run, const std::vector<int>& thread_counts,
                    cachebook::Progress& progress) {
-    report.section("N threads, N counters: packed (one line per 8 counters) vs padded, chunked as in 5");
+    report.section("N threads, N counters: packed (one line per 8 counters) vs padded, chunked as in 6");
     auto table = report.table_of_rows(
         "measured.sweep", {"threads", "cpus", "operation", "packed ns", "padded ns", "packed/padded", "note"});
     for (int threads : thread_counts) {
@@ -346,18 +238,18 @@ void sweep_section(Report& report, const Run& run, const std::vector<int>& threa
                 ch06::compare_layouts(op, ch06::spread(threads, cores), ch06::sweep_ops_per_chunk(op, threads, cores),
                                       run.chunks(), run.rounds());
             progress.step(fmt::format("{} threads", threads));
-            auto cells = comparison_cells("", comparison);
+            auto cells = ch06::comparison_cells("", comparison);
             cells.back() = Value::measured_as("oversubscribed", over, over ? "oversubscribed" : "");
             cells.insert(cells.begin(), {Value::exact("threads", threads), Value::measured("cpus", cores),
                                          Value::exact_as("op", op_key(op), ch06::op_name(op))});
-            table.row(std::move(cells), chunk_counts(comparison));
+            table.row(std::move(cells), ch06::chunk_counts(comparison));
         }
     }
     table.print();
     report.line("  ns per increment per cpu; threads beyond the cpus share them (oversubscribed)");
 }
 
-// Section 9: the padding of the races, sized from the line the machine reports.
+// Section 3: the padding of the races, sized from the line the machine reports.
 void runtime_padding_section(Report& report) {
     const auto& line = ch06::this_machine_line();
     report.section("Padding sized at run time, from the line size the machine reports");
@@ -385,28 +277,16 @@ void runtime_padding_section(Report& report) {
 
 // The model rows of section 10: each case packed and padded, on 64-byte lines.
 void queue_lock_model(Report& report) {
-    using ch06::Spacing;
-    const std::uint64_t items = 1000, ring = 64, lag = 32, refresh = 16, sections = 100;
+    const ch06::CaseModelSettings m;
     report.line("  the model, 2 cores, 64-byte lines: a queue of {} items through a ring of {} slots, the consumer",
-                Value::exact("queue_lock.model.queue_items", items), Value::exact("queue_lock.model.ring", ring));
+                Value::exact("queue_lock.model.queue_items", m.items), Value::exact("queue_lock.model.ring", m.ring));
     report.line("  {} behind, each side rereading the other's index every {} items; a lock taken {} times",
-                Value::exact("queue_lock.model.lag", lag), Value::exact("queue_lock.model.refresh", refresh),
-                Value::exact("queue_lock.model.sections", sections));
+                Value::exact("queue_lock.model.lag", m.lag), Value::exact("queue_lock.model.refresh", m.refresh),
+                Value::exact("queue_lock.model.sections", m.sections));
     report.line("  in turn, {} guarded writes per hold, the waiter reading the lock before each",
                 Value::exact("queue_lock.model.writes", ch06::kLockWrites));
-    auto table = counts_table(report, "case, layout");
-    for (auto [name, spacing] : {std::pair{"packed", Spacing::Packed}, std::pair{"padded", Spacing::Padded}}) {
-        const std::size_t apart = ch06::second_field_offset(spacing, offsetof(ch06::QueueIndices, tail), 64);
-        counts_row(report, table, fmt::format("queue, tail {} B after head", apart),
-                   fmt::format("queue_lock.model.queue.{}", name),
-                   ch06::model_queue(spacing, items, ring, lag, refresh));
-    }
-    for (auto [name, spacing] : {std::pair{"packed", Spacing::Packed}, std::pair{"padded", Spacing::Padded}}) {
-        const std::size_t apart = ch06::second_field_offset(spacing, offsetof(ch06::GuardedCounters, value), 64);
-        counts_row(report, table, fmt::format("lock, data {} B after lock", apart),
-                   fmt::format("queue_lock.model.lock.{}", name),
-                   ch06::model_lock(spacing, sections, ch06::kLockWrites));
-    }
+    auto table = ch06::counts_table(report, "case, layout");
+    for (const auto& run : ch06::case_models(m)) ch06::counts_row(report, table, run.label, run.key, run.stats);
     table.print();
 }
 
@@ -452,16 +332,9 @@ void counters_section(Report& report, const Run& run) {
     const std::uint64_t increments = ch06::stopwatch_iterations(Op::AtomicFetchAdd, run.quick);
     report.line("  2 threads, {} atomic increments each, counted with perf_event_open:",
                 Value::exact("counters.increments", increments));
-    ch06::CounterReading packed, padded;
-    if (run.two_cpus()) {
-        const std::vector<int> cpus{run.first_cpu, run.second_cpu};
-        for (auto [reading, spacing] :
-             {std::pair{&packed, ch06::Spacing::Packed}, std::pair{&padded, ch06::Spacing::Padded}})
-            *reading = ch06::count_misses(  // a structured binding is captured by copy: clang allows no other
-                [&, spacing = spacing] { ch06::race_once(Op::AtomicFetchAdd, spacing, 2, cpus, increments); });
-    } else {
-        packed.why_not = padded.why_not = "needs 2 cpus";
-    }
+    const auto readings = ch06::count_race_misses(
+        run.two_cpus() ? std::vector<int>{run.first_cpu, run.second_cpu} : std::vector<int>{}, increments);
+    const ch06::CounterReading &packed = readings.first, &padded = readings.second;
     report.line("  counters: {}",
                 Value::measured_as("counters.available", packed.available,
                                    packed.available ? "available" : "unavailable: " + packed.why_not));
@@ -501,6 +374,7 @@ int main(int argc, char** argv) {
         const auto layout = ch06::layout_facts();
         layouts_section(report, layout);
         two_counters_section(report, layout);
+        runtime_padding_section(report);
         workers_section(report, layout);
         monitor_section(report);
         const auto thread_counts = ch06::sweep_counts(static_cast<int>(run.max_threads));
@@ -509,7 +383,6 @@ int main(int argc, char** argv) {
         handoff_section(report, run, extra_ns, progress);
         stopwatch_section(report, run, progress);
         sweep_section(report, run, thread_counts, progress);
-        runtime_padding_section(report);
         queue_lock_section(report, run, progress);
         counters_section(report, run);
         report.save(cli.json_path());
