@@ -22,7 +22,7 @@ root_doc = "book/index"
 language = "en"
 
 extensions = ["myst_parser", "breathe", "cachebook_sphinx"]
-include_patterns = ["book/*.md", "chapters/*/chapter.md"]
+include_patterns = ["book/*.md", "chapters/*/*.md"]
 exclude_patterns = ["build*", ".git", "**/node_modules"]
 source_suffix = {".md": "markdown"}
 

@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../chapters/06_false_sharing/lab.hpp"
 #include "cachebook/coherence.hpp"
 #include "cachebook/machine.hpp"
-#include "lab.hpp"
 #include "support.hpp"
 
 using cachebook::AccessKind;
