@@ -10,7 +10,7 @@ PY      := /usr/bin/python3
 # Attempts that make test and portable-check give a timing test that fails.
 TIMING_ATTEMPTS := 3
 
-.PHONY: all deps configure build run test doctor golden book grade handout grade-all bench flake-check sanitize fuzz clean help \
+.PHONY: all deps configure build run test doctor share check-results golden book grade handout grade-all bench flake-check sanitize fuzz clean help \
         sanitize-ci fuzz-ci portable-check one-core-check golden-fixtures run-without-cache-sysfs clang-check aarch64-check aarch64-ci \
         format format-check
 
@@ -21,6 +21,8 @@ help:
 	@echo "make run CH=01      build and run chapter 01 with its real (measured) output"
 	@echo "make test           build and run the test suite (ctest; the book's tests run in make book)"
 	@echo "make doctor         is this machine fit to measure on? one line per condition, with its fix"
+	@echo "make share          every chapter's run on this machine as one bundle in results/ (commit first)"
+	@echo "make check-results  every bundle in results/ held against this commit (CURRENT=dir: results made)"
 	@echo "make book           build the HTML book into $(BUILD)/book/html, then run the book's tests"
 	@echo "make golden-fixtures the machine-dependent chapters' golden files under every machine fixture"
 	@echo "make run-without-cache-sysfs  make run with /sys/devices/system/cpu/cpu*/cache hidden (root)"
@@ -87,6 +89,19 @@ test: build
 doctor: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target doctor >/dev/null
 	@$(BUILD)/bin/doctor
+
+# One sealed bundle of every chapter's run on this machine, in results/ (commit first: a bundle
+# names its commit); make check-results holds every bundle there against this commit.
+share: configure
+	cmake --build $(BUILD) -j $(JOBS) --target doctor $(addprefix ch,$(CHAPTERS))
+	$(PY) tools/reader/share.py --build $(BUILD)
+
+# CURRENT: this commit's chapter results, if already made (the book build's generated directory);
+# otherwise every chapter runs once.
+check-results: configure
+	@if [ -n "$(CURRENT)" ]; then $(PY) tools/reader/check_results.py --current $(CURRENT); else \
+	  cmake --build $(BUILD) -j $(JOBS) --target $(addprefix ch,$(CHAPTERS)) >/dev/null && \
+	  $(PY) tools/reader/check_results.py --bin $(BUILD)/bin; fi
 
 golden: build
 	@bash tools/dev/golden.sh update $(BUILD)/bin $(CHAPTERS) 09_matmul.quick

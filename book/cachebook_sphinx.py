@@ -36,6 +36,7 @@ from sphinx.directives.code import container_wrapper
 from sphinx.util.docutils import SphinxDirective
 
 import book_chapters
+import results_gallery
 from cachebook_results import escape_tags, render_substitution
 
 
@@ -480,6 +481,7 @@ def setup(app):
     app.add_directive("exercise-list", ExerciseList)
     app.add_directive("fold", Fold)
     app.add_directive("api-by-header", ApiByHeader)
+    app.add_directive("results-gallery", results_gallery.ResultsGallery)
     app.connect("doctree-resolved", _fold_long_listings)
     app.add_role("notes", _number_role("notes-quote"))
     app.add_role("given", _number_role("given-number"))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -119,6 +120,8 @@ def share(args) -> Path:
     out_dir = Path(args.out)
     if not out_dir.is_dir():
         raise Stop(f"{out_dir} is not a directory", 2)
+    if not os.access(out_dir, os.W_OK):
+        raise Stop(f"{out_dir} cannot be written", 2)
     if git("status", "--porcelain", "--untracked-files=no"):
         raise Stop("the tree has uncommitted changes: commit them first, a bundle names the commit "
                    "its numbers come from", 2)
