@@ -11,9 +11,9 @@
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
+#include "lab.hpp"
 #include "matmul.hpp"
 #include "support.hpp"
-#include "timing.hpp"
 
 using ch09::Isa;
 using ch09::RowRange;
