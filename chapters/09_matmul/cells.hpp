@@ -1,7 +1,7 @@
 #pragma once
 // How chapter 9's program shows its figures: Values for cells that may be missing ("-"), kept
 // with more places in the JSON than printed, or masked inside a longer text; and the rows of the
-// tables of sections 3 and 4. Used by main.cpp, which prints one section per function.
+// tables of sections 3 and 5. Used by main.cpp, which prints one section per function.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -52,7 +52,7 @@ inline Value gflops_cell(std::string key, double gflops) {
     return Value::measured_as(std::move(key), rounded(gflops, 2), fmt::format("{:.1f}", gflops));
 }
 
-// ---- The rows of the tables of sections 3 and 4 ----
+// ---- The rows of the tables of sections 3 and 5 ----
 
 struct TableContext {
     std::size_t n = 0;
@@ -119,7 +119,7 @@ inline void library_rows(cachebook::ResultTable& table, Report& report, const ch
         }
 }
 
-// A cache as the two columns of section 4 show it: reported by the machine, measured by chapter 8.
+// A cache as the two columns of section 5 show it: reported by the machine, measured by chapter 8.
 inline void cache_row(cachebook::ResultTable& table, const ch09::Settings& o, const ch09::MachineFacts& m, int level) {
     const auto& reported = m.caches[level - 1];
     const std::string key = fmt::format("caches_measured.l{}_bytes", level);

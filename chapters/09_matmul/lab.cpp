@@ -295,6 +295,11 @@ double gustafson_speedup(double parallel, double workers) {
     return (1.0 - parallel) + parallel * workers;
 }
 
+double gustafson_share(double parallel, double workers) {
+    const double parallel_time = parallel / workers;  // of one worker's time
+    return parallel_time / ((1.0 - parallel) + parallel_time);
+}
+
 double parallel_share(double speedup, double workers) {
     // speedup = 1 / ((1 - p) + p / w)  =>  p = (1 - 1 / speedup) / (1 - 1 / w)
     return std::clamp((1.0 - 1.0 / speedup) / (1.0 - 1.0 / workers), 0.0, 1.0);

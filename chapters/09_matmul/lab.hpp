@@ -170,6 +170,10 @@ double amdahl_speedup(double parallel, double workers);
 /// Gustafson's law: the speed-up when the problem grows with the workers, so the parallel part
 /// fills the same time on each: (1 - p) + p x workers.
 double gustafson_speedup(double parallel, double workers);
+/// Gustafson's share of the same measurement: Amdahl's share `parallel` is a fraction of one
+/// worker's time, Gustafson's a fraction of the run on `workers`:
+/// p' = (p / w) / ((1 - p) + p / w). With it gustafson_speedup(p', w) equals amdahl_speedup(p, w).
+double gustafson_share(double parallel, double workers);
 /// The parallel share Amdahl's law gives for a measured `speedup` on `workers` (> 1) workers,
 /// clamped to [0, 1].
 double parallel_share(double speedup, double workers);

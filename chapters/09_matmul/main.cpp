@@ -150,7 +150,32 @@ void tiling_study(Report& report, ch09::Problem& p, const Settings& o, cachebook
                 Value::measured("tiling.simd_best_tile", gain.vector_tile));
 }
 
-// ---- 4. Step 6's blocks -------------------------------------------------------------------
+// ---- 4. The roofline ------------------------------------------------------------------------
+
+// Each step's intensity and roof are recorded here, where the table prints them.
+void roofline_section(Report& report, const Settings& o, const std::vector<StepResult>& steps, const Peak& peak) {
+    const double flops = 2.0 * double(o.n) * double(o.n) * double(o.n);
+    report.section("Roofline: FLOPs per byte of memory traffic (a model for matrices larger than the caches)");
+    auto roof = report.table({"step", "FLOPs/byte", "roof GFLOPS", "measured", "% of roof"});
+    for (const auto& r : steps) {
+        if (r.intensity <= 0) continue;
+        const std::string intensity_text = fmt::format("{:.3g}", r.intensity);
+        if (r.seconds <= 0) {  // not run: --threads 1
+            roof.row({shown_label(report, r), Value::measured("", intensity_text), dash(), dash(), dash()});
+            continue;
+        }
+        const std::string k = "steps." + r.key + ".";
+        const double gflops = flops / r.seconds / 1e9;
+        const double bound = std::min(r.threads == 1 ? peak.core : peak.all, r.intensity * peak.bandwidth);
+        roof.row({shown_label(report, r), Value::measured_as(k + "intensity", rounded(r.intensity, 3), intensity_text),
+                  Value::measured_as(k + "roof_gflops", rounded(bound, 2), fmt::format("{:.1f}", bound)),
+                  Value::measured("", gflops, 2), Value::measured("", 100 * gflops / bound, 0)});
+    }
+    roof.print();
+    report.line("  roof = min(peak, FLOPs/byte x {} GB/s)", Value::measured("", peak.bandwidth, 1));
+}
+
+// ---- 5. Step 6's blocks -------------------------------------------------------------------
 
 void search_table(Report& report, const ch09::Blocks& b, double flops) {
     const double rule_seconds = ch09::rule_seconds(b.trials, b.rule);
@@ -192,31 +217,6 @@ void blocks_section(Report& report, const Settings& o, const MachineFacts& m, co
                 Value::measured("blocking.mc", b.used.mc), Value::measured("blocking.nc", b.used.nc));
 }
 
-// ---- 5. The roofline ------------------------------------------------------------------------
-
-// Each step's intensity and roof are recorded here, where the table prints them.
-void roofline_section(Report& report, const Settings& o, const std::vector<StepResult>& steps, const Peak& peak) {
-    const double flops = 2.0 * double(o.n) * double(o.n) * double(o.n);
-    report.section("Roofline: FLOPs per byte of memory traffic (a model for matrices larger than the caches)");
-    auto roof = report.table({"step", "FLOPs/byte", "roof GFLOPS", "measured", "% of roof"});
-    for (const auto& r : steps) {
-        if (r.intensity <= 0) continue;
-        const std::string intensity_text = fmt::format("{:.3g}", r.intensity);
-        if (r.seconds <= 0) {  // not run: --threads 1
-            roof.row({shown_label(report, r), Value::measured("", intensity_text), dash(), dash(), dash()});
-            continue;
-        }
-        const std::string k = "steps." + r.key + ".";
-        const double gflops = flops / r.seconds / 1e9;
-        const double bound = std::min(r.threads == 1 ? peak.core : peak.all, r.intensity * peak.bandwidth);
-        roof.row({shown_label(report, r), Value::measured_as(k + "intensity", rounded(r.intensity, 3), intensity_text),
-                  Value::measured_as(k + "roof_gflops", rounded(bound, 2), fmt::format("{:.1f}", bound)),
-                  Value::measured("", gflops, 2), Value::measured("", 100 * gflops / bound, 0)});
-    }
-    roof.print();
-    report.line("  roof = min(peak, FLOPs/byte x {} GB/s)", Value::measured("", peak.bandwidth, 1));
-}
-
 // ---- 6. Step 6 beside the libraries ----------------------------------------------------------
 
 void record_cores(Report& report, const Libraries& libs, double flops) {
@@ -247,19 +247,22 @@ void versus_line(Report& report, const ch09::LibraryRun* best, std::size_t slot,
                 percent_or_dash(k + "pct_blis", ch09::ratio(bl, s6)));
 }
 
-// The speed-up from one thread to all, and the parallel share Amdahl's law reads from it.
+// The speed-up from one thread to all, the parallel share Amdahl's law reads from it, and the
+// share Gustafson's law needs to pass through the same point (recorded for the page and plot).
 void speedup_line(Report& report, const ch09::LibraryRun* best, int threads) {
     auto up = [&](const std::array<double, 2>& sec) { return threads > 1 ? ch09::ratio(sec[0], sec[1]) : 0.0; };
     const double s6 = best ? up(best->step6) : 0, ob = best ? up(best->openblas) : 0;
     auto share = [&](const std::string& key, double s) {
-        if (!(s > 0)) return Value::unknown(key, "-");
-        const double p = ch09::parallel_share(s, threads);
-        return Value::measured_as(key, rounded(p, 3), fmt::format("{:.2f}", p));
+        const double p = s > 0 ? ch09::parallel_share(s, threads) : 0;
+        report.record(key + "gustafson_share",
+                      s > 0 ? rounded(ch09::gustafson_share(p, threads), 3) : nlohmann::json(nullptr));
+        if (!(s > 0)) return Value::unknown(key + "parallel_share", "-");
+        return Value::measured_as(key + "parallel_share", rounded(p, 3), fmt::format("{:.2f}", p));
     };
     report.line("    speed-up, 1 to {} threads: step 6 {}x, OpenBLAS {}x (Amdahl: parallel shares {} and {})",
                 Value::measured_as("speedup.threads", threads, threads_text(threads)),
                 figure_or_dash("speedup.step6", s6, 2), figure_or_dash("speedup.openblas", ob, 2),
-                share("speedup.step6_parallel_share", s6), share("speedup.openblas_parallel_share", ob));
+                share("speedup.step6_", s6), share("speedup.openblas_", ob));
 }
 
 void libraries_section(Report& report, const Settings& o, const Libraries& libs, const Peak& peak) {
@@ -356,8 +359,8 @@ int run(const Settings& o, const std::string& json_path) {
     steps_section(report, o, runs.steps, libs, peak);
     tiling_study(report, p, o, progress);
     report.record("tile", m.tile);
-    blocks_section(report, o, m, blocks);
     roofline_section(report, o, runs.steps, peak);
+    blocks_section(report, o, m, blocks);
     libraries_section(report, o, libs, peak);
     if (o.sweep_tiles) tile_sweep(report, p, o, progress);
     if (o.sweep_threads) thread_sweep(report, p, o, m, blocks.used, progress);
