@@ -6,6 +6,10 @@
 // overwrites the rows of C it is given. A RowRange lets a step compute only some rows
 // of C: the threaded steps split rows across threads, and the program times the slow
 // steps on a sample of rows of the full-size problem.
+//
+// The lesson, which the chapter shows whole, is matmul.cpp and matmul_*.cpp (one file per
+// instruction set); kernels.cpp says which instruction sets run here, lab_blas.cpp calls the
+// libraries of step 7, and lab.hpp declares how the program measures all of it.
 
 #include <cstddef>
 #include <cstdint>
