@@ -11,9 +11,9 @@
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
+#include "lab.hpp"
 #include "matmul.hpp"
 #include "support.hpp"
-#include "timing.hpp"
 
 using ch09::Isa;
 using ch09::RowRange;
@@ -359,6 +359,13 @@ TEST_CASE("Amdahl's and Gustafson's laws, and the parallel share read from a spe
     CHECK(ch09::amdahl_speedup(ch09::parallel_share(1.6, 2), 2) == Approx(1.6));
     CHECK(ch09::parallel_share(0.5, 2) == 0.0);  // slower on two: no parallel share, not a negative one
     CHECK(ch09::parallel_share(2.5, 2) == 1.0);
+    // Gustafson's share of the same measurement is of the parallel run's time: 0.6, and his
+    // curve then passes through the measured 1.6 at 2 workers as Amdahl's does.
+    CHECK(ch09::gustafson_share(0.75, 2) == Approx(0.6));
+    CHECK(ch09::gustafson_speedup(ch09::gustafson_share(0.75, 2), 2) == Approx(1.6));
+    for (double p : {0.0, 0.3, 0.9, 1.0})
+        for (double w : {2.0, 3.0, 16.0})
+            CHECK(ch09::gustafson_speedup(ch09::gustafson_share(p, w), w) == Approx(ch09::amdahl_speedup(p, w)));
 }
 
 TEST_CASE("slow steps are timed on whole tiles of rows, at least 16, at most all", "[ch09]") {

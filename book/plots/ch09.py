@@ -1,7 +1,8 @@
 """Chapter 9's plots: GFLOPS of each step against the measured peak (OpenBLAS and BLIS as steps
 of their own, told apart by a legend), the roofline (each step a marker of its own, named in
 the legend), the tile sweep (GFLOPS against the tile, with the tile whose three tiles fill L1
-marked), and the speed-up from one thread to two set against Amdahl's and Gustafson's laws."""
+marked), and the speed-up from one thread to two set against Amdahl's and Gustafson's laws
+(Gustafson's with its own share, speedup.*_gustafson_share)."""
 
 import math
 import re
@@ -124,10 +125,15 @@ def speedup(data):
         p = sp.get(f"{key}_parallel_share")
         if not sp.get(key) or p is None:
             continue
+        # Gustafson's share is of the parallel run's time, Amdahl's of one worker's: converted,
+        # p' = (p / w) / ((1 - p) + p / w), both curves pass through the measured point.
+        g = sp.get(f"{key}_gustafson_share")
+        if g is None:
+            g = (p / threads) / ((1 - p) + p / threads)
         ax.plot(workers, [1 / ((1 - p) + p / w) for w in workers], "-", color=color,
                 label=f"Amdahl, {name} (p = {p:.2f})")
-        ax.plot(workers, [(1 - p) + p * w for w in workers], "--", color=color,
-                label=f"Gustafson, {name} (p = {p:.2f})")
+        ax.plot(workers, [(1 - g) + g * w for w in workers], "--", color=color,
+                label=f"Gustafson, {name} (p' = {g:.2f})")
         ax.plot([1, threads], [1, sp[key]], "o", color=color, markersize=7, label=f"{name}, measured")
     ax.set_xlabel("workers (cores)")
     ax.set_ylabel("speed-up over one")

@@ -15,6 +15,8 @@ namespace ch09::detail {
 bool avx2_built();
 bool avx512_built();
 bool neon_built();
+/// Throws std::invalid_argument, saying why, when this build or CPU cannot run `isa`'s kernels.
+void require_isa(Isa isa);
 
 void tiled_avx2(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile);
 void tiled_neon(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile);

@@ -6,9 +6,14 @@
 // overwrites the rows of C it is given. A RowRange lets a step compute only some rows
 // of C: the threaded steps split rows across threads, and the program times the slow
 // steps on a sample of rows of the full-size problem.
+//
+// The lesson, which the chapter shows whole, is matmul.cpp and matmul_*.cpp (one file per
+// instruction set); kernels.cpp says which instruction sets run here, lab_blas.cpp calls the
+// libraries of step 7, and lab.hpp declares how the program measures all of it.
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +70,8 @@ void matmul_tiled(const float* a, const float* b, float* c, Shape s, RowRange ro
 /// NEON), remainder in scalar code. `isa` Scalar runs step 3 (the fallback); Avx2 and Avx512
 /// both run the AVX2 kernel; Neon the NEON one.
 void matmul_tiled_simd(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile, Isa isa);
+/// Runs body(t) for t in [0, threads): t = 0 on the calling thread, the others on threads of their own.
+void run_threads(int threads, const std::function<void(int)>& body);
 /// Step 5: step 4 with the rows of C split across `threads` threads.
 void matmul_threaded(const float* a, const float* b, float* c, Shape s, std::size_t tile, Isa isa, int threads);
 
@@ -132,41 +139,12 @@ std::string blis_lib_unavailable_reason();
 /// BLIS's sgemm on `threads` threads; throws std::logic_error when BLIS is not available.
 void matmul_blis_lib(const float* a, const float* b, float* c, Shape s, int threads);
 
-// ---- Checking --------------------------------------------------------------------------
-
-/// The exact product's rows, computed in double precision (order i-k-j).
-std::vector<double> reference_rows(const float* a, const float* b, Shape s, RowRange rows);
-/// |A| x |B| on the same rows: the scale against which rounding error is measured.
-std::vector<double> abs_product_rows(const float* a, const float* b, Shape s, RowRange rows);
-
-/// How far a result is from the reference.
-struct Check {
-    bool matches = false;      // every element within the bound
-    double worst_ratio = 0;    // max over elements of |c - ref| / (gamma_k * (|A||B|)_ij); <= 1 matches
-    std::size_t elements = 0;  // elements compared
-};
-/// The rounding-error bound of any order of summation of k products in float:
-/// gamma_k = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and Stability of Numerical Algorithms, 3.1).
-double gamma_bound(std::size_t k);
-/// Compares rows `rows` of c with the reference (and |A||B|) of the same rows.
-Check check_rows(const float* c, Shape s, RowRange rows, const std::vector<double>& ref,
-                 const std::vector<double>& abs_ab);
-
 // ---- The machine -----------------------------------------------------------------------
 
-/// Floating-point throughput of independent FMA chains, in GFLOPS, on `threads` threads at once
-/// (each runs the widest FMA the isa has; Scalar: separate multiply and add).
-double measure_fma_gflops(Isa isa, int threads, double seconds);
-/// The nominal clock the machine reports ("cpu MHz" of /proc/cpuinfo), in GHz, or 0.
-double nominal_clock_ghz();
 /// Floats per vector register of the isa (1, 8, 16; NEON 4).
 int simd_width(Isa isa);
 /// Peak by the formula: cores x GHz x (2 FLOPs per FMA x width x FMA ports).
 double formula_peak_gflops(int cores, double ghz, int width, int fma_ports);
-
-/// Memory bandwidth of a triad a[i] = b[i] + s * c[i] over three arrays of `floats` each,
-/// counted as 12 bytes per element, on `threads` threads, minimum of `runs`; in GB/s.
-double measure_triad_gbs(std::size_t floats, int threads, int runs);
 
 /// FLOPs per byte of memory traffic, by a model of each step for matrices far larger than the
 /// caches (the formulas are in matmul.cpp and the chapter).

@@ -16,9 +16,24 @@
 namespace ch09::detail {
 
 #if defined(__AVX2__) && defined(__FMA__)
-bool avx2_built() {
-    return true;
+// [snippet: fma_peak]
+// Twelve independent accumulators: more than FMA latency (4-5 cycles) x FMA ports (2)
+// instructions in flight, so the loop runs at the FMA units' throughput, not their latency.
+double fma_loop_avx2(std::size_t iterations) {
+    constexpr int chains = 12;
+    __m256 acc[chains];
+    for (int i = 0; i < chains; ++i) acc[i] = _mm256_set1_ps(float(i));
+    const __m256 scale = _mm256_set1_ps(0.999999f), shift = _mm256_set1_ps(1e-6f);
+    for (std::size_t it = 0; it < iterations; ++it) {
+#pragma GCC unroll 12
+        for (int i = 0; i < chains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], scale, shift);
+    }
+    __m256 sum = acc[0];
+    for (int i = 1; i < chains; ++i) sum = _mm256_add_ps(sum, acc[i]);
+    cachebook::do_not_optimize(sum);
+    return double(iterations) * chains * 8 * 2;
 }
+// [end: fma_peak]
 
 // [snippet: tiled_simd]
 void tiled_avx2(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile) {
@@ -46,6 +61,7 @@ void tiled_avx2(const float* a, const float* b, float* c, Shape s, RowRange rows
 }
 // [end: tiled_simd]
 
+// [snippet: avx2_kernels]
 namespace {
 
 struct Avx2 {
@@ -73,24 +89,12 @@ std::vector<MicroKernel> avx2_micro_kernels() {
     };
 }
 
-// [snippet: fma_peak]
-// Twelve independent accumulators: more than FMA latency (4-5 cycles) x FMA ports (2)
-// instructions in flight, so the loop runs at the FMA units' throughput, not their latency.
-double fma_loop_avx2(std::size_t iterations) {
-    constexpr int chains = 12;
-    __m256 acc[chains];
-    for (int i = 0; i < chains; ++i) acc[i] = _mm256_set1_ps(float(i));
-    const __m256 scale = _mm256_set1_ps(0.999999f), shift = _mm256_set1_ps(1e-6f);
-    for (std::size_t it = 0; it < iterations; ++it) {
-#pragma GCC unroll 12
-        for (int i = 0; i < chains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], scale, shift);
-    }
-    __m256 sum = acc[0];
-    for (int i = 1; i < chains; ++i) sum = _mm256_add_ps(sum, acc[i]);
-    cachebook::do_not_optimize(sum);
-    return double(iterations) * chains * 8 * 2;
+// [end: avx2_kernels]
+
+// [snippet: avx2_build]
+bool avx2_built() {
+    return true;
 }
-// [end: fma_peak]
 #else
 bool avx2_built() {
     return false;
@@ -105,5 +109,6 @@ double fma_loop_avx2(std::size_t) {
     return 0;
 }
 #endif
+// [end: avx2_build]
 
 }  // namespace ch09::detail

@@ -11,10 +11,7 @@
 namespace ch09::detail {
 
 #if defined(__AVX512F__)
-bool avx512_built() {
-    return true;
-}
-
+// [snippet: avx512_kernels]
 namespace {
 
 struct Avx512 {
@@ -57,6 +54,12 @@ double fma_loop_avx512(std::size_t iterations) {
     cachebook::do_not_optimize(sum);
     return double(iterations) * chains * 16 * 2;
 }
+// [end: avx512_kernels]
+
+// [snippet: avx512_build]
+bool avx512_built() {
+    return true;
+}
 #else
 bool avx512_built() {
     return false;
@@ -68,5 +71,6 @@ double fma_loop_avx512(std::size_t) {
     return 0;
 }
 #endif
+// [end: avx512_build]
 
 }  // namespace ch09::detail

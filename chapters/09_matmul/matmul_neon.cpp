@@ -16,10 +16,6 @@
 namespace ch09::detail {
 
 #if defined(__aarch64__) && defined(__ARM_NEON)
-bool neon_built() {
-    return true;
-}
-
 // [snippet: tiled_neon]
 void tiled_neon(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile) {
     const std::size_t n = s.n, k = s.k;
@@ -104,6 +100,7 @@ void neon_kernel(std::size_t kc, const float* a, const float* b, float* c, std::
 
 }  // namespace
 
+// [snippet: neon_kernels]
 std::vector<MicroKernel> neon_micro_kernels() {
     return {
         {"neon 8x12", Isa::Neon, 8, 12, &neon_kernel<8, 3>},
@@ -131,6 +128,12 @@ double fma_loop_neon(std::size_t iterations) {
     cachebook::do_not_optimize(sum);
     return double(iterations) * chains * 4 * 2;
 }
+// [end: neon_kernels]
+
+// [snippet: neon_build]
+bool neon_built() {
+    return true;
+}
 #else
 bool neon_built() {
     return false;
@@ -145,5 +148,6 @@ double fma_loop_neon(std::size_t) {
     return 0;
 }
 #endif
+// [end: neon_build]
 
 }  // namespace ch09::detail

@@ -74,6 +74,7 @@ void matmul_tiled(const float* a, const float* b, float* c, Shape s, RowRange ro
 }
 // [end: tiled]
 
+// [snippet: scalar_kernels]
 namespace detail {
 namespace {
 
@@ -114,5 +115,6 @@ double fma_loop_scalar(std::size_t iterations) {
     return double(iterations) * chains * 2;
 }
 
+// [end: scalar_kernels]
 }  // namespace detail
 }  // namespace ch09

@@ -22,8 +22,8 @@
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
+#include "lab.hpp"
 #include "matmul.hpp"
-#include "timing.hpp"
 
 namespace {
 

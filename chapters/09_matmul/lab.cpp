@@ -1,5 +1,5 @@
-// Chapter 9: how the program measures the steps (see timing.hpp).
-#include "timing.hpp"
+// Chapter 9's lab: the machine's peak, the checks, the samples, the block search and the tiles (see lab.hpp).
+#include "lab.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -13,6 +13,9 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "cachebook/machine.hpp"
+#include "kernels.hpp"
 
 namespace ch09 {
 
@@ -58,123 +61,120 @@ std::size_t sample_rows(Shape s, double flops, std::size_t multiple) {
     return std::min(rows, s.m);
 }
 
-// ---- Step 6 beside the libraries -------------------------------------------------------
+// ---- Checking ----------------------------------------------------------------------------
 
-nlohmann::json to_json(const LibraryRun& r) {
-    return {{"core", r.openblas_core},
-            {"blis_lib", r.blis_name},
-            {"step6", r.step6},
-            {"openblas", r.openblas},
-            {"blis", r.blis},
-            {"step6_plain", r.step6_plain},
-            {"openblas_matches", r.openblas_matches},
-            {"blis_matches", r.blis_matches}};
-}
-
-LibraryRun library_run_from_json(const nlohmann::json& j) {
-    return LibraryRun{
-        j.at("core"),        j.at("blis_lib"),         j.at("step6"),       j.at("openblas"), j.at("blis"),
-        j.at("step6_plain"), j.at("openblas_matches"), j.at("blis_matches")};
-}
-
-std::vector<int> thread_counts(int threads) {
-    return threads > 1 ? std::vector<int>{1, threads} : std::vector<int>{1};
-}
-
-namespace {
-
-// The libraries' worker threads keep spinning for a while after a call; give them time to
-// sleep so they do not take cycles from the next measurement.
-void pause_for_idle_blas_threads() {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-}
-
-// One timed call, after the same pause before each, so that none starts from a busier core.
-double time_once(const std::function<void()>& f) {
-    pause_for_idle_blas_threads();
-    const auto start = cachebook::Clock::now();
-    f();
-    return cachebook::seconds_since(start);
-}
-
-// One contender of the side-by-side runs: where its times go, and how to run it on t threads.
-struct Contender {
-    std::array<double, 2>* seconds;
-    std::function<void(int)> run;
-};
-
-std::vector<Contender> contenders(Problem& p, const Reference& ref, const MicroKernel& kernel, Blocking blocks,
-                                  LibraryRun& out) {
-    const float *a = p.a.get(), *b = p.b.get();
-    float* c = p.c.get();
-    std::vector<Contender> all = {{&out.step6, [=, &p](int t) { matmul_blis(a, b, c, p.shape, kernel, blocks, t); }}};
-    if (blas_available()) {
-        all.push_back({&out.openblas, [=, &p](int t) { matmul_blas(a, b, c, p.shape, t); }});
-        all.back().run(1);
-        out.openblas_matches = ref.check(p, true).matches;
-    }
-    if (blis_lib_available()) {
-        all.push_back({&out.blis, [=, &p](int t) { matmul_blis_lib(a, b, c, p.shape, t); }});
-        all.back().run(1);
-        out.blis_matches = ref.check(p, true).matches;
-    }
-    return all;
-}
-
-}  // namespace
-
-LibraryRun time_beside_libraries(std::size_t n, int threads, int runs, const MicroKernel& kernel, Blocking blocks) {
-    Problem p({n, n, n});
-    const Reference ref(p);
-    LibraryRun out;
-    out.openblas_core = blas_available() ? blas_corename() : "";
-    out.blis_name = blis_lib_name();
-    auto all = contenders(p, ref, kernel, blocks, out);
-    const auto plain = without_c_prefetch(kernel);
-    const std::vector<int> counts = thread_counts(threads);
-    for (std::size_t slot = 0; slot < counts.size(); ++slot) {
-        const int t = counts[slot];
-        for (auto& c : all) c.run(t), (*c.seconds)[slot] = HUGE_VAL;  // warm-up
-        for (int r = 0; r < runs; ++r) {
-            for (auto& c : all) (*c.seconds)[slot] = std::min((*c.seconds)[slot], time_once([&] { c.run(t); }));
-            if (t != 1 || !plain) continue;
-            const double sec =
-                time_once([&] { matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, *plain, blocks, 1); });
-            out.step6_plain = out.step6_plain > 0 ? std::min(out.step6_plain, sec) : sec;
+std::vector<double> reference_rows(const float* a, const float* b, Shape s, RowRange rows) {
+    std::vector<double> out(rows.size() * s.n, 0.0);
+    for (std::size_t i = rows.begin; i < rows.end; ++i) {
+        double* ci = out.data() + (i - rows.begin) * s.n;
+        for (std::size_t p = 0; p < s.k; ++p) {
+            const double aip = a[i * s.k + p];
+            for (std::size_t j = 0; j < s.n; ++j) ci[j] += aip * double(b[p * s.n + j]);
         }
     }
-    pause_for_idle_blas_threads();
     return out;
 }
 
-std::string self_path() {
-    std::error_code ec;
-    const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string{} : p.string();
-}
-
-std::optional<LibraryRun> run_child(const ChildRequest& q) {
-    if (q.program.empty()) return std::nullopt;
-    std::string cmd;
-    if (!q.coretype.empty()) cmd += "OPENBLAS_CORETYPE=" + q.coretype + " ";
-    cmd +=
-        fmt::format("'{}' --blas-child --n {} --threads {} --runs {} --kernel '{}' --mc {} --kc {} --nc {} 2>/dev/null",
-                    q.program, q.n, q.threads, q.runs, q.kernel, q.blocks.mc, q.blocks.kc, q.blocks.nc);
-    const cachebook::CommandResult child = cachebook::run_command(cmd);
-    if (child.status != 0) return std::nullopt;
-    try {
-        return library_run_from_json(nlohmann::json::parse(child.output));
-    } catch (const nlohmann::json::exception&) {
-        return std::nullopt;
+std::vector<double> abs_product_rows(const float* a, const float* b, Shape s, RowRange rows) {
+    std::vector<double> out(rows.size() * s.n, 0.0);
+    for (std::size_t i = rows.begin; i < rows.end; ++i) {
+        double* ci = out.data() + (i - rows.begin) * s.n;
+        for (std::size_t p = 0; p < s.k; ++p) {
+            const double aip = std::fabs(double(a[i * s.k + p]));
+            for (std::size_t j = 0; j < s.n; ++j) ci[j] += aip * std::fabs(double(b[p * s.n + j]));
+        }
     }
+    return out;
 }
 
-std::optional<std::size_t> fastest_openblas(const std::vector<CoreRun>& runs) {
-    std::optional<std::size_t> best;
-    auto total = [](const LibraryRun& x) { return x.openblas[0] + x.openblas[1]; };
-    for (std::size_t i = 0; i < runs.size(); ++i)
-        if (!best || total(runs[i].run) < total(runs[*best].run)) best = i;
-    return best;
+double gamma_bound(std::size_t k) {
+    const double u = std::ldexp(1.0, -24);
+    const double ku = double(std::max<std::size_t>(k, 1)) * u;
+    return ku / (1.0 - ku);
+}
+
+Check check_rows(const float* c, Shape s, RowRange rows, const std::vector<double>& ref,
+                 const std::vector<double>& abs_ab) {
+    Check out;
+    out.matches = true;
+    const double g = gamma_bound(s.k);
+    for (std::size_t i = rows.begin; i < rows.end; ++i)
+        for (std::size_t j = 0; j < s.n; ++j) {
+            const std::size_t r = (i - rows.begin) * s.n + j;
+            const double err = std::fabs(double(c[i * s.n + j]) - ref[r]);
+            const double bound = g * abs_ab[r];
+            const double ratio = bound > 0 ? err / bound : (err == 0 ? 0.0 : HUGE_VAL);
+            if (!(ratio <= 1.0)) out.matches = false;  // also catches NaN
+            out.worst_ratio = std::max(out.worst_ratio, std::isnan(ratio) ? HUGE_VAL : ratio);
+            ++out.elements;
+        }
+    return out;
+}
+
+// ---- The machine ---------------------------------------------------------------------------
+
+double measure_fma_gflops(Isa isa, int threads, double seconds) {
+    detail::require_isa(isa);
+    auto loop = [isa](std::size_t iterations) {
+        switch (isa) {
+            case Isa::Avx512:
+                return detail::fma_loop_avx512(iterations);
+            case Isa::Avx2:
+                return detail::fma_loop_avx2(iterations);
+            case Isa::Neon:
+                return detail::fma_loop_neon(iterations);
+            case Isa::Scalar:
+                break;
+        }
+        return detail::fma_loop_scalar(iterations);
+    };
+    // Calibrate one run to about 10 ms, then keep the fastest of many runs: on a shared machine
+    // some run goes undisturbed, and noise only ever adds time.
+    std::size_t iterations = 1 << 10;
+    for (;;) {
+        const auto start = cachebook::Clock::now();
+        loop(iterations);
+        if (cachebook::seconds_since(start) > 0.01 || iterations > (std::size_t{1} << 40)) break;
+        iterations *= 2;
+    }
+    const int runs = std::max(5, static_cast<int>(seconds / 0.01));
+    double flops = 0;
+    const auto timing = cachebook::time_runs(
+        runs,
+        [&] {
+            std::vector<double> each(static_cast<std::size_t>(threads));
+            run_threads(threads, [&](int t) { each[static_cast<std::size_t>(t)] = loop(iterations); });
+            flops = 0;
+            for (double f : each) flops += f;
+        },
+        0);
+    return flops / timing.min() / 1e9;
+}
+
+double nominal_clock_ghz() {
+    return cachebook::machine().nominal_ghz;
+}
+
+double measure_triad_gbs(std::size_t floats, int threads, int runs) {
+    Buffer x = make_buffer(floats), y = make_buffer(floats), z = make_buffer(floats);
+    const std::size_t per = (floats + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
+    auto triad = [&](float scale) {
+        run_threads(threads, [&](int t) {
+            const std::size_t begin = std::min(floats, per * static_cast<std::size_t>(t));
+            const std::size_t end = std::min(floats, begin + per);
+            for (std::size_t i = begin; i < end; ++i) x[i] = y[i] + scale * z[i];
+        });
+        cachebook::clobber_memory();
+    };
+    run_threads(threads, [&](int t) {  // first touch by the thread that will use each part
+        const std::size_t begin = std::min(floats, per * static_cast<std::size_t>(t));
+        const std::size_t end = std::min(floats, begin + per);
+        for (std::size_t i = begin; i < end; ++i) x[i] = 0, y[i] = 1, z[i] = 2;
+    });
+    const auto timing = cachebook::time_runs(
+        runs, [&] { triad(3.0f); }, 1);
+    cachebook::do_not_optimize(x[floats / 2]);
+    return 3.0 * sizeof(float) * double(floats) / timing.min() / 1e9;
 }
 
 // ---- The block search and the tiles ----------------------------------------------------
@@ -213,6 +213,33 @@ std::vector<TileTiming> time_tiles(Problem& p, Isa isa, const std::vector<std::s
         out.push_back({t, s.flops() / scalar / 1e9, s.flops() / vector / 1e9});
     }
     return out;
+}
+
+TileGain best_tiles(const std::vector<TileTiming>& rows, std::size_t n) {
+    TileGain g;
+    double best[2] = {0, 0};
+    for (const auto& r : rows) {
+        if (r.tile == n) continue;
+        if (r.scalar_gflops > best[0]) best[0] = r.scalar_gflops, g.scalar_tile = r.tile;
+        if (r.vector_gflops > best[1]) best[1] = r.vector_gflops, g.vector_tile = r.tile;
+    }
+    auto gain = [](double x, double y) { return y > 0 ? x / y : 0.0; };
+    g.scalar = rows.empty() ? 0 : gain(best[0], rows.front().scalar_gflops);
+    g.vector = rows.empty() ? 0 : gain(best[1], rows.front().vector_gflops);
+    return g;
+}
+
+double rule_seconds(const std::vector<BlockTrial>& trials, Blocking rule) {
+    double seconds = 0;  // the last such trial, should two candidates be equal
+    for (const auto& t : trials)
+        if (t.blocks.mc == rule.mc && t.blocks.kc == rule.kc) seconds = t.seconds;
+    return seconds;
+}
+
+double fastest_seconds(const std::vector<BlockTrial>& trials) {
+    double best = HUGE_VAL;
+    for (const auto& t : trials) best = std::min(best, t.seconds);
+    return best;
 }
 
 // ---- Blocks from the caches chapter 8 measured ------------------------------------------
@@ -266,6 +293,11 @@ double amdahl_speedup(double parallel, double workers) {
 
 double gustafson_speedup(double parallel, double workers) {
     return (1.0 - parallel) + parallel * workers;
+}
+
+double gustafson_share(double parallel, double workers) {
+    const double parallel_time = parallel / workers;  // of one worker's time
+    return parallel_time / ((1.0 - parallel) + parallel_time);
 }
 
 double parallel_share(double speedup, double workers) {

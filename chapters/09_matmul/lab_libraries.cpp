@@ -1,0 +1,195 @@
+// Chapter 9's lab, step 7: step 6 timed in turn with OpenBLAS and BLIS, each OpenBLAS kernel
+// in a child process of its own (OpenBLAS reads OPENBLAS_CORETYPE only when it loads).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include "cachebook/cli.hpp"
+#include "lab.hpp"
+
+namespace ch09 {
+
+// ---- Step 6 beside the libraries -------------------------------------------------------
+
+nlohmann::json to_json(const LibraryRun& r) {
+    return {{"core", r.openblas_core},
+            {"blis_lib", r.blis_name},
+            {"step6", r.step6},
+            {"openblas", r.openblas},
+            {"blis", r.blis},
+            {"step6_plain", r.step6_plain},
+            {"openblas_matches", r.openblas_matches},
+            {"blis_matches", r.blis_matches}};
+}
+
+LibraryRun library_run_from_json(const nlohmann::json& j) {
+    return LibraryRun{
+        j.at("core"),        j.at("blis_lib"),         j.at("step6"),       j.at("openblas"), j.at("blis"),
+        j.at("step6_plain"), j.at("openblas_matches"), j.at("blis_matches")};
+}
+
+std::vector<int> thread_counts(int threads) {
+    return threads > 1 ? std::vector<int>{1, threads} : std::vector<int>{1};
+}
+
+namespace {
+
+// The libraries' worker threads keep spinning for a while after a call; give them time to
+// sleep so they do not take cycles from the next measurement.
+void pause_for_idle_blas_threads() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+// One timed call, after the same pause before each, so that none starts from a busier core.
+double time_once(const std::function<void()>& f) {
+    pause_for_idle_blas_threads();
+    const auto start = cachebook::Clock::now();
+    f();
+    return cachebook::seconds_since(start);
+}
+
+// One contender of the side-by-side runs: where its times go, and how to run it on t threads.
+struct Contender {
+    std::array<double, 2>* seconds;
+    std::function<void(int)> run;
+};
+
+std::vector<Contender> contenders(Problem& p, const Reference& ref, const MicroKernel& kernel, Blocking blocks,
+                                  LibraryRun& out) {
+    const float *a = p.a.get(), *b = p.b.get();
+    float* c = p.c.get();
+    std::vector<Contender> all = {{&out.step6, [=, &p](int t) { matmul_blis(a, b, c, p.shape, kernel, blocks, t); }}};
+    if (blas_available()) {
+        all.push_back({&out.openblas, [=, &p](int t) { matmul_blas(a, b, c, p.shape, t); }});
+        all.back().run(1);
+        out.openblas_matches = ref.check(p, true).matches;
+    }
+    if (blis_lib_available()) {
+        all.push_back({&out.blis, [=, &p](int t) { matmul_blis_lib(a, b, c, p.shape, t); }});
+        all.back().run(1);
+        out.blis_matches = ref.check(p, true).matches;
+    }
+    return all;
+}
+
+}  // namespace
+
+LibraryRun time_beside_libraries(std::size_t n, int threads, int runs, const MicroKernel& kernel, Blocking blocks) {
+    Problem p({n, n, n});
+    const Reference ref(p);
+    LibraryRun out;
+    out.openblas_core = blas_available() ? blas_corename() : "";
+    out.blis_name = blis_lib_name();
+    auto all = contenders(p, ref, kernel, blocks, out);
+    const auto plain = without_c_prefetch(kernel);
+    const std::vector<int> counts = thread_counts(threads);
+    for (std::size_t slot = 0; slot < counts.size(); ++slot) {
+        const int t = counts[slot];
+        for (auto& c : all) c.run(t), (*c.seconds)[slot] = HUGE_VAL;  // warm-up
+        for (int r = 0; r < runs; ++r) {
+            for (auto& c : all) (*c.seconds)[slot] = std::min((*c.seconds)[slot], time_once([&] { c.run(t); }));
+            if (t != 1 || !plain) continue;
+            const double sec =
+                time_once([&] { matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, *plain, blocks, 1); });
+            out.step6_plain = out.step6_plain > 0 ? std::min(out.step6_plain, sec) : sec;
+        }
+    }
+    pause_for_idle_blas_threads();
+    return out;
+}
+
+std::string self_path() {
+    std::error_code ec;
+    const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string{} : p.string();
+}
+
+std::optional<LibraryRun> run_child(const ChildRequest& q) {
+    if (q.program.empty()) return std::nullopt;
+    std::string cmd;
+    if (!q.coretype.empty()) cmd += "OPENBLAS_CORETYPE=" + q.coretype + " ";
+    cmd +=
+        fmt::format("'{}' --blas-child --n {} --threads {} --runs {} --kernel '{}' --mc {} --kc {} --nc {} 2>/dev/null",
+                    q.program, q.n, q.threads, q.runs, q.kernel, q.blocks.mc, q.blocks.kc, q.blocks.nc);
+    const cachebook::CommandResult child = cachebook::run_command(cmd);
+    if (child.status != 0) return std::nullopt;
+    try {
+        return library_run_from_json(nlohmann::json::parse(child.output));
+    } catch (const nlohmann::json::exception&) {
+        return std::nullopt;
+    }
+}
+
+std::optional<std::size_t> fastest_openblas(const std::vector<CoreRun>& runs) {
+    std::optional<std::size_t> best;
+    auto total = [](const LibraryRun& x) { return x.openblas[0] + x.openblas[1]; };
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        if (!best || total(runs[i].run) < total(runs[*best].run)) best = i;
+    return best;
+}
+
+Libraries run_libraries(const Settings& o, const MachineFacts& m, Blocking blocks, cachebook::Progress& progress) {
+    Libraries libs;
+    const bool blas = blas_available() && !o.no_blas;
+    libs.default_core = blas ? blas_corename() : "";
+    if (o.no_blas || !(blas || blis_lib_available())) return libs;
+    std::vector<std::string> coretypes = {""};
+    if (blas && m.features.avx2 && m.features.fma) coretypes.push_back("Haswell");
+    if (blas && m.features.avx512f) coretypes.push_back("SkylakeX");
+    const ChildRequest request{self_path(),   "",    o.n, o.threads, std::max(o.runs, o.quick ? 2 : 4),
+                               o.kernel.name, blocks};
+    for (const auto& coretype : coretypes) {
+        if (!coretype.empty() && coretype == libs.default_core) continue;
+        progress.step("libraries " + (coretype.empty() ? libs.default_core : coretype));
+        auto child = request;
+        child.coretype = coretype;
+        if (auto run = run_child(child)) libs.cores.push_back({coretype, *run});
+    }
+    libs.fastest = fastest_openblas(libs.cores);
+    return libs;
+}
+
+int child_main(const Settings& o) {
+    if (!blas_available() && !blis_lib_available())
+        throw cachebook::UsageError("--blas-child: this program has neither OpenBLAS nor BLIS");
+    const MachineFacts m = machine_caches();
+    const Blocking rule =
+        derive_blocking(m.cache_bytes()[0], m.cache_bytes()[1], m.cache_bytes()[2], o.kernel.mr, o.kernel.nr);
+    // One line of JSON on stdout, which run_child reads in the parent.
+    fmt::print("{}\n", to_json(time_beside_libraries(o.n, o.threads, o.runs, o.kernel, o.with_given(rule))).dump());
+    return 0;
+}
+
+std::string openblas_note(const Settings& o, const Libraries& libs) {
+    if (o.no_blas) return "OpenBLAS skipped (--no-blas)";
+    if (!blas_available()) return "OpenBLAS skipped, this build has no OpenBLAS";
+    if (!libs.best()) return "OpenBLAS skipped, its process failed";
+    return "OpenBLAS at its fastest kernel here, " + libs.best()->openblas_core;
+}
+
+std::string blis_note(const Settings& o, const Libraries& libs) {
+    if (o.no_blas) return "BLIS skipped (--no-blas)";
+    if (!blis_lib_available()) return "BLIS skipped, " + blis_lib_unavailable_reason();
+    if (!libs.best()) return "BLIS skipped, its process failed";
+    return libs.best()->blis_name;
+}
+
+std::string cores_tried(const Libraries& libs, double flops) {
+    auto g = [&](double sec) { return sec > 0 ? fmt::format("{:.1f}", flops / sec / 1e9) : std::string("-"); };
+    std::string tried;
+    for (const auto& c : libs.cores)
+        if (!c.run.openblas_core.empty())
+            tried += fmt::format("{}{} ({}, {})", tried.empty() ? "" : ", ", c.run.openblas_core, g(c.run.openblas[0]),
+                                 g(c.run.openblas[1]));
+    return tried.empty() ? "none" : tried;
+}
+
+double ratio(double sec_lib, double sec_6) {
+    return sec_lib > 0 && sec_6 > 0 ? sec_lib / sec_6 : 0.0;
+}
+
+}  // namespace ch09
