@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "../chapters/09_matmul/lab.hpp"
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
-#include "lab.hpp"
 #include "matmul.hpp"
 #include "support.hpp"
 
