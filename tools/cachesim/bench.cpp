@@ -218,11 +218,11 @@ int main(int argc, char** argv) {
         // other programs share the cores (on an idle machine the two are close).
         auto row = [&](const char* what, const cachebook::Timing& wall, const cachebook::Timing* cpu,
                        const char* unit) {
-            fmt::print("  {:<24} wall {} ms {} M {}/s", what, cachebook::measured("{:7.2f}", wall.min() * 1e3),
-                       cachebook::measured("{:6.1f}", rate(wall.min()) / 1e6), unit);
+            fmt::print("  {:<24} wall {} ms {} M {}/s", what, fmt::format("{:7.2f}", wall.min() * 1e3),
+                       fmt::format("{:6.1f}", rate(wall.min()) / 1e6), unit);
             if (cpu)
-                fmt::print("   cpu {} ms {} M {}/s", cachebook::measured("{:7.2f}", cpu->min() * 1e3),
-                           cachebook::measured("{:6.1f}", rate(cpu->min()) / 1e6), unit);
+                fmt::print("   cpu {} ms {} M {}/s", fmt::format("{:7.2f}", cpu->min() * 1e3),
+                           fmt::format("{:6.1f}", rate(cpu->min()) / 1e6), unit);
             fmt::print("\n");
         };
         row("end to end (program)", end_to_end, &end_to_end_cpu, "lines");
@@ -231,12 +231,12 @@ int main(int argc, char** argv) {
         row("parse only (1 thread)", parse_only, &parse_only_cpu, "lines");
         row("simulate only", simulate_only, &simulate_only_cpu, "accesses");
         fmt::print("  the csim-style simulator, timed in this run: cachesim is {}x faster end to end (wall)\n",
-                   cachebook::measured("{:.1f}", baseline.min() / end_to_end.min()));
+                   fmt::format("{:.1f}", baseline.min() / end_to_end.min()));
         if (size == 1024)
             fmt::print(
                 "  csim-ref takes about {:.2f} s here (cachelab README): {}x faster end to end (wall), {}x (cpu)\n",
-                reference_seconds, cachebook::measured("{:.1f}", reference_seconds / end_to_end.min()),
-                cachebook::measured("{:.1f}", reference_seconds / end_to_end_cpu.min()));
+                reference_seconds, fmt::format("{:.1f}", reference_seconds / end_to_end.min()),
+                fmt::format("{:.1f}", reference_seconds / end_to_end_cpu.min()));
         fmt::print("  (minimum of {} runs each)\n", run_count);
 
         if (!cli.json_path().empty()) {

@@ -62,8 +62,8 @@ int main(int argc, char** argv) {
             });
             const double rate = static_cast<double>(w.addresses.size()) / best_cpu;
             table.row({w.name, engine, fmt::format("{}", w.addresses.size()),
-                       fmt::format("{:.3f}", cache.total().miss_rate()), cachebook::measured("{:.4f}", t.min()),
-                       cachebook::measured("{:.4f}", best_cpu), cachebook::measured("{:.0f}", rate / 1e6)});
+                       fmt::format("{:.3f}", cache.total().miss_rate()), fmt::format("{:.4f}", t.min()),
+                       fmt::format("{:.4f}", best_cpu), fmt::format("{:.0f}", rate / 1e6)});
             out["workloads"].push_back({{"name", w.name},
                                         {"engine", engine},
                                         {"accesses", w.addresses.size()},

@@ -167,15 +167,14 @@ int main(int argc, char** argv) {
         fmt::print(
             "Chapter 9's goal: step 6 ({}, MC {} KC {} NC {}) against OpenBLAS ({}), N = {}, "
             "minimum of {} runs each, in turn\n",
-            kernel.name, blocks.mc, blocks.kc, blocks.nc, cachebook::measured("{}", best.core), n, r);
+            kernel.name, blocks.mc, blocks.kc, blocks.nc, fmt::format("{}", best.core), n, r);
         cachebook::Table table({"threads", "step 6 GFLOPS", "OpenBLAS GFLOPS", "step 6 / OpenBLAS", "goal met"});
         for (std::size_t slot = 0; slot < (threads > 1 ? 2u : 1u); ++slot) {
             const double pct = 100 * best.blas[slot] / best.step6[slot];
             const std::string key = slot == 0 ? "1" : "T";
-            table.row({fmt::format("{}", slot == 0 ? 1 : threads),
-                       cachebook::measured("{:.1f}", gflop / best.step6[slot]),
-                       cachebook::measured("{:.1f}", gflop / best.blas[slot]), cachebook::measured("{:.1f} %", pct),
-                       cachebook::measured("{}", pct >= 100 * kGoal ? "yes" : "no")});
+            table.row({fmt::format("{}", slot == 0 ? 1 : threads), fmt::format("{:.1f}", gflop / best.step6[slot]),
+                       fmt::format("{:.1f}", gflop / best.blas[slot]), fmt::format("{:.1f} %", pct),
+                       fmt::format("{}", pct >= 100 * kGoal ? "yes" : "no")});
             out["step6_" + key + "_gflops"] = round1(gflop / best.step6[slot]);
             out["blas_" + key + "_gflops"] = round1(gflop / best.blas[slot]);
             out["pct_" + key] = round1(pct);
@@ -185,13 +184,13 @@ int main(int argc, char** argv) {
         out["pct_1_cpu"] = round1(pct_cpu);
         fmt::print("{}", table.render());
         fmt::print("one thread by the thread's CPU time: step 6 {} GFLOPS, OpenBLAS {}, {} %\n",
-                   cachebook::measured("{:.1f}", gflop / best.step6_cpu),
-                   cachebook::measured("{:.1f}", gflop / best.blas_cpu), cachebook::measured("{:.1f}", pct_cpu));
+                   fmt::format("{:.1f}", gflop / best.step6_cpu), fmt::format("{:.1f}", gflop / best.blas_cpu),
+                   fmt::format("{:.1f}", pct_cpu));
         const double load = load_average();
         out["load_average"] = round1(load);
         out["usable_cpus"] = cachebook::usable_cpus();
         if (load >= 0)
-            fmt::print("load average at the end: {} on {} usable CPUs\n", cachebook::measured("{:.1f}", load),
+            fmt::print("load average at the end: {} on {} usable CPUs\n", fmt::format("{:.1f}", load),
                        cachebook::usable_cpus());
         if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), out);
         return 0;

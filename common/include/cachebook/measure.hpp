@@ -76,14 +76,6 @@ bool golden_mode();
 /// What a measured value prints as in golden mode.
 inline constexpr std::string_view kMeasuredPlaceholder = "<measured>";
 
-/// Being retired: a measured value's text, or the placeholder in golden mode, printed
-/// without being recorded. Make a Value and print it through the Report instead.
-template <class... T>
-std::string measured(fmt::format_string<T...> format, T&&... args) {
-    if (golden_mode()) return std::string(kMeasuredPlaceholder);
-    return fmt::format(format, std::forward<T>(args)...);
-}
-
 /// A progress line on stderr for long runs, shown only on a terminal (or with
 /// CACHEBOOK_PROGRESS=1), so that stdout and logs stay clean.
 class Progress {
