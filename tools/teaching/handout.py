@@ -5,7 +5,8 @@ against (exercises/exercises.json lists the sources; the headers are found by fo
 #include lines), a CMake file, a Makefile whose `make grade` prints the score, Gradescope's
 run_autograder and setup.sh, GitHub Classroom's autograding workflow, and a README.
 Never the answer key: no solution.cpp, and held_back.cpp only with --instructor (the copy
-that `make grade-all` and a Gradescope autograder use). --tar also writes DEST/chNN.tar.gz."""
+that `make grade-all` and a Gradescope autograder use), as perf.cpp, the performance probe of an
+exercise scored for speed, with perf.py that scores it. --tar also writes DEST/chNN.tar.gz."""
 import argparse
 import json
 import re
@@ -18,6 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "tools" / "teaching" / "handout"
+PERF = ROOT / "tools" / "teaching" / "perf"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 CASE = re.compile(r'TEST_CASE\(\s*"([^"]+)"(?:\s*,\s*"([^"]*)")?')
 
@@ -187,11 +189,16 @@ def write_handout(ch, dest, instructor):
     include_dirs = sorted({"common/include", str(chdir.relative_to(ROOT))}
                           | {str(s.parent.relative_to(ROOT)) for s in sources})
     case_files = [ex / "grader.cpp"] + ([ex / "held_back.cpp"] if instructor and (ex / "held_back.cpp").exists() else [])
-    for f in case_files + [ex / "exercise.hpp", ex / "starter.cpp"]:
+    # The performance probe of the exercises scored for speed: the instructor's copy only (it holds the reference).
+    perf = [ex / "perf.cpp", PERF / "perf_probe.hpp", PERF / "perf_probe_main.cpp"]
+    perf = perf if instructor and perf[0].exists() else []
+    for f in case_files + perf + [ex / "exercise.hpp", ex / "starter.cpp"]:
         shutil.copy2(f, out / f.name)
-    for f in sorted(set(sources) | headers_needed(case_files + [ex / "exercise.hpp"] + sources,
+    if perf:
+        shutil.copy2(ROOT / "tools" / "teaching" / "perf.py", out / "perf.py")
+    for f in sorted(set(sources) | headers_needed(case_files + perf + [ex / "exercise.hpp"] + sources,
                                                   [ROOT / d for d in include_dirs])):
-        if f.parent == ex:  # exercise.hpp, or the checks the cases share (checks.hpp): beside the cases
+        if f.parent in (ex, PERF):  # exercise.hpp, or the checks the cases share (checks.hpp): beside the cases
             shutil.copy2(f, out / f.name)
             continue
         target = out / "book" / f.relative_to(ROOT)
