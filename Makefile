@@ -33,6 +33,7 @@ help:
 	@echo "                    its own, \`make grade\` inside it; no solution, no held-back cases"
 	@echo "make grade-all CH=01 DIR=subs/  grade every subs/<student>/starter.cpp with the held-back cases:"
 	@echo "                    $(BUILD)/grades/ch01.csv and $(BUILD)/grades/ch01/<student>/results.json"
+	@echo "                    (grade and grade-all on chapters 05 and 09 also score speed: a model and a measured score)"
 	@echo "make quiz CH=02 SEED=word  a quiz on the chapter's cache behaviour in $(BUILD)/quiz/ch02-word/ (quiz.md,"
 	@echo "                    answers.md, quiz.xml for Moodle, quiz.json, traces); ROSTER=class.csv: one per id"
 	@echo "make practice CH=02 print a fresh quiz with its answers"
