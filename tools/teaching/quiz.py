@@ -176,11 +176,13 @@ class Quiz:
                                 column_walk(base, rows, cols, elem), c, "misses",
                                 "A column walk jumps a whole row between accesses; a line is reused only if it "
                                 "survives until the walk comes back for its next element.")
-        self.simulated(f"In that column walk, how many of the {rows * cols} reads hit?",
-                       column_walk(base, rows, cols, elem), c, "hits",
-                       "Hits are the reads minus the misses.")
-        fewer = "the row walk" if row["misses"] < col["misses"] else "the column walk" if col["misses"] < row["misses"] else "neither: they take as many"
-        self.add("Which of the two walks takes fewer misses?", fewer,
+        self.simulated(f"In the row walk, how many of the {rows * cols} reads hit?",
+                       row_walk(base, rows, cols, elem), c, "hits",
+                       "Hits are the reads minus the misses: every read after the first of each line.")
+        more = self.rng.choice([False, True])  # ask for the walk with fewer misses, or the one with more
+        order = sorted([(row["misses"], "the row walk"), (col["misses"], "the column walk")], reverse=more)
+        pick = order[0][1] if order[0][0] != order[1][0] else "neither: they take as many"
+        self.add(f"Which of the two walks takes {'more' if more else 'fewer'} misses?", pick,
                  f"Row walk {row['misses']} misses, column walk {col['misses']}.", kind="multichoice",
                  choices=["the row walk", "the column walk", "neither: they take as many"])
 
