@@ -11,8 +11,9 @@ tools/teaching/perf/perf_probe_main.cpp). Two parts, each worth POINTS:
   reference, the submission, the reference again, ROUNDS times, by the thread's CPU clock), the
   minimum of each; the speed-up is the reference's minimum over the submission's. A speed-up of
   FULL_AT or more gets all the points, ZERO_AT or less none, linear between. When the reference
-  against itself differs by more than MARGIN the machine is too busy to tell: the verdict is
-  "inconclusive, re-run" with that reason, and the part is left out of the total, never a zero.
+  against itself differs by more than MARGIN the machine is too busy to tell: the timing is made
+  again, up to ATTEMPTS times, and then the verdict is "inconclusive, re-run" with that reason,
+  and the part is left out of the total, never a zero.
 
 In a kit:      perf.py --probe build/probe_grader --results results.json   (adds both parts)
 In the book:   perf.py --chapter NN --file starter.cpp [--build BUILD]      (prints both parts)"""
@@ -25,10 +26,11 @@ import tempfile
 from pathlib import Path
 
 POINTS = 2          # each part
-FULL_AT = 0.9       # speed-up over the reference for all of the measured points
+FULL_AT = 0.85      # speed-up for all of the measured points (below 1: as fast as the reference, within MARGIN)
 ZERO_AT = 0.5       # ... and for none
 MARGIN = 0.10       # the most the reference may differ from itself before the machine is too busy
-ROUNDS = 7
+ROUNDS = 15
+ATTEMPTS = 3        # timings in a row before the verdict is "inconclusive, re-run"
 
 
 def run(cmd, limit, **kw):
@@ -88,7 +90,19 @@ def model_score(probe, work, limit):
                    f"the naive way {m['baseline']}, the reference {m['reference']}"}
 
 
-def measured_score(probe, limit, rounds=ROUNDS):
+def measured_score(probe, limit, rounds=ROUNDS, attempts=ATTEMPTS):
+    """The measured part: up to `attempts` timings, the first the machine was quiet enough for."""
+    for attempt in range(1, attempts + 1):
+        part = timed_once(probe, limit, rounds)
+        if part["points"] is not None:
+            break
+    part["attempts"] = attempt
+    if part["points"] is None and attempts > 1:
+        part["verdict"] += f" ({attempts} attempts)"
+    return part
+
+
+def timed_once(probe, limit, rounds):
     part = {"max": POINTS, "rule": f"speed-up {FULL_AT} or more: {POINTS} points; {ZERO_AT} or less: 0; linear between",
             "margin": MARGIN}
     done = run([str(probe), "time", str(rounds)], limit)
