@@ -10,7 +10,7 @@ PY      := /usr/bin/python3
 # Attempts that make test and portable-check give a timing test that fails.
 TIMING_ATTEMPTS := 3
 
-.PHONY: all deps configure build run test doctor share check-results golden book grade handout grade-all bench flake-check sanitize fuzz clean help \
+.PHONY: all deps configure build run test doctor share check-results golden book grade handout grade-all bench flake-check sanitize fuzz clean help quiz practice \
         sanitize-ci fuzz-ci portable-check one-core-check golden-fixtures run-without-cache-sysfs clang-check aarch64-check aarch64-ci \
         format format-check
 
@@ -36,6 +36,10 @@ help:
 	@echo "                    its own, \`make grade\` inside it; no solution, no held-back cases"
 	@echo "make grade-all CH=01 DIR=subs/  grade every subs/<student>/starter.cpp with the held-back cases:"
 	@echo "                    $(BUILD)/grades/ch01.csv and $(BUILD)/grades/ch01/<student>/results.json"
+	@echo "                    (grade and grade-all on chapters 05 and 09 also score speed: a model and a measured score)"
+	@echo "make quiz CH=02 SEED=word  a quiz on the chapter's cache behaviour in $(BUILD)/quiz/ch02-word/ (quiz.md,"
+	@echo "                    answers.md, quiz.xml for Moodle, quiz.json, traces); ROSTER=class.csv: one per id"
+	@echo "make practice CH=02 print a fresh quiz with its answers"
 	@echo "make bench          run the benchmarks (simulator throughput, ...) with --json output"
 	@echo "make flake-check    run the timing tests 20 times (RUNS=n) and report passes per test;"
 	@echo "                    ATTEMPTS=3 gives each test the attempts make test gives it"
@@ -156,6 +160,13 @@ endif
 grade-all:
 	@if [ -z "$(CH)" ] || [ -z "$(DIR)" ]; then echo "usage: make grade-all CH=NN DIR=submissions/" >&2; exit 2; fi
 	@$(PY) tools/teaching/grade_all.py $(CH) $(DIR) --build $(BUILD) --timeout $(or $(TIMEOUT),60)
+
+# Quizzes: every simulated answer is cachesim's, so only the simulator is built.
+quiz practice: configure
+	@if [ -z "$(CH)" ] || { [ $@ = quiz ] && [ -z "$(SEED)$(ROSTER)" ]; }; then \
+	  echo "usage: make quiz CH=NN SEED=word, make quiz CH=NN ROSTER=file.csv, or make practice CH=NN" >&2; exit 2; fi
+	@cmake --build $(BUILD) --target cachesim >/dev/null
+	@$(PY) tools/teaching/quiz.py $(CH) --build $(BUILD) $(if $(filter practice,$@),--practice,$(if $(ROSTER),--roster '$(ROSTER)',--seed '$(SEED)'))
 
 bench: build
 	@mkdir -p $(BUILD)/bench

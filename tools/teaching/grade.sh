@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # grade.sh BUILD NN [starter|solution]: build and run chapter NN's exercise grader (the public
-# and the held-back cases) on the repository's starter.cpp or solution.cpp.
+# and the held-back cases) on the repository's starter.cpp or solution.cpp, and for a chapter with an
+# exercise scored for speed, its model and measured score.
 # grade.sh BUILD NN FILE: grade one submission, FILE (a student's starter.cpp), in a build of
 # its own under BUILD/grade-one (tools/teaching/grade_all.py on a folder of one).
 set -euo pipefail
@@ -22,3 +23,8 @@ fi
 cmake --build "$build" --target "grade_ch${dir}_${which}" >/dev/null
 echo "Grading chapters/$dir/exercises/$which.cpp"
 "$build/bin/grade_ch${dir}_${which}" || true
+# An exercise scored for speed: the model and the measured score (tools/teaching/perf.py).
+if [[ -f $root/chapters/$dir/exercises/perf.cpp ]]; then
+  /usr/bin/python3 "$root/tools/teaching/perf.py" --chapter "$ch" --file "$root/chapters/$dir/exercises/$which.cpp" \
+    --build "$build" || true
+fi

@@ -4,7 +4,9 @@ subdirectory per student, holding that student's starter.cpp) with chapter NN's 
 held-back cases. Writes BUILD/grades/chNN.csv (student, points, max, reason, one column per
 case) and BUILD/grades/chNN/<student>/results.json (Gradescope's form). Each submission gets its
 own grader, built and run under a time limit; one that does not compile, crashes, runs too long
-or ends before the grader writes its results scores 0 with the reason, and the batch goes on."""
+or ends before the grader writes its results scores 0 with the reason, and the batch goes on.
+A chapter with an exercise scored for speed (exercises/perf.cpp) also gets each submission's model
+and measured score (tools/teaching/perf.py), in results.json and in the CSV's last columns."""
 import argparse
 import csv
 import json
@@ -16,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import handout  # noqa: E402  (the instructor's copy is a handout with the held-back cases)
+import perf  # noqa: E402  (the performance score of the exercises that ask for speed)
 
 
 def fail(message):
@@ -82,6 +85,15 @@ def grade_one(kit_build, target, out, limit):
         return None, "the grader's results are unreadable (the submission wrote over them?)"
 
 
+def performance(kit_build, target, out, limit):
+    """The submission's model and measured scores, added to its results.json; None if its probe does not build."""
+    built = run(["cmake", "--build", str(kit_build), "--target", f"probe_{target}"], 600)
+    if built is None or built.returncode != 0:
+        return None
+    scored = perf.score(kit_build / f"probe_{target}", limit=max(limit, 300))
+    return perf.add_to_results(out / "results.json", scored)
+
+
 def zero(results_path, reason, cases):
     doc = {"score": 0, "output": reason,
            "tests": [{"name": n, "score": 0, "max_score": p, "status": "failed", "output": reason} for _, p, n in cases]}
@@ -138,21 +150,32 @@ def main():
             print(f"grade-all: the chapter {ch} grader itself does not build (see above)", file=sys.stderr)
             return 1
 
+    timed = (kit / "perf.cpp").is_file()
     table = []
     for name, out, reason in rows:
         doc = None
         if reason is None:
             doc, reason = grade_one(kit_build, targets[name], out, args.timeout)
+        if doc is not None and timed:
+            doc = performance(kit_build, targets[name], out, args.timeout) or doc
         if doc is None:
             doc = zero(out / "results.json", reason, cases)
         status = {t["name"]: ("skip" if t["max_score"] == 0 else "pass" if t["status"] == "passed" else "fail")
                   for t in doc["tests"]}
         most = sum(t["max_score"] for t in doc["tests"])
-        table.append([name, doc["score"], most, reason] + [status.get(n, "") for _, _, n in cases])
+        row = [name, doc["score"], most, reason] + [status.get(n, "") for _, _, n in cases]
+        if timed:
+            p = doc.get("performance")
+            row += [p[k]["points"] if p and p[k]["points"] is not None else "" for k in ("model", "measured")]
+            row += ["; ".join(p[k]["verdict"] for k in ("model", "measured")) if p else "not scored: no probe"]
+        table.append(row)
         print(f"{name}: {doc['score']} / {most}" + (f" ({reason})" if reason else ""))
+        if timed and doc.get("performance"):
+            print("\n".join(perf.lines(doc["performance"])))
     with open(grades / f"ch{ch}.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["student", "points", "max", "reason"] + [n for _, _, n in cases])
+        w.writerow(["student", "points", "max", "reason"] + [n for _, _, n in cases]
+                   + (["model score", "measured score", "performance verdict"] if timed else []))
         w.writerows(table)
     print(f"wrote {grades / f'ch{ch}.csv'} and {grades / f'ch{ch}'}/<student>/results.json")
     return 0

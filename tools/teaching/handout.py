@@ -3,12 +3,14 @@
 its own (DEST/chNN/): the starter, the grader's public cases, the book's files they compare
 against (exercises/exercises.json lists the sources; the headers are found by following their
 #include lines), a CMake file, a Makefile whose `make grade` prints the score, Gradescope's
-run_autograder and setup.sh, a GitHub Classroom autograding file, and a README.
+run_autograder and setup.sh, GitHub Classroom's autograding workflow, and a README.
 Never the answer key: no solution.cpp, and held_back.cpp only with --instructor (the copy
-that `make grade-all` and a Gradescope autograder use). --tar also writes DEST/chNN.tar.gz."""
+that `make grade-all` and a Gradescope autograder use), as perf.cpp, the performance probe of an
+exercise scored for speed, with perf.py that scores it. --tar also writes DEST/chNN.tar.gz."""
 import argparse
 import json
 import re
+import shlex
 import shutil
 import sys
 import tarfile
@@ -17,6 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "tools" / "teaching" / "handout"
+PERF = ROOT / "tools" / "teaching" / "perf"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 CASE = re.compile(r'TEST_CASE\(\s*"([^"]+)"(?:\s*,\s*"([^"]*)")?')
 
@@ -135,19 +138,40 @@ def readme(ch, chdir, meta, public, held_back):
               "- `grader.cpp`: the cases" + ("; `checks.hpp`: how each is checked" if (chdir / "exercises" / "checks.hpp").exists() else "")
               + "; `grader_main.cpp`: the score lines; `book/`: the book's code the cases use;",
               "- `run_autograder`, `setup.sh`: Gradescope's entry points; "
-              "`.github/classroom/autograding.json`: GitHub Classroom's tests.", ""]
+              "`.github/workflows/classroom.yml`: GitHub Classroom's autograding workflow.", ""]
     return "\n".join(lines)
 
 
 def classroom(public):
-    """GitHub Classroom's autograding file: one test per public case, worth its points."""
-    build = "cmake -S . -B build >/dev/null && cmake --build build --target grader >/dev/null"
-    tests = []
-    for _, points, name in public:
-        spec = name.split(":")[0] + ":*"
-        tests.append({"name": name, "setup": "", "run": f"{build} && build/grader --require-full '{spec}'",
-                      "input": "", "output": "", "comparison": "included", "timeout": 10, "points": points})
-    return {"tests": tests}
+    """GitHub Classroom's autograding workflow, .github/workflows/classroom.yml, in the form GitHub
+    documents: one classroom-resources/autograding-command-grader step per public case, worth its
+    points, and the autograding-grading-reporter step that adds them up for Classroom."""
+    q = json.dumps  # a JSON string is a YAML string
+    lines = ["# GitHub Classroom's autograding (written by the book's tools/teaching/handout.py): each step runs",
+             "# one exercise's public cases; the reporter sends the points to Classroom.",
+             "name: Autograding Tests", "'on':", "- push", "- workflow_dispatch", "- repository_dispatch",
+             "permissions:", "  checks: write", "  actions: read", "  contents: read",
+             "jobs:", "  run-autograding-tests:", "    runs-on: ubuntu-latest",
+             "    if: github.actor != 'github-classroom[bot]'", "    steps:",
+             "    - name: Checkout code", "      uses: actions/checkout@v4",
+             "    - name: Install the compiler and libraries",
+             "      run: sudo apt-get update && sudo apt-get install -y --no-install-recommends g++ cmake make catch2 "
+             "libfmt-dev nlohmann-json3-dev",
+             "    - name: Build the grader",
+             "      run: cmake -S . -B build && cmake --build build -j 2 --target grader"]
+    ids = []
+    for k, (number, points, name) in enumerate(public, 1):
+        step_id = f"exercise-{number}-case-{k}"
+        ids.append(step_id)
+        spec = name.replace("\\", "\\\\").replace(",", "\\,").replace("[", "\\[")  # Catch2: the case by its name
+        lines += [f"    - name: {q(name)}", f"      id: {step_id}", "      uses: classroom-resources/autograding-command-grader@v1",
+                  "      with:", f"        test-name: {q(name)}", "        setup-command: ''",
+                  f"        command: {q('build/grader --require-full ' + shlex.quote(spec))}",
+                  "        timeout: 10", f"        max-score: {points}"]
+    lines += ["    - name: Autograding Reporter", "      uses: classroom-resources/autograding-grading-reporter@v1", "      env:"]
+    lines += [f"        {i.upper()}_RESULTS: \"${{{{steps.{i}.outputs.result}}}}\"" for i in ids]
+    lines += ["      with:", f"        runners: {','.join(ids)}"]
+    return "\n".join(lines) + "\n"
 
 
 def write_handout(ch, dest, instructor):
@@ -165,11 +189,16 @@ def write_handout(ch, dest, instructor):
     include_dirs = sorted({"common/include", str(chdir.relative_to(ROOT))}
                           | {str(s.parent.relative_to(ROOT)) for s in sources})
     case_files = [ex / "grader.cpp"] + ([ex / "held_back.cpp"] if instructor and (ex / "held_back.cpp").exists() else [])
-    for f in case_files + [ex / "exercise.hpp", ex / "starter.cpp"]:
+    # The performance probe of the exercises scored for speed: the instructor's copy only (it holds the reference).
+    perf = [ex / "perf.cpp", PERF / "perf_probe.hpp", PERF / "perf_probe_main.cpp"]
+    perf = perf if instructor and perf[0].exists() else []
+    for f in case_files + perf + [ex / "exercise.hpp", ex / "starter.cpp"]:
         shutil.copy2(f, out / f.name)
-    for f in sorted(set(sources) | headers_needed(case_files + [ex / "exercise.hpp"] + sources,
+    if perf:
+        shutil.copy2(ROOT / "tools" / "teaching" / "perf.py", out / "perf.py")
+    for f in sorted(set(sources) | headers_needed(case_files + perf + [ex / "exercise.hpp"] + sources,
                                                   [ROOT / d for d in include_dirs])):
-        if f.parent == ex:  # exercise.hpp, or the checks the cases share (checks.hpp): beside the cases
+        if f.parent in (ex, PERF):  # exercise.hpp, or the checks the cases share (checks.hpp): beside the cases
             shutil.copy2(f, out / f.name)
             continue
         target = out / "book" / f.relative_to(ROOT)
@@ -184,8 +213,8 @@ def write_handout(ch, dest, instructor):
     public = cases_of(ex / "grader.cpp")
     held = cases_of(ex / "held_back.cpp") if (ex / "held_back.cpp").exists() else []
     (out / "README.md").write_text(readme(ch, chdir, meta, public, held))
-    (out / ".github" / "classroom").mkdir(parents=True)
-    (out / ".github" / "classroom" / "autograding.json").write_text(json.dumps(classroom(public), indent=2) + "\n")
+    (out / ".github" / "workflows").mkdir(parents=True)
+    (out / ".github" / "workflows" / "classroom.yml").write_text(classroom(public))
     return out
 
 

@@ -7,6 +7,7 @@
 
 #include "cachebook/cache.hpp"
 #include "exercise.hpp"
+#include "placement.hpp"
 
 // A field of struct T as exercise 1 takes it: its size and its alignment.
 #define SPEC(T, f)                            \

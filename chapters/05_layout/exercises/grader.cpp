@@ -62,3 +62,10 @@ TEST_CASE("exercise 2: lines_brought_in agrees with the cache model", "[2 points
     };
     for (const auto& c : cases) ch05_checks::check_lines(c);
 }
+
+TEST_CASE("exercise 3: place_field gives every field of every particle its own bytes", "[1 point]") {
+    for (std::size_t n : {1u, 2u, 3u, 100u, 1000u}) {
+        INFO(n << " particles");
+        CHECK(ch05_checks::placement_problem(n) == "");
+    }
+}

@@ -40,3 +40,10 @@ TEST_CASE("exercise 2 (held back): lines_brought_in on other walks", "[held back
     };
     for (const auto& c : cases) ch05_checks::check_lines(c);
 }
+
+TEST_CASE("exercise 3 (held back): place_field on other counts of particles", "[held back][1 point]") {
+    for (std::size_t n : {5u, 64u, 777u, 4096u}) {
+        INFO(n << " particles");
+        CHECK(ch05_checks::placement_problem(n) == "");
+    }
+}

@@ -39,4 +39,10 @@ std::uint64_t lines_brought_in(std::uint64_t n, std::size_t struct_bytes, const 
     return count;
 }
 
+Placement place_field(std::size_t field, std::size_t n) {
+    // Struct of arrays: each field's n values side by side, so the loop's lines hold only x and
+    // vx; the cold part (24 bytes a particle) after the six arrays of doubles.
+    return {field * 8 * n, kParticleFieldBytes[field]};
+}
+
 }  // namespace ch05_exercise

@@ -53,4 +53,19 @@ inline void check_share(double p, int workers) {
     CHECK(ch09_exercise::parallel_share(speedup, workers) == Approx(p).margin(1e-9));
 }
 
+// Exercise 4: C = A x B for n x n, every element within the rounding bound of the exact product.
+inline void check_product(std::size_t n, unsigned seed) {
+    INFO("n = " << n);
+    std::vector<float> a(n * n), b(n * n), c(n * n, -1.0f);
+    ch09::fill_random(a.data(), a.size(), seed);
+    ch09::fill_random(b.data(), b.size(), seed + 1);
+    ch09_exercise::multiply(a.data(), b.data(), c.data(), n);
+    const ch09::Shape s{n, n, n};
+    const ch09::RowRange rows{0, n};
+    const auto check = ch09::check_rows(c.data(), s, rows, ch09::reference_rows(a.data(), b.data(), s, rows),
+                                        ch09::abs_product_rows(a.data(), b.data(), s, rows));
+    INFO("worst error over the bound: " << check.worst_ratio);
+    CHECK(check.matches);
+}
+
 }  // namespace ch09_checks

@@ -28,4 +28,11 @@ ch09::Blocking choose_blocks(std::size_t l1, std::size_t l2, std::size_t l3, std
 /// gives 1: a share is never negative or more than all of the work.
 double parallel_share(double speedup, int workers);
 
+/// Exercise 4 (the kernel, scored for speed): C = A x B for n x n row-major floats, on one
+/// core, overwriting C, as fast as you can: any loop order, tiling or intrinsics, any order of
+/// summation, as long as every element is within the rounding bound of the exact product that
+/// the chapter's checks use. The cases check the result; the instructor's performance score
+/// simulates its misses in a small cache and times it beside the reference solution.
+void multiply(const float* a, const float* b, float* c, std::size_t n);
+
 }  // namespace ch09_exercise

@@ -27,3 +27,7 @@ TEST_CASE("exercise 3: parallel_share reads Amdahl's law backwards", "[2 points]
     CHECK(ch09_exercise::parallel_share(0.8, 2) == 0.0);
     CHECK(ch09_exercise::parallel_share(2.3, 2) == 1.0);
 }
+
+TEST_CASE("exercise 4: multiply computes C = A x B within the rounding bound", "[2 points]") {
+    for (std::size_t n : {1u, 2u, 7u, 33u, 64u, 100u}) ch09_checks::check_product(n, 11);
+}

@@ -21,3 +21,7 @@ TEST_CASE("exercise 3 (held back): parallel_share on other speed-ups", "[held ba
     CHECK(ch09_exercise::parallel_share(0.5, 16) == 0.0);
     CHECK(ch09_exercise::parallel_share(20.0, 16) == 1.0);
 }
+
+TEST_CASE("exercise 4 (held back): multiply on other sizes", "[held back][1 point]") {
+    for (std::size_t n : {3u, 65u, 129u}) ch09_checks::check_product(n, 23);
+}

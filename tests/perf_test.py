@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""perf_test.py rules | slow WORK [GRADER_LIB]: the performance score (tools/teaching/perf.py).
+
+rules: on fake probes, the verdicts: a reference that differs from itself by more than the margin
+gives "inconclusive, re-run" with the reason, and results.json leaves that part out of the total
+(0 of 0), never a zero; a quiet machine gives the speed-up and its points; the model places the
+misses between the baseline's and the reference's.
+
+slow: `make grade-all` on chapters 5 and 9 with two submissions each, the reference solution and a
+correct but deliberately slow one (tests/fixtures/slow/): both are correct, and the slow one scores
+lower than the reference on the model score and on the measured score (a measured test: an
+inconclusive verdict fails this attempt, and ctest's timing label gives it more); and Gradescope's
+run_autograder, in chapter 5's instructor kit, adds both parts to results.json."""
+import json
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools" / "teaching"))
+import perf  # noqa: E402
+
+problems = []
+
+
+def fake_probe(folder, reference, again, submission):
+    path = folder / "probe"
+    path.write_text("#!/bin/sh\n"
+                    f"echo '{json.dumps({'reference': reference, 'reference_again': again, 'submission': submission})}'\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def rules():
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        busy = perf.measured_score(fake_probe(tmp, [1.0, 1.1], [1.3, 1.4], [0.9, 1.0]), 30)
+        if busy["points"] is not None or busy["attempts"] != perf.ATTEMPTS or not busy["verdict"].startswith(
+                "inconclusive, re-run: the reference against itself differed by 30%"):
+            problems.append(f"busy machine: {busy}")
+        quiet = perf.measured_score(fake_probe(tmp, [1.0, 1.2], [1.02, 1.1], [2.0, 2.5]), 30)
+        if quiet["points"] != 0.0 or quiet["speedup"] != 0.5:
+            problems.append(f"half the reference's speed: {quiet}")
+        fast = perf.measured_score(fake_probe(tmp, [1.0], [1.0], [0.8]), 30)
+        if fast["points"] != perf.POINTS:
+            problems.append(f"faster than the reference: {fast}")
+        middle = perf.measured_score(fake_probe(tmp, [1.0], [1.0], [1.0 / 0.675]), 30)
+        if abs(middle["points"] - perf.POINTS / 2) > 0.01:
+            problems.append(f"a speed-up of 0.675, halfway: {middle}")
+        results = tmp / "results.json"
+        results.write_text(json.dumps({"score": 3, "tests": [{"name": "exercise 1: x", "score": 3, "max_score": 3}]}))
+        model = {"max": 2, "points": 1.5, "verdict": "v", "misses": {}}
+        doc = perf.add_to_results(results, {"correct": True, "model": model, "measured": busy})
+        measured = doc["tests"][-1]
+        if doc["score"] != 4.5 or measured["max_score"] != 0 or "inconclusive, re-run" not in measured["output"]:
+            problems.append(f"results.json with an inconclusive measurement: {doc}")
+
+
+def grade(ch, work, lib):
+    subs = work / f"ch{ch}"
+    for name, src in (("reference", next(ROOT.glob(f"chapters/{ch}_*/exercises/solution.cpp"))),
+                      ("slow", ROOT / "tests" / "fixtures" / "slow" / f"ch{ch}_starter.cpp")):
+        (subs / name).mkdir(parents=True)
+        shutil.copy(src, subs / name / "starter.cpp")
+    cmd = ["/usr/bin/python3", str(ROOT / "tools" / "teaching" / "grade_all.py"), ch, str(subs),
+           "--build", str(work / "build")] + (["--grader-main", lib] if lib else [])
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    print(done.stdout)
+    if done.returncode != 0:
+        problems.append(f"ch{ch}: grade-all failed: {done.stderr[-1000:]}")
+        return
+    got = {n: json.loads((work / "build" / "grades" / f"ch{ch}" / n / "results.json").read_text())["performance"]
+           for n in ("reference", "slow")}
+    for part in ("model", "measured"):
+        ref, slow = got["reference"][part], got["slow"][part]
+        if ref["points"] is None or slow["points"] is None:
+            problems.append(f"ch{ch} {part} score not given: reference '{ref['verdict']}', slow '{slow['verdict']}'")
+        elif not slow["points"] < ref["points"]:
+            problems.append(f"ch{ch} {part} score: slow {slow['points']} ({slow['verdict']}), "
+                            f"reference {ref['points']} ({ref['verdict']})")
+
+
+def autograder(work):
+    """Gradescope's run_autograder in chapter 5's instructor kit adds both parts to results.json."""
+    import handout  # noqa: E402
+    kit = handout.write_handout("05", work / "kit", instructor=True)
+    (work / "kit-submission").mkdir()
+    shutil.copy(ROOT / "tests" / "fixtures" / "slow" / "ch05_starter.cpp", work / "kit-submission" / "starter.cpp")
+    results = work / "kit-results.json"
+    subprocess.run([str(kit / "run_autograder"), str(work / "kit-submission"), str(results)], capture_output=True)
+    doc = json.loads(results.read_text()) if results.is_file() else {}
+    names = [t["name"] for t in doc.get("tests", [])]
+    perf_part = doc.get("performance", {})
+    if not any(n.startswith("performance: model") for n in names) or perf_part.get("model", {}).get("points") != 0.0:
+        problems.append(f"run_autograder's results.json lacks the slow submission's model score: {perf_part or doc}")
+
+
+if sys.argv[1] == "rules":
+    rules()
+else:
+    if shutil.which("valgrind") is None:
+        print("perf: skipped: the model score needs valgrind (lackey), and this machine has none")
+        sys.exit(77)
+    work = Path(sys.argv[2])
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    for ch in ("05", "09"):
+        grade(ch, work, sys.argv[3] if len(sys.argv) > 3 else "")
+    autograder(work)
+for p in problems:
+    print(p)
+print("perf: " + ("ok" if not problems else f"{len(problems)} problems"))
+sys.exit(1 if problems else 0)
