@@ -49,4 +49,6 @@ html_static_path = [str(BOOK / "_static")]
 html_css_files = ["cachebook.css"]
 html_js_files = ["stepper.js"]
 html_show_sourcelink = False
-html_theme_options = {"navigation_with_keys": True}
+# No page flips on the arrow keys: the steppers use them (and a reader may press them to
+# scroll a wide block); Sphinx's key navigation ignores a handled key, so it stays off.
+html_theme_options = {"navigation_with_keys": False}

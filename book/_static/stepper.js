@@ -89,9 +89,15 @@
     const body = el("div", "cb-body");
     root.append(picker, controls, groupNow, body, note);
     root.tabIndex = 0;
+    // Arrow keys step, Home and End go to the first and last step; the key goes no further
+    // (nothing else on the page acts on a key the stepper used).
     root.addEventListener("keydown", (e) => {
-      if (e.key === "ArrowRight") { fwd.click(); e.preventDefault(); }
-      if (e.key === "ArrowLeft") { back.click(); e.preventDefault(); }
+      if (e.altKey || e.ctrlKey || e.metaKey) return;
+      const act = { ArrowRight: fwd, ArrowLeft: back, Home: first, End: last }[e.key];
+      if (!act) return;
+      e.preventDefault();
+      e.stopPropagation();
+      if (!act.disabled) act.click();
     });
 
     let cells = [];     // cells[array][i][j]
