@@ -151,7 +151,12 @@ class Chart(SphinxDirective):
         uri = Path(__import__("os").path.relpath(svg, docdir)).as_posix()
         figure = nodes.figure(classes=["cachebook-chart"])
         image = nodes.image(uri=uri, alt=" ".join(self.content) or name)
-        figure += image
+        # A tap or click opens the SVG at its own size (Sphinx copies it to _images/).
+        up = "../" * self.env.docname.count("/")
+        link = nodes.reference("", "", refuri=f"{up}_images/{svg.name}", classes=["cb-chart-link"],
+                               reftitle="open the figure at full size")
+        link += image
+        figure += link
         caption = nodes.caption()
         self.state.nested_parse(self.content, self.content_offset, caption)
         para = caption.children[0] if caption.children and isinstance(caption.children[0], nodes.paragraph) else None
