@@ -47,7 +47,7 @@ html_theme = "furo"
 html_title = "cachebook"
 html_static_path = [str(BOOK / "_static")]
 html_css_files = ["cachebook.css"]
-html_js_files = ["stepper.js"]
+html_js_files = ["stepper.js", "search.js"]
 html_show_sourcelink = False
 # No page flips on the arrow keys: the steppers use them (and a reader may press them to
 # scroll a wide block); Sphinx's key navigation ignores a handled key, so it stays off.
