@@ -40,11 +40,14 @@ var Scorer = {
       objects0(...args).filter((r) => !/parameter/.test(r[3] || ""));
     const terms0 = Search.performTermsSearch;
     Search.performTermsSearch = (...args) => {
-      // Pages that a heading already found (Sphinx lists those first, with the heading).
+      // Pages that a heading or a glossary entry already found (Sphinx lists those, with
+      // their anchor, by the same rule).
       const index = Search._index, titled = new Set();
-      for (const [title, found] of Object.entries(index.alltitles || {})) {
-        if (title.toLowerCase().includes(query) && query.length >= title.length / 2) {
-          found.forEach(([file]) => titled.add(index.docnames[file]));
+      for (const entries of [index.alltitles || {}, index.indexentries || {}]) {
+        for (const [title, found] of Object.entries(entries)) {
+          if (title.toLowerCase().includes(query) && query.length >= title.length / 2) {
+            found.forEach(([file]) => titled.add(index.docnames[file]));
+          }
         }
       }
       return terms0(...args).filter((r) => !titled.has(r[0]));
