@@ -171,6 +171,8 @@ class CheckRendered(unittest.TestCase):
             "this build's JSON gives": f"<p>it was {self.value('ch07.ratio_text', '2.10')} on 2 threads</p>",
             "cannot be evaluated": f"<p>it was {self.value('ch07.nope', '3')}</p>",
             "is not what it printed": self.output("threads  ms\n1        21\n"),
+            "is not folded": '<div class="admonition cb-predict"><p>Which?</p></div>'
+                             + self.output("threads  ms\n1        20\n"),
         }
         for what, body in cases.items():
             with self.subTest(defect=what):
@@ -178,6 +180,11 @@ class CheckRendered(unittest.TestCase):
                 self.assertTrue(found, "not caught")
                 for defect in found:
                     self.assertIn(what, defect)
+
+    def test_a_folded_answer_passes(self):
+        body = ('<div class="admonition cb-predict"><p>Which?</p></div><details class="cb-fold cb-reveal">'
+                "<summary>The answer</summary>" + self.output("threads  ms\n1        20\n") + "</details>")
+        self.assertEqual(self.defects(body), [])
 
     def test_a_swallowed_tag_is_caught(self):
         # "<not supported>" read as an HTML tag leaves "perf reports the event as ".
