@@ -10,7 +10,7 @@ PY      := /usr/bin/python3
 # Attempts that make test and portable-check give a timing test that fails.
 TIMING_ATTEMPTS := 3
 
-.PHONY: all deps configure build run test doctor share check-results golden book grade handout grade-all bench flake-check sanitize fuzz clean help quiz practice \
+.PHONY: all deps configure build run test doctor share check-results golden book serve grade handout grade-all bench flake-check sanitize fuzz clean help quiz practice \
         sanitize-ci fuzz-ci portable-check one-core-check golden-fixtures run-without-cache-sysfs clang-check aarch64-check aarch64-ci \
         format format-check
 
@@ -116,6 +116,13 @@ book: build
 	@bash tools/dev/deps.sh --book
 	$(PY) book/build.py --build $(BUILD) $(BOOK_FLAGS)
 	cd $(BUILD) && ctest --output-on-failure -L book
+
+# The built book over http on this machine only (search then shows excerpts; from disk it cannot).
+PORT ?= 8000
+serve:
+	@test -f $(BUILD)/book/html/index.html || { echo "no book in $(BUILD)/book/html: run make book first"; exit 1; }
+	@echo "The book is at http://127.0.0.1:$(PORT)/book/index.html (Ctrl-C stops the server)"
+	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory $(BUILD)/book/html
 
 # The chapters whose output uses machine facts, under every fixture of tests/fixtures/machine
 # (make test runs the quick ones under every fixture, chapters 8 and 9 under one).

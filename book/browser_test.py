@@ -1,12 +1,17 @@
 #!/usr/bin/python3
 """Browser test of the built book: `browser_test.py --build BUILD`.
 
-Serves BUILD/book/html on 127.0.0.1 and opens every page in headless Chromium
-(`--dump-dom`). A small script, added to each page as it is served, records
-JavaScript errors and failed loads, measures the images, clicks the stepper, and
-writes a report into the page, which the DOM dump carries back. The test fails when:
+Opens every page of BUILD/book/html in headless Chromium (`--dump-dom`) three ways, as
+readers do: served over http on 127.0.0.1 (a server the test starts and stops) at desktop
+width (1280 px), the same at phone width (390 px), and from disk (`file://`, a copy of the
+site) at desktop width. A small script, added to each page, records JavaScript errors,
+console errors and failed loads, measures the images, clicks the stepper and presses its
+keys, presses the arrow keys on the page, and writes a report into the page, which the DOM
+dump carries back (Chromium's own console messages, such as a blocked fetch, are read from
+its log). The test fails when, in any of the three:
 
-- a page has a JavaScript error, or a file it asks for is missing (HTTP 404);
+- a page has a JavaScript error or a console error, or a file it asks for is missing (HTTP 404);
+- an arrow key leaves the page (the page flips to another one);
 - an image (plots are SVG images) has zero width or height;
 - an internal link points to a missing page or to a missing #anchor;
 - a chapter page lacks a source excerpt (literalinclude) or an output block, or a
@@ -14,7 +19,15 @@ writes a report into the page, which the DOM dump carries back. The test fails w
 - a chapter with a stepper (chapters 1 and 4, and any whose chapter.md uses the directive)
   shows none; a stepper does not advance when its forward button is clicked, or go back;
   a stepper with groups (chapter 4's tile steps) does not jump a group, with its tiles;
-- the search page finds nothing for "cache".
+- a stepper's arrow keys do not step it, Home and End do not go to the first and last step,
+  focus leaves it when its "end" button disables itself, or it lacks a role, a name or a
+  live counter;
+- a stepper is wider than its frame (at phone width);
+- the output block that answers a "Predict first" prompt is in view before it is revealed;
+- the search page finds nothing for "cache" (over http) or "false sharing" (from disk; it
+  must then say once how to get excerpts).
+
+It prints, per way, the number of code and output blocks that scroll sideways.
 
 It writes a screenshot of every chapter page (and the front page) to
 BUILD/book/screenshots/. Exit status 77 (skipped, with the reason) when the book
@@ -36,12 +49,18 @@ import sys
 import tempfile
 import threading
 import urllib.parse
+import queue
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SKIP = 77
 # The course notes' steppers: chapter 1's walks and chapter 4's 4 x 4 tiles.
 STEPPER_CHAPTERS = {"01", "04"}
+# A phone's width, in CSS px.
+PHONE = 390
+# Chromium processes at once.
+WORKERS = max(2, min(4, os.cpu_count() or 2))
 
 
 def has_stepper(number: str) -> bool:
@@ -76,6 +95,24 @@ PROBE = r"""
       return b.textContent.indexOf("back") >= 0; })[0];
     if (backBtn) backBtn.click();
     r.afterBack = counter.textContent; r.markedAfterBack = marked(); r.takenAfterBack = taken();
+    // Keys: the arrows step, Home and End go to either end; "end »" keeps focus in the widget.
+    var key = function (k) {
+      st.dispatchEvent(new KeyboardEvent("keydown", {key: k, bubbles: true, cancelable: true}));
+      return taken();
+    };
+    var total = +((/of (\d+)/.exec(counter.textContent) || [0, -1])[1]);
+    st.focus();
+    var k0 = taken();
+    r.keys = {right: key("ArrowRight") === k0 + 1, left: key("ArrowLeft") === k0,
+              end: key("End") === total, home: key("Home") === 0};
+    var endBtn = Array.prototype.filter.call(st.querySelectorAll("button"), function (b) {
+      return b.textContent.indexOf("end") === 0; })[0];
+    if (endBtn) { endBtn.focus(); endBtn.click(); }
+    r.keys.focusKept = !!endBtn && st.contains(document.activeElement) && !document.activeElement.disabled;
+    key("Home");
+    r.aria = {role: st.getAttribute("role"), name: st.getAttribute("aria-label"),
+              live: counter.getAttribute("aria-live")};
+    r.overflow = st.scrollWidth - st.clientWidth;
     r.pickers = st.querySelectorAll("button.cb-pick").length;
     r.grids = st.querySelectorAll("table.cb-grid").length;
     // Walks in groups (chapter 4's tile steps): the group button jumps, and the framed tile moves.
@@ -97,6 +134,31 @@ PROBE = r"""
     }
     return r;
   }
+  // In view: laid out and not inside a closed fold (whose content Chromium may still lay out).
+  function inView(e) { return e.getClientRects().length > 0 && !e.closest("details:not([open])"); }
+  // The output block that answers a "Predict first" prompt: the first after it in the page.
+  function predictions() {
+    var outputs = Array.prototype.slice.call(document.querySelectorAll("article .program-output"));
+    var shown = [];
+    Array.prototype.forEach.call(document.querySelectorAll("article .cb-predict"), function (p, k) {
+      var next = outputs.filter(function (o) {
+        return p.compareDocumentPosition(o) & Node.DOCUMENT_POSITION_FOLLOWING; })[0];
+      if (next && inView(next)) shown.push(k + 1);
+    });
+    return {prompts: document.querySelectorAll("article .cb-predict").length, answersInView: shown};
+  }
+  // Code and output blocks (visible ones) that scroll sideways.
+  function wide() {
+    var blocks = Array.prototype.filter.call(document.querySelectorAll("article pre"), inView);
+    return {blocks: blocks.length, scrolling: blocks.filter(function (b) { return b.scrollWidth > b.clientWidth + 1; }).length};
+  }
+  // Arrow keys pressed on the page itself: the page must stay where it is.
+  function pressPageKeys() {
+    if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
+    ["ArrowRight", "ArrowLeft"].forEach(function (k) {
+      document.dispatchEvent(new KeyboardEvent("keydown", {key: k, bubbles: true, cancelable: true}));
+    });
+  }
   function report() {
     var r = {url: location.href, errors: errors};
     r.images = Array.prototype.map.call(document.images, function (i) {
@@ -110,7 +172,10 @@ PROBE = r"""
     r.sourceExcerpts = filled("article div.highlight-cpp pre, article div.highlight-c pre");
     r.outputs = filled("article .program-output pre");
     r.charts = document.querySelectorAll("article figure.cachebook-chart img").length;
-    r.steppers = Array.prototype.map.call(document.querySelectorAll(".cb-stepper"), stepperCheck);
+    r.predictions = early.predictions;
+    r.wide = early.wide;
+    r.steppers = early.steppers;
+    r.searchNotes = document.querySelectorAll(".cb-search-note").length;
     r.searchResults = document.querySelectorAll("#search-results li").length;
     r.height = document.documentElement.scrollHeight;
     var pre = document.createElement("pre");
@@ -118,7 +183,18 @@ PROBE = r"""
     pre.textContent = JSON.stringify(r);
     document.body.appendChild(pre);
   }
-  window.addEventListener("load", function () { setTimeout(report, 2000); });
+  // First what a reader does (steppers, keys), early enough that a page flip would show in
+  // the dump; then the report.
+  var early = {};
+  window.addEventListener("load", function () {
+    setTimeout(function () {
+      early.predictions = predictions();
+      early.wide = wide();
+      early.steppers = Array.prototype.map.call(document.querySelectorAll(".cb-stepper"), stepperCheck);
+      pressPageKeys();
+    }, 300);
+    setTimeout(report, 2500);
+  });
 })();
 """
 
@@ -189,6 +265,8 @@ def ids_in(path: Path) -> set[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description="Open every page of the built book in headless Chromium.")
     ap.add_argument("--build", required=True)
+    ap.add_argument("--page", action="append", default=[],
+                    help="only the pages whose path contains this text (repeatable; links to others are not checked)")
     args = ap.parse_args()
     build = Path(args.build).resolve()
     site = build / "book" / "html"
@@ -213,6 +291,8 @@ def main() -> int:
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
                    if not p.relative_to(site).as_posix().startswith(("_static/", "_sources/", "_images/"))
                    and p.relative_to(site).as_posix() != "index.html")
+    if args.page:
+        pages = [p for p in pages if any(s in p for s in args.page)]
     shots = build / "book" / "screenshots"
     shutil.rmtree(shots, ignore_errors=True)
     shots.mkdir(parents=True)
@@ -229,18 +309,84 @@ def main() -> int:
     def fail(page: str, msg: str) -> None:
         failures.append(f"{page}: {msg}")
 
-    with tempfile.TemporaryDirectory() as profile:
+    # Chromium's own console messages that mean a reader sees something fail.
+    console_error = re.compile(r"Uncaught|blocked by CORS|Failed to (fetch|load)|net::ERR_|Not allowed to load")
+
+    def console_errors(stderr: str) -> list[str]:
+        return [f"console: {m.group(1)[:300]}" for m in re.finditer(r":CONSOLE[^\]]*\] \"(.*)\", source:", stderr)
+                if console_error.search(m.group(1))]
+
+    # Chromium runs in WORKERS processes at once, each with a profile of its own.
+    profiles: queue.Queue = queue.Queue()
+
+    def browse(args: list[str], timeout: int = 90) -> subprocess.CompletedProcess:
+        profile = profiles.get()
+        try:
+            return chromium(browser, profile, args, timeout)
+        finally:
+            profiles.put(profile)
+
+    def load(url: str, width: int) -> tuple[dict | None, str]:
+        try:
+            return _load(url, width)
+        except subprocess.TimeoutExpired:
+            return None, "the page did not settle in time (does a key press flip from page to page?)"
+
+    def _load(url: str, width: int) -> tuple[dict | None, str]:
+        r = browse(["--enable-logging=stderr", "--v=0", f"--window-size={width},1000",
+                                        "--virtual-time-budget=15000", "--dump-dom", url])
+        m = re.search(r'<pre id="cb-test-report">(.*?)</pre>', r.stdout, re.S)
+        if not m:
+            return None, (f"no report from the page (did it load? chromium status {r.returncode}: "
+                          f"{r.stderr.strip().splitlines()[-1:] if r.stderr.strip() else ''})")
+        rep = json.loads(htmllib.unescape(m.group(1)))
+        rep["errors"] = rep["errors"] + console_errors(r.stderr)
+        return rep, ""
+
+    def common(way: str, page: str, url: str, rep: dict) -> None:
+        """What must hold in every way of opening a page."""
+        for e in rep["errors"]:
+            fail(page, f"{way}: {e}")
+        if urllib.parse.urlsplit(rep["url"]).path != urllib.parse.urlsplit(url).path:
+            fail(page, f"{way}: an arrow key left the page for {rep['url']}")
+        shown = rep.get("predictions", {}).get("answersInView", [])
+        if shown:
+            fail(page, f"{way}: the answer to 'Predict first' prompt(s) {shown} is in view before it is revealed")
+        for k, st in enumerate(rep.get("steppers", [])):
+            keys, aria = st.get("keys", {}), st.get("aria", {})
+            if not all(keys.get(n) for n in ("right", "left", "end", "home", "focusKept")):
+                fail(page, f"{way}: stepper {k + 1}'s keys or focus: {keys}")
+            if not (aria.get("role") and aria.get("name") and aria.get("live")):
+                fail(page, f"{way}: stepper {k + 1} lacks a role, a name or a live counter: {aria}")
+            if st.get("overflow", 0) > 1:
+                fail(page, f"{way}: stepper {k + 1} is {st['overflow']} px wider than its frame")
+        wide[way][0] += rep.get("wide", {}).get("blocks", 0)
+        wide[way][1] += rep.get("wide", {}).get("scrolling", 0)
+
+    wide = {way: [0, 0] for way in ("http 1280 px", f"http {PHONE} px", "file:// 1280 px")}
+    with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(WORKERS) as pool:
+        for k in range(WORKERS):
+            (Path(scratch) / f"profile{k}").mkdir()
+            profiles.put(str(Path(scratch) / f"profile{k}"))
+        # From disk: a copy of the site, the probe written into each page.
+        disk = Path(scratch) / "html"
+        shutil.copytree(site, disk)
         for page in pages:
-            url = base + page + ("?q=cache" if page == "search.html" else "")
-            r = chromium(browser, profile, ["--window-size=1280,1000", "--virtual-time-budget=15000", "--dump-dom", url])
-            m = re.search(r'<pre id="cb-test-report">(.*?)</pre>', r.stdout, re.S)
-            if not m:
-                fail(page, f"no report from the page (did it load? chromium status {r.returncode}: "
-                           f"{r.stderr.strip().splitlines()[-1:] if r.stderr.strip() else ''})")
+            f = disk / page
+            f.write_text(f.read_text().replace("<head>", "<head><script>" + PROBE + "</script>", 1))
+        urls = {page: base + page + ("?q=cache" if page == "search.html" else "") for page in pages}
+        disk_urls = {page: (disk / page).as_uri() + ("?q=false+sharing" if page == "search.html" else "")
+                     for page in pages}
+        desktop = {page: pool.submit(load, urls[page], 1280) for page in pages}
+        phone = {page: pool.submit(load, urls[page], PHONE) for page in pages}
+        from_disk = {page: pool.submit(load, disk_urls[page], 1280) for page in pages}
+        for page in pages:
+            url = urls[page]
+            rep, why = desktop[page].result()
+            if rep is None:
+                fail(page, why)
                 continue
-            rep = json.loads(htmllib.unescape(m.group(1)))
-            for e in rep["errors"]:
-                fail(page, e)
+            common("http 1280 px", page, url, rep)
             for img in rep["images"]:
                 if not img["complete"] or img["w"] <= 0 or img["h"] <= 0:
                     fail(page, f"image {img['src']} has no size ({img['w']} x {img['h']})")
@@ -256,7 +402,7 @@ def main() -> int:
                 if key in plots and rep["charts"] < 1:
                     fail(page, f"book/plots/{key}.py exists but the page shows no plot")
                 summary += (f", {rep['sourceExcerpts']} source excerpts, {rep['outputs']} output blocks, "
-                            f"{rep['charts']} plots")
+                            f"{rep['charts']} plots, {rep['predictions']['prompts']} predictions")
             for k, st in enumerate(rep.get("steppers", [])):
                 ok = (st.get("markedAfter", 0) == st.get("markedBefore", -1) + 3 and st["before"] != st["after"]
                       and st.get("markedAfterBack") == st["markedAfter"] - 1
@@ -279,15 +425,41 @@ def main() -> int:
                 if rep["searchResults"] < 1:
                     fail(page, "searching for 'cache' found nothing")
                 summary += f", search for 'cache': {rep['searchResults']} results"
+            # At phone width: no error, and the steppers fit their frame.
+            rep, why = phone[page].result()
+            if rep is None:
+                fail(page, f"http {PHONE} px: {why}")
+            else:
+                common(f"http {PHONE} px", page, url, rep)
+                summary += ", phone: " + ", ".join(f"stepper {k + 1} {'fits' if st.get('overflow', 0) <= 1 else 'overflows'}"
+                                                   for k, st in enumerate(rep.get("steppers", []))) if rep.get("steppers") else ""
             print(f"  {page}: {summary}", flush=True)
             if chapter or page == "book/index.html":
                 name = "index" if not chapter else Path(page).parent.name
-                height = max(800, min(int(rep["height"]), 16000))
+                height = max(800, min(int(rep["height"] if rep else 4000), 16000))
                 out = shots / f"{name}.png"
-                chromium(browser, profile, ["--hide-scrollbars", f"--window-size=1280,{height}",
+                browse(["--hide-scrollbars", f"--window-size=1280,{height}",
                                             f"--screenshot={out}", base + page + "?shot=1"])
                 if not out.exists() or out.stat().st_size < 10000:
                     fail(page, f"screenshot {out} missing or blank")
+                if chapter and (chapter.group(1) in STEPPER_CHAPTERS or has_stepper(chapter.group(1))):
+                    browse(["--hide-scrollbars", f"--window-size={PHONE},16000",
+                                                f"--screenshot={shots / (name + '-phone.png')}", base + page + "?shot=1"])
+
+        for page in pages:
+            url = disk_urls[page]
+            rep, why = from_disk[page].result()
+            if rep is None:
+                fail(page, f"file://: {why}")
+                continue
+            common("file:// 1280 px", page, url, rep)
+            if page == "search.html":
+                if rep["searchResults"] < 1:
+                    fail(page, "file://: searching for 'false sharing' found nothing")
+                if rep["searchNotes"] != 1:
+                    fail(page, f"file://: {rep['searchNotes']} notes on how to get excerpts (one expected)")
+                print(f"  file:// search.html: 'false sharing': {rep['searchResults']} results, "
+                      f"{len(rep['errors'])} errors", flush=True)
 
     server.shutdown()
     # Internal links: the page exists, and so does its #anchor.
@@ -307,6 +479,8 @@ def main() -> int:
     for path in sorted(set(Site.missing)):
         fail("server", f"404 for {path}")
     print(f"  {checked} internal links checked; screenshots in {shots}")
+    for way, (blocks, scrolling) in wide.items():
+        print(f"  {way}: {scrolling} of {blocks} code and output blocks in view scroll sideways")
     if failures:
         print("\n".join(f"FAIL {f}" for f in failures))
         return 1

@@ -12,7 +12,9 @@
   (see book/_static/stepper.js for the fields it reads).
 - ``chapter-list``: the chapters in order, one line each; links where a page exists.
 - ``fold SUMMARY``: the content folded under the summary line (<details>); source listings
-  of more than FOLD_LISTING_LINES lines are folded the same way.
+  of more than FOLD_LISTING_LINES lines are folded the same way. The output block that
+  answers a "Predict first" prompt (an admonition of class cb-predict) is folded too, so
+  the answer waits for a click.
 - ``{{ expr }}`` in the prose (MyST substitutions over the programs' JSON): each inline value
   is wrapped in ``<span class="cb-value" data-expr="expr">`` so that book/check_rendered.py can
   evaluate it again against the build's JSON; a ``<`` in a value is escaped (it would be read as
@@ -126,13 +128,12 @@ class ProgramOutput(SphinxDirective):
         literal["language"] = "text"
         self.set_source_info(literal)
         caption = self.options.get("caption", f"Output of {program}, run when this book was built")
-        block = container_wrapper(self, literal, caption)
         count = text.count("\n") + 1
         if "fold" not in self.options and count <= FOLD_LINES:
-            return [block]
-        # A long block is folded: the page shows its caption; a click shows the lines.
+            return [container_wrapper(self, literal, caption)]
+        # A long block is folded: its caption is the summary line; a click shows the lines.
         holder = nodes.container(classes=["cb-folded"])
-        holder.extend(_fold(block, f"{caption} ({count} lines: show)"))
+        holder.extend(_fold(literal, caption, f"{count} lines"))
         return [holder]
 
 
@@ -150,7 +151,12 @@ class Chart(SphinxDirective):
         uri = Path(__import__("os").path.relpath(svg, docdir)).as_posix()
         figure = nodes.figure(classes=["cachebook-chart"])
         image = nodes.image(uri=uri, alt=" ".join(self.content) or name)
-        figure += image
+        # A tap or click opens the SVG at its own size (Sphinx copies it to _images/).
+        up = "../" * self.env.docname.count("/")
+        link = nodes.reference("", "", refuri=f"{up}_images/{svg.name}", classes=["cb-chart-link"],
+                               reftitle="open the figure at full size")
+        link += image
+        figure += link
         caption = nodes.caption()
         self.state.nested_parse(self.content, self.content_offset, caption)
         para = caption.children[0] if caption.children and isinstance(caption.children[0], nodes.paragraph) else None
@@ -394,8 +400,15 @@ def _repair_debian_furo(app, exception):
 FOLD_LISTING_LINES = 40
 
 
-def _fold(node, summary: str) -> list:
-    return [nodes.raw("", f'<details class="cb-fold"><summary>{html.escape(summary)}</summary>', format="html"),
+def _fold(node, summary: str, note: str | None = None, classes: str = "") -> list:
+    """`node` folded under `summary`; with `note` ("64 lines"), the summary line reads
+    "summary (64 lines: show)", and "hide" once open."""
+    text = html.escape(summary)
+    if note is not None:
+        text += (f' <span class="cb-fold-note">({html.escape(note)}: <span class="cb-show">show</span>'
+                 '<span class="cb-hide">hide</span>)</span>')
+    return [nodes.raw("", f'<details class="cb-fold{" " + classes if classes else ""}"><summary>{text}</summary>',
+                      format="html"),
             node, nodes.raw("", "</details>", format="html")]
 
 
@@ -410,10 +423,54 @@ def _fold_long_listings(app, doctree, docname):
             continue
         lines = block.astext().count("\n") + 1
         source = Path(block.get("source", "")).name if block.get("source") else ""
-        summary = f"Listing{' from ' + source if source else ''} ({lines} lines: show)"
         holder = nodes.container(classes=["cb-folded"])
         target.replace_self(holder)
-        holder.extend(_fold(target, summary))
+        holder.extend(_fold(target, f"Listing{' from ' + source if source else ''}", f"{lines} lines"))
+
+
+def _is_output(node) -> bool:
+    """An output block as the page shows it: a program-output with its caption, or folded."""
+    if not isinstance(node, nodes.container):
+        return False
+    if "cb-folded" in node["classes"] or node.get("literal_block"):
+        return any("program-output" in b["classes"] for b in node.findall(nodes.literal_block))
+    return False
+
+
+def _reveal_predicted_outputs(app, doctree):
+    """The output block that answers a "Predict first" prompt (an admonition of class
+    cb-predict: the first output block after it) is folded behind "show", so the answer is
+    not in view while the reader predicts. A block folded already stays folded."""
+    found = [n for n in doctree.findall(lambda n: (isinstance(n, nodes.Admonition) and "cb-predict" in n["classes"])
+                                        or _is_output(n))]
+    # An output block inside another (a folded one holds its captioned block) counts once.
+    found = [n for n in found if not (_is_output(n) and any(_is_output(a) for a in _ancestors(n)))]
+    waiting = False
+    for node in found:
+        if not _is_output(node):
+            waiting = True
+            continue
+        if not waiting:
+            continue
+        waiting = False
+        if "cb-folded" in node["classes"]:
+            node["classes"].append("cb-reveal")
+            continue
+        literal = next(b for b in node.findall(nodes.literal_block) if "program-output" in b["classes"])
+        caption = next((c.astext() for c in node.findall(nodes.caption)), "Output")
+        lines = literal.astext().count("\n") + 1
+        holder = nodes.container(classes=["cb-folded", "cb-reveal"])
+        node.replace_self(holder)
+        literal.parent.remove(literal)
+        holder.extend(_fold(literal, f"The answer: {caption[:1].lower() + caption[1:]}",
+                            f"{lines} line{'s' if lines > 1 else ''}", classes="cb-reveal"))
+
+
+def _ancestors(node):
+    node = node.parent
+    while node is not None:
+        yield node
+        node = node.parent
 
 
 class Fold(SphinxDirective):
@@ -482,6 +539,7 @@ def setup(app):
     app.add_directive("fold", Fold)
     app.add_directive("api-by-header", ApiByHeader)
     app.add_directive("results-gallery", results_gallery.ResultsGallery)
+    app.connect("doctree-read", _reveal_predicted_outputs)
     app.connect("doctree-resolved", _fold_long_listings)
     app.add_role("notes", _number_role("notes-quote"))
     app.add_role("given", _number_role("given-number"))

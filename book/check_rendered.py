@@ -16,7 +16,9 @@ its text is checked. A page fails on:
   each `{{ expr }}` of the prose as <span class="cb-value" data-expr="expr">; the expression
   is evaluated again here);
 - an output block that is not, line for line, part of what its program printed in this
-  build (BUILD/book/generated/PROGRAM.txt).
+  build (BUILD/book/generated/PROGRAM.txt);
+- a "Predict first" prompt (class cb-predict) whose answer, the first output block after
+  it, is not folded (in a <details> the reader opens).
 
 Source listings (C++, CMake) are not read: `?` and `{{` are code there. Exit status: 0 clean,
 1 defects (one line each), 77 when the book has not been built.
@@ -117,6 +119,15 @@ def output_defects(article, outputs: dict[str, str]) -> list[str]:
     return found
 
 
+def prediction_defects(article) -> list[str]:
+    found = []
+    for k, prompt in enumerate(article.select("div.cb-predict"), start=1):
+        answer = prompt.find_next("div", class_="program-output")
+        if answer is not None and answer.find_parent("details") is None:
+            found.append(f"'Predict first' prompt {k}: its answer (the next output block) is not folded")
+    return found
+
+
 def page_defects(html: str, subs: dict, outputs: dict[str, str], documents_the_mask: bool = False) -> list[str]:
     """Every defect of one built page (its HTML), as one line each. The API page documents
     the golden mask itself (`documents_the_mask`): there `<measured>` is the subject."""
@@ -126,7 +137,8 @@ def page_defects(html: str, subs: dict, outputs: dict[str, str], documents_the_m
     article = soup.find("article") or soup.body or soup
     for tag in article.find_all(["script", "style"]):
         tag.decompose()
-    found = value_defects(article, subs) + output_defects(article, outputs) + empty_sections(article)
+    found = (value_defects(article, subs) + output_defects(article, outputs) + empty_sections(article)
+             + prediction_defects(article))
     for block in [b for b in article.find_all("div") if _is_listing(b)]:
         if not block.decomposed:  # a listing inside one already removed
             block.decompose()

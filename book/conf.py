@@ -47,6 +47,8 @@ html_theme = "furo"
 html_title = "cachebook"
 html_static_path = [str(BOOK / "_static")]
 html_css_files = ["cachebook.css"]
-html_js_files = ["stepper.js"]
+html_js_files = ["stepper.js", "search.js"]
 html_show_sourcelink = False
-html_theme_options = {"navigation_with_keys": True}
+# No page flips on the arrow keys: the steppers use them (and a reader may press them to
+# scroll a wide block); Sphinx's key navigation ignores a handled key, so it stays off.
+html_theme_options = {"navigation_with_keys": False}

@@ -171,6 +171,8 @@ class CheckRendered(unittest.TestCase):
             "this build's JSON gives": f"<p>it was {self.value('ch07.ratio_text', '2.10')} on 2 threads</p>",
             "cannot be evaluated": f"<p>it was {self.value('ch07.nope', '3')}</p>",
             "is not what it printed": self.output("threads  ms\n1        21\n"),
+            "is not folded": '<div class="admonition cb-predict"><p>Which?</p></div>'
+                             + self.output("threads  ms\n1        20\n"),
         }
         for what, body in cases.items():
             with self.subTest(defect=what):
@@ -178,6 +180,11 @@ class CheckRendered(unittest.TestCase):
                 self.assertTrue(found, "not caught")
                 for defect in found:
                     self.assertIn(what, defect)
+
+    def test_a_folded_answer_passes(self):
+        body = ('<div class="admonition cb-predict"><p>Which?</p></div><details class="cb-fold cb-reveal">'
+                "<summary>The answer</summary>" + self.output("threads  ms\n1        20\n") + "</details>")
+        self.assertEqual(self.defects(body), [])
 
     def test_a_swallowed_tag_is_caught(self):
         # "<not supported>" read as an HTML tag leaves "perf reports the event as ".
@@ -253,6 +260,46 @@ class Machine(unittest.TestCase):
 
     def test_no_results_yet(self):
         self.assertIn("caches unknown", self.describe(None)["summary"])
+
+
+class PredictionsWait(unittest.TestCase):
+    """The output block after a "Predict first" prompt is folded; others stay as they are."""
+
+    @staticmethod
+    def page():
+        from docutils import nodes
+        from docutils.utils import new_document
+        from docutils.frontend import OptionParser
+        from docutils.parsers.rst import Parser
+
+        doc = new_document("page", OptionParser(components=(Parser,)).get_default_values())
+
+        def output(name):
+            literal = nodes.literal_block("x\ny", "x\ny", classes=["program-output", f"cb-output-{name}"])
+            box = nodes.container("", nodes.caption("", f"Output of {name}"), literal, literal_block=True)
+            return box
+
+        prompt = nodes.admonition("", nodes.title("", "Predict first"), nodes.paragraph("", "Which?"),
+                                  classes=["cb-predict"])
+        doc += [output("before"), prompt, nodes.paragraph("", "Think."), output("answer"), output("after")]
+        return doc
+
+    def test_the_answer_is_folded_and_its_caption_is_the_summary(self):
+        from docutils import nodes
+        from cachebook_sphinx import _reveal_predicted_outputs
+
+        doc = self.page()
+        _reveal_predicted_outputs(None, doc)
+        folded = [n for n in doc.findall(nodes.container) if "cb-reveal" in n["classes"]]
+        self.assertEqual(len(folded), 1)
+        html_ = "".join(n.astext() for n in folded[0].findall(nodes.raw))
+        self.assertIn("<details", html_)
+        self.assertIn("output of answer", html_)
+        self.assertIn('class="cb-show">show', html_)
+        self.assertEqual([b["classes"][1] for b in folded[0].findall(nodes.literal_block)], ["cb-output-answer"])
+        self.assertFalse(list(folded[0].findall(nodes.caption)))  # the summary says it once
+        others = [n for n in doc.children if isinstance(n, nodes.container) and "cb-folded" not in n["classes"]]
+        self.assertEqual(len(others), 2)
 
 
 if __name__ == "__main__":

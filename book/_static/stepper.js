@@ -75,6 +75,8 @@
     prevGroup.classList.add("cb-group-step");
     nextGroup.classList.add("cb-group-step");
     const counter = el("span", "cb-counter");
+    counter.setAttribute("aria-live", "polite"); // a screen reader says where a step went
+    counter.setAttribute("aria-atomic", "true");
     controls.appendChild(counter);
     const groupNow = el("div", "cb-group");
 
@@ -83,15 +85,24 @@
     const cacheTitle = el("div", "cb-cache-title");
     const cache = el("div", "cb-cache");
     const note = el("p", "cb-note");
+    note.setAttribute("aria-live", "polite");
     const totals = el("p", "cb-totals");
     const legend = el("p", "cb-legend");
     side.append(cacheTitle, cache, totals);
     const body = el("div", "cb-body");
     root.append(picker, controls, groupNow, body, note);
     root.tabIndex = 0;
+    root.setAttribute("role", "group");
+    root.setAttribute("aria-roledescription", "stepper");
+    // Arrow keys step, Home and End go to the first and last step; the key goes no further
+    // (nothing else on the page acts on a key the stepper used).
     root.addEventListener("keydown", (e) => {
-      if (e.key === "ArrowRight") { fwd.click(); e.preventDefault(); }
-      if (e.key === "ArrowLeft") { back.click(); e.preventDefault(); }
+      if (e.altKey || e.ctrlKey || e.metaKey) return;
+      const act = { ArrowRight: fwd, ArrowLeft: back, Home: first, End: last }[e.key];
+      if (!act) return;
+      e.preventDefault();
+      e.stopPropagation();
+      if (!act.disabled) act.click();
     });
 
     let cells = [];     // cells[array][i][j]
@@ -127,6 +138,7 @@
           const line = lineOf(a, i, j);
           td.classList.add((line - arr.first_line) % 2 ? "cb-odd" : "cb-even");
           td.title = cellName(a, i, j) + ", line " + lineName(line);
+          td.dataset.name = td.title;
           tr.appendChild(td);
           row.push(td);
         }
@@ -177,22 +189,38 @@
       back.title = "one " + unit + " back";
       fwd.title = "one " + unit + " forward";
       pickButtons.forEach((b, k) => b.setAttribute("aria-pressed", runs[k] === run ? "true" : "false"));
+      root.setAttribute("aria-label", "Cache stepper, " + label(run) +
+        ": arrow keys step, Home and End go to the first and last access");
       cacheTitle.textContent = "cache: " + run.cache_lines + " lines of " + run.line_bytes + " bytes";
     }
 
+    // A cell shows a symbol; a screen reader reads words (its name, line and state).
+    function mark(td, symbol, words) {
+      td.textContent = "";
+      const shown = el("span", "", symbol);
+      shown.setAttribute("aria-hidden", "true");
+      td.append(shown, el("span", "cb-sr", td.dataset.name + ": " + words));
+    }
+
+    // When the focused button is disabled by a step (end, start), focus moves to the button
+    // that goes the other way, so the keyboard stays inside the widget.
+    const opposite = new Map([[fwd, back], [last, first], [nextGroup, prevGroup],
+      [back, fwd], [first, last], [prevGroup, nextGroup]]);
+
     function draw() {
+      const focused = root.contains(document.activeElement) ? document.activeElement : null;
       let hits = 0, misses = 0;
       const missesOf = arrays.map(() => 0);
       const lastUse = {};
       cells.forEach((rows) => rows.forEach((row) => row.forEach((td) => {
-        td.textContent = "·";
+        mark(td, "·", "not accessed yet");
         td.classList.remove("cb-hit", "cb-miss", "cb-now", "cb-off", "cb-cached",
           "cb-tile-t", "cb-tile-b", "cb-tile-l", "cb-tile-r");
       })));
       for (let s = 0; s < at; s++) {
         const st = run.steps[s];
         const td = cells[st.array || 0][st.i][st.j];
-        td.textContent = st.hit ? "H" : "M";
+        mark(td, st.hit ? "H" : "M", st.hit ? "a hit" : "a miss");
         td.classList.remove("cb-hit", "cb-miss");
         td.classList.add(st.hit ? "cb-hit" : "cb-miss");
         if (st.hit) hits++; else { misses++; missesOf[st.array || 0]++; }
@@ -260,6 +288,10 @@
       }
       first.disabled = back.disabled = prevGroup.disabled = at === 0;
       fwd.disabled = last.disabled = nextGroup.disabled = at === run.steps.length;
+      if (focused && focused.disabled) {
+        const other = opposite.get(focused);
+        (other && !other.disabled && !other.hidden ? other : root).focus();
+      }
     }
 
     layout();
