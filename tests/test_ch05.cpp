@@ -208,18 +208,18 @@ TEST_CASE("the chapter's claims: no verdict from one run, and a busy machine giv
         t.runs = std::move(runs);
         return t;
     };
-    const auto one_run = ch05::decide_claim(timing({2.0}), timing({1.0}), 1.5);
+    const auto one_run = ch05::decide_claim(timing({2.0}), timing({1.0}), {1.5, 0.2});
     CHECK(one_run.verdict == cachebook::Verdict::inconclusive);
     CHECK(one_run.effect == Approx(2.0));
     CHECK(one_run.reason.find("no control") != std::string::npos);
     // No effect on a quiet control: fails, unless the machine was busy.
     const auto flat = timing({1.0, 1.0, 1.0, 1.0});
-    CHECK(ch05::decide_bandwidth_claim(flat, flat, 1.1, 1.0).verdict == cachebook::Verdict::fails);
-    const auto busy = ch05::decide_bandwidth_claim(flat, flat, 1.1, 0.5);
+    CHECK(ch05::decide_bandwidth_claim(flat, flat, {1.1, 0.2}, 1.0).verdict == cachebook::Verdict::fails);
+    const auto busy = ch05::decide_bandwidth_claim(flat, flat, {1.1, 0.2}, 0.5);
     CHECK(busy.verdict == cachebook::Verdict::inconclusive);
     CHECK(busy.reason.find("busy") != std::string::npos);
     // A clear effect holds, busy or not; the JSON's margin is effect / threshold - 1.
-    const auto clear = ch05::decide_bandwidth_claim(timing({2.0, 2.0}), timing({1.0, 1.0}), 1.6, 0.5);
+    const auto clear = ch05::decide_bandwidth_claim(timing({2.0, 2.0}), timing({1.0, 1.0}), {1.6, 0.2}, 0.5);
     CHECK(clear.verdict == cachebook::Verdict::holds);
     const auto json = ch05::to_json(clear);
     CHECK(json["verdict"] == "holds");

@@ -6,20 +6,20 @@
 
 namespace ch05 {
 
-cachebook::ClaimResult decide_claim(const cachebook::Timing& slow, const cachebook::Timing& fast, double threshold) {
-    const cachebook::ClaimRule rule{threshold, static_cast<int>(slow.runs.size()), kMaxNoise};
+cachebook::ClaimResult decide_claim(const cachebook::Timing& slow, const cachebook::Timing& fast, ClaimBound bound) {
+    const cachebook::ClaimRule rule{bound.threshold, static_cast<int>(slow.runs.size()), bound.max_noise};
     if (slow.runs.size() >= 2 && fast.runs.size() >= 2) return cachebook::decide(slow.runs, fast.runs, rule);
     cachebook::ClaimResult r;
-    r.threshold = threshold;
+    r.threshold = bound.threshold;
     r.effect = fast.min() > 0 ? slow.min() / fast.min() : 0;
     r.reason = fmt::format("{:.2f}x against at least {:.2f}x from one run a side: no control, so no verdict", r.effect,
-                           threshold);
+                           bound.threshold);
     return r;
 }
 
 cachebook::ClaimResult decide_bandwidth_claim(const cachebook::Timing& slow, const cachebook::Timing& fast,
-                                              double threshold, double cpu_share) {
-    auto r = decide_claim(slow, fast, threshold);
+                                              ClaimBound bound, double cpu_share) {
+    auto r = decide_claim(slow, fast, bound);
     if (r.verdict == cachebook::Verdict::fails && cpu_share < kBusyShare) {
         r.verdict = cachebook::Verdict::inconclusive;
         r.reason += fmt::format(
