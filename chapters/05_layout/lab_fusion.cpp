@@ -50,26 +50,21 @@ void time_once(int r, F&& f, cachebook::Timing& into) {
     if (r >= 0) into.runs.push_back(cachebook::thread_cpu_seconds() - start);
 }
 
-// The two fusion versions over the same a, b, c, interleaved (and `between` after each pair).
-// The warm-up checks each version's result, zeroing b and c between the two.
-template <class Between>
-bool time_fusion_pair(const double* a, double* b, double* c, std::size_t n, int runs, cachebook::Timing& separate,
-                      cachebook::Timing& fused, Between&& between) {
+// One round of the two fusion versions over the same a, b, c; run -1, the warm-up, also
+// checks each version's result (zeroing b and c between the two).
+bool fusion_round(int r, const double* a, double* b, double* c, std::size_t n, cachebook::Timing& separate,
+                  cachebook::Timing& fused) {
     bool right = true;
-    for (int r = -1; r < runs; ++r) {
-        time_once(
-            r, [&] { separate_loops(a, b, c, n); }, separate);
-        if (r < 0) {
-            right = right && fusion_right(a, b, c, n);
-            std::fill(b, b + n, 0.0);
-            std::fill(c, c + n, 0.0);
-        }
-        time_once(
-            r, [&] { fused_loop(a, b, c, n); }, fused);
-        if (r < 0) right = right && fusion_right(a, b, c, n);
-        between(r);
+    time_once(
+        r, [&] { separate_loops(a, b, c, n); }, separate);
+    if (r < 0) {
+        right = fusion_right(a, b, c, n);
+        std::fill(b, b + n, 0.0);
+        std::fill(c, c + n, 0.0);
     }
-    return right;
+    time_once(
+        r, [&] { fused_loop(a, b, c, n); }, fused);
+    return r >= 0 || (right && fusion_right(a, b, c, n));
 }
 
 }  // namespace
@@ -97,18 +92,21 @@ FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, 
     for (std::size_t k = 0; k < ways; ++k)
         for (std::size_t i = 0; i < fission_n; ++i) fb[k][i] = static_cast<double>((i + k) % 8);
     t.cpu_share = cachebook::cpu_shares(cachebook::usable_cpus());
-    t.same_result = time_fusion_pair(a, a + stride, a + 2 * stride, n, runs, t.separate, t.fused, [&](int r) {
+    // Every run times each version once, in turn: apart, close (b and c moved closer to a),
+    // then the fission pair, so that what each leaves in the caches weighs on all alike.
+    t.same_result = true;
+    for (int r = -1; r < runs; ++r) {
+        t.same_result = fusion_round(r, a, a + stride, a + 2 * stride, n, t.separate, t.fused) && t.same_result;
+        if (close_gap_bytes > 0)
+            t.same_result =
+                fusion_round(r, a, a + close_stride, a + 2 * close_stride, n, t.separate_close, t.fused_close) &&
+                t.same_result;
         time_once(
             r, [&] { one_loop_many_arrays(fa1, fb); }, t.fission_one);
         time_once(
             r, [&] { one_loop_per_array(fa2, fb); }, t.fission_split);
-    });
-    t.same_result = t.same_result && fa1 == fa2;
-    if (close_gap_bytes > 0) {
-        // a stays; b and c move closer to it.
-        t.same_result = t.same_result && time_fusion_pair(a, a + close_stride, a + 2 * close_stride, n, runs,
-                                                          t.separate_close, t.fused_close, [](int) {});
     }
+    t.same_result = t.same_result && fa1 == fa2;
     t.cpu_share = std::min(t.cpu_share, cachebook::cpu_shares(cachebook::usable_cpus()));
     return t;
 }
