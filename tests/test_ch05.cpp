@@ -246,14 +246,14 @@ TEST_CASE("the chapter's claims: no verdict from one run, and a busy machine giv
     } while (false)
 
 TEST_CASE("measured: SoA beats AoS on the update loop", "[ch05][timing]") {
-    const auto t = ch05::time_layouts(1'000'000, 6);
+    const auto t = ch05::time_layouts(1'000'000, 10);
     CH05_REQUIRE_CLAIMS(ch05::aos_over_soa_claim(t));
 }
 
 TEST_CASE("measured: hot/cold splitting beats AoS on the update loop", "[ch05][timing]") {
     // A 1.5x difference in lines streamed is bandwidth, which a busy machine shares out
     // unevenly: the lab gives no "fails" then (decide_bandwidth_claim).
-    const auto t = ch05::time_layouts(1'000'000, 6);
+    const auto t = ch05::time_layouts(1'000'000, 10);
     CH05_REQUIRE_CLAIMS(ch05::aos_over_hot_cold_claim(t));
 }
 
