@@ -190,6 +190,7 @@ LayoutTimes time_layouts(std::size_t n, int runs) {
     auto soa = make_soa(n);
     auto hot_cold = make_hot_cold(n);
     constexpr double dt = 0.001;
+    t.cpu_share = cachebook::cpu_shares(cachebook::usable_cpus());
     // Interleaved, so that a noisy moment hurts all three alike; timed by this
     // thread's CPU clock, which stops while a busy machine makes it wait.
     for (int r = -1; r < runs; ++r) {
@@ -203,6 +204,7 @@ LayoutTimes time_layouts(std::size_t n, int runs) {
         once(soa, t.soa);
         once(hot_cold, t.hot_cold);
     }
+    t.cpu_share = std::min(t.cpu_share, cachebook::cpu_shares(cachebook::usable_cpus()));
     t.sum_aos = sum_x(aos);
     t.sum_soa = sum_x(soa);
     t.sum_hot_cold = sum_x(hot_cold);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cachebook/claim.hpp"
 #include "cachebook/measure.hpp"
 #include "layout.hpp"
 
@@ -58,6 +59,7 @@ struct LayoutTimes {
     std::size_t n = 0;
     cachebook::Timing aos, soa, hot_cold;
     double sum_aos = 0, sum_soa = 0, sum_hot_cold = 0;  // identical
+    double cpu_share = 1;  // the least share of a CPU any usable CPU gave a busy thread, just before
 };
 /// Where an array of `bytes` stands against the data caches a machine reports.
 struct CacheFit {
@@ -124,10 +126,9 @@ StreamSize choose_stream_size(std::size_t llc_bytes, std::size_t l2_bytes, std::
 /// array), or `stream_mib` when that is above 0, or 8 MiB for a quick run.
 StreamSize fusion_stream_size(std::int64_t stream_mib, bool quick);
 
-/// Where the fusion arrays lie. All five (a; b and c for each version) share one
-/// allocation, each starting this many bytes after the end of the one before. Streams whose
-/// addresses differ by only a few KiB past a multiple of a large power of two can slow the
-/// fused loop badly (see chapter.md); 64 KiB and a line keeps them apart.
+/// Where the fusion arrays lie. The three (a, b, c) share one allocation, each starting this
+/// many bytes after the end of the one before, and both versions run over the same three, so
+/// that where they lie weighs on both alike. 64 KiB and a line apart, as the chapter shows.
 inline constexpr std::size_t kFusionGapBytes = (std::size_t{64} << 10) + 64;
 /// The placement the chapter shows for contrast: 8 KiB between arrays.
 inline constexpr std::size_t kFusionCloseGapBytes = std::size_t{8} << 10;
@@ -141,10 +142,49 @@ struct FusionTimes {
     std::size_t gap_bytes = 0, close_gap_bytes = 0;
     cachebook::Timing separate, fused, fission_one, fission_split;
     cachebook::Timing separate_close, fused_close;
-    bool same_result = false;  // b and c agree after every version; so do the a_k
+    bool same_result = false;  // each version computes b = 2a and c = 2a + 1; the a_k agree
+    double cpu_share = 1;      // as in LayoutTimes
 };
 FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, int runs,
                         std::size_t gap_bytes = kFusionGapBytes, std::size_t close_gap_bytes = 0);
+
+// --- The chapter's measured claims ------------------------------------------------------
+
+/// Each claim is "slow takes at least R times as long as fast", decided by the book's one
+/// rule (cachebook::decide, claim.hpp) on the runs the timings above make interleaved.
+/// The chapter prints these verdicts and the tests require them: the same functions.
+/// A claim's threshold R, and the control's noise above which it gives no verdict. A claim
+/// whose effect is several times its threshold may allow a noisier control: it holds only
+/// when the effect clears R x (1 + noise) all the same.
+struct ClaimBound {
+    double threshold = 1;
+    double max_noise = 0.2;
+};
+inline constexpr ClaimBound kAosOverSoa{2.0, 0.5};           // AoS against SoA, update loop
+inline constexpr ClaimBound kAosOverHotCold{1.2, 0.2};       // AoS against hot/cold
+inline constexpr ClaimBound kScatteredOverVector{5.0, 1.0};  // scattered list against vector
+inline constexpr ClaimBound kScatteredOverGather{2.0, 1.0};  // scattered list against the gather
+inline constexpr ClaimBound kSeparateOverFused{1.1, 0.2};    // two loops against the fused one
+/// Below this share of a CPU (LayoutTimes::cpu_share), other programs share the memory
+/// bandwidth too, and a streaming effect that falls short proves nothing: no "fails" then.
+inline constexpr double kBusyShare = 0.7;
+
+/// The rule on two timings; inconclusive, said why, with fewer than two runs a side.
+cachebook::ClaimResult decide_claim(const cachebook::Timing& slow, const cachebook::Timing& fast, ClaimBound bound);
+/// As decide_claim, for a claim bound by memory bandwidth: on a busy machine (`cpu_share`
+/// below kBusyShare) a verdict "fails" becomes inconclusive, with the reason.
+cachebook::ClaimResult decide_bandwidth_claim(const cachebook::Timing& slow, const cachebook::Timing& fast,
+                                              ClaimBound bound, double cpu_share);
+
+cachebook::ClaimResult aos_over_soa_claim(const LayoutTimes& t);
+cachebook::ClaimResult aos_over_hot_cold_claim(const LayoutTimes& t);
+cachebook::ClaimResult scattered_over_vector_claim(const ListTimes& t);
+cachebook::ClaimResult scattered_over_gather_claim(const ListTimes& t);
+cachebook::ClaimResult fusion_claim(const FusionTimes& t);
+
+/// A verdict for the JSON: {verdict, effect, noise, threshold, margin, reason}; margin is
+/// effect / threshold - 1 (above 0: the effect exceeds the threshold).
+nlohmann::json to_json(const cachebook::ClaimResult& c);
 
 // --- JSON -------------------------------------------------------------------------------
 

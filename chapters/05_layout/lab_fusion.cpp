@@ -32,6 +32,43 @@ StreamSize fusion_stream_size(std::int64_t stream_mib, bool quick) {
     return choose_stream_size(l3 ? l3->size_bytes : 0, l2 ? l2->size_bytes : 0, kBudget);
 }
 
+namespace {
+
+// b = 2a and c = 2a + 1, exactly, as both fusion versions compute them.
+bool fusion_right(const double* a, const double* b, const double* c, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+        if (b[i] != a[i] * 2.0 || c[i] != a[i] * 2.0 + 1.0) return false;
+    return true;
+}
+
+// One run of `f`, timed by the thread's CPU clock; run -1 is a warm-up, not kept.
+template <class F>
+void time_once(int r, F&& f, cachebook::Timing& into) {
+    const double start = cachebook::thread_cpu_seconds();
+    f();
+    cachebook::clobber_memory();
+    if (r >= 0) into.runs.push_back(cachebook::thread_cpu_seconds() - start);
+}
+
+// One round of the two fusion versions over the same a, b, c; run -1, the warm-up, also
+// checks each version's result (zeroing b and c between the two).
+bool fusion_round(int r, const double* a, double* b, double* c, std::size_t n, cachebook::Timing& separate,
+                  cachebook::Timing& fused) {
+    bool right = true;
+    time_once(
+        r, [&] { separate_loops(a, b, c, n); }, separate);
+    if (r < 0) {
+        right = fusion_right(a, b, c, n);
+        std::fill(b, b + n, 0.0);
+        std::fill(c, c + n, 0.0);
+    }
+    time_once(
+        r, [&] { fused_loop(a, b, c, n); }, fused);
+    return r >= 0 || (right && fusion_right(a, b, c, n));
+}
+
+}  // namespace
+
 FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, int runs, std::size_t gap_bytes,
                         std::size_t close_gap_bytes) {
     if (gap_bytes % sizeof(double) != 0 || close_gap_bytes % sizeof(double) != 0)
@@ -43,57 +80,34 @@ FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, 
     t.gap_bytes = gap_bytes;
     t.close_gap_bytes = close_gap_bytes;
     // One allocation: the distance between the arrays is then the program's choice, not the
-    // allocator's. The close placement reuses the start of the same block.
+    // allocator's. Both versions use the same three arrays, so their placement (cache sets,
+    // pages, the low address bits loads and stores are matched by) weighs on both alike.
     const std::size_t stride = n + gap_bytes / sizeof(double);
     const std::size_t close_stride = n + close_gap_bytes / sizeof(double);
-    std::vector<double> block(5 * stride);
+    std::vector<double> block(3 * std::max(stride, close_stride));
     double* a = block.data();
-    double *b1 = a + stride, *c1 = a + 2 * stride, *b2 = a + 3 * stride, *c2 = a + 4 * stride;
     for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<double>(i % 4096);
     std::vector<std::vector<double>> fa1(ways, std::vector<double>(fission_n, 1.0)), fa2 = fa1;
     std::vector<std::vector<double>> fb(ways, std::vector<double>(fission_n));
     for (std::size_t k = 0; k < ways; ++k)
         for (std::size_t i = 0; i < fission_n; ++i) fb[k][i] = static_cast<double>((i + k) % 8);
-    // Run -1 is a warm-up, not kept.
-    auto once = [](int r, auto&& f, cachebook::Timing& into) {
-        const double start = cachebook::thread_cpu_seconds();
-        f();
-        cachebook::clobber_memory();
-        if (r >= 0) into.runs.push_back(cachebook::thread_cpu_seconds() - start);
-    };
+    t.cpu_share = cachebook::cpu_shares(cachebook::usable_cpus());
+    // Every run times each version once, in turn: apart, close (b and c moved closer to a),
+    // then the fission pair, so that what each leaves in the caches weighs on all alike.
+    t.same_result = true;
     for (int r = -1; r < runs; ++r) {
-        once(
-            r, [&] { separate_loops(a, b1, c1, n); }, t.separate);
-        once(
-            r, [&] { fused_loop(a, b2, c2, n); }, t.fused);
-        once(
+        t.same_result = fusion_round(r, a, a + stride, a + 2 * stride, n, t.separate, t.fused) && t.same_result;
+        if (close_gap_bytes > 0)
+            t.same_result =
+                fusion_round(r, a, a + close_stride, a + 2 * close_stride, n, t.separate_close, t.fused_close) &&
+                t.same_result;
+        time_once(
             r, [&] { one_loop_many_arrays(fa1, fb); }, t.fission_one);
-        once(
+        time_once(
             r, [&] { one_loop_per_array(fa2, fb); }, t.fission_split);
     }
-    t.same_result = std::equal(b1, b1 + n, b2) && std::equal(c1, c1 + n, c2) && fa1 == fa2;
-    if (close_gap_bytes > 0) {
-        // a stays; b and c move closer to it. The warm-up run checks each version's result
-        // (zeroing b and c between the two); both compute b = 2a and c = 2a + 1 exactly.
-        double *cb = a + close_stride, *cc = a + 2 * close_stride;
-        auto right = [&] {
-            for (std::size_t i = 0; i < n; ++i)
-                if (cb[i] != a[i] * 2.0 || cc[i] != a[i] * 2.0 + 1.0) return false;
-            return true;
-        };
-        for (int r = -1; r < runs; ++r) {
-            once(
-                r, [&] { separate_loops(a, cb, cc, n); }, t.separate_close);
-            if (r < 0) {
-                t.same_result = t.same_result && right();
-                std::fill(cb, cb + n, 0.0);
-                std::fill(cc, cc + n, 0.0);
-            }
-            once(
-                r, [&] { fused_loop(a, cb, cc, n); }, t.fused_close);
-            if (r < 0) t.same_result = t.same_result && right();
-        }
-    }
+    t.same_result = t.same_result && fa1 == fa2;
+    t.cpu_share = std::min(t.cpu_share, cachebook::cpu_shares(cachebook::usable_cpus()));
     return t;
 }
 

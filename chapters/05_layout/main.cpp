@@ -85,6 +85,16 @@ Value ratio(std::string key, const Timing& a, const Timing& b, int digits) {
     return Value::measured(std::move(key), fmt::format("{:.{}f}", a.min() / b.min(), digits));
 }
 
+// A claim's verdict and margin, beside the measurement it is decided on; recorded at claims.`name`.
+void claim_line(Report& report, const std::string& name, const std::string& claim, const cachebook::ClaimResult& c) {
+    const auto json = ch05::to_json(c);
+    report.line("  {} at least {:.1f}x: {}, margin {} ({})", claim, c.threshold,
+                Value::measured("", cachebook::verdict_name(c.verdict)),
+                Value::measured("", fmt::format("{:+.0f} %", 100 * json["margin"].get<double>())),
+                Value::measured("", c.reason));
+    report.record("claims." + name, json);
+}
+
 void struct_line(Report& report, const ch05::StructLayout& s) {
     report.line("  {:<14} sizeof {:>2}, alignof {}, padding {:>2}: {}", s.name, s.size, s.align, s.padding(),
                 s.picture());
@@ -164,6 +174,8 @@ void update_loop_section(Report& report, const Options& options) {
     const bool same = times.sum_aos == times.sum_soa && times.sum_soa == times.sum_hot_cold;
     report.line("  the three layouts end with the same positions: {}",
                 Value::exact_as("layouts.same_result", same, same ? "yes" : "NO"));
+    claim_line(report, "aos_over_soa", "AoS / SoA", ch05::aos_over_soa_claim(times));
+    claim_line(report, "aos_over_hot_cold", "AoS / hot-cold", ch05::aos_over_hot_cold_claim(times));
 }
 
 void field_order_section(Report& report) {
@@ -258,6 +270,8 @@ void lists_section(Report& report, const Options& options) {
     const bool agree = lists.sum_vector == lists.sum_ordered && lists.sum_ordered == lists.sum_scattered &&
                        lists.sum_scattered == lists.sum_gather;
     report.line("  all four sums agree: {}", agree ? "yes" : "NO");
+    claim_line(report, "scattered_over_vector", "scattered / vector", ch05::scattered_over_vector_claim(lists));
+    claim_line(report, "scattered_over_gather", "scattered / gather", ch05::scattered_over_gather_claim(lists));
 }
 
 void prefetch_section(Report& report, const Options& options) {
@@ -322,6 +336,7 @@ void fusion_section(Report& report, const Options& options) {
     apart.row({"one loop per pair (fission)",
                ns_cell(report, "fusion.fission_split", fu.fission_split, n_fission * kWays), "1.00"});
     apart.print();
+    claim_line(report, "fusion", "two loops / fused", ch05::fusion_claim(fu));
     report.line("  the fusion arrays lie {} apart; the same two versions with them {} apart:",
                 Value::exact("fusion.gap", kib_text(fu.gap_bytes)),
                 Value::exact("fusion.close_gap", kib_text(fu.close_gap_bytes)));
