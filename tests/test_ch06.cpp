@@ -443,17 +443,26 @@ TEST_CASE("the races count every increment", "[ch06][threads]") {
     CHECK(comparison.packed.min_ns > 0.0);
 }
 
-// Thresholds stated in chapter.md: packed atomics at least 1.5x slower than
-// padded on two cores (observed 3-5x here); on one core within 0.7-1.4x (1.4 stays
-// below the 1.5 that two cores must exceed).
+namespace {
+// A claim decided by the book's rule, once: holds passes, fails fails with the reason,
+// inconclusive skips with the reason (the control said the machine was too busy to tell).
+void expect_holds(const cachebook::ClaimResult& result) {
+    if (result.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP("inconclusive: " << result.reason);
+    if (result.verdict == cachebook::Verdict::fails) FAIL("fails: " << result.reason);
+    SUCCEED("holds: " << result.reason);
+}
+}  // namespace
+
+// Thresholds stated in the chapter (lab.hpp's kTwoCoreThreshold and kOneCoreBand), decided as
+// the program decides them: packed atomics at least 1.5x slower than padded on two cores; on
+// one core within 0.7-1.4x (1.4 stays below the 1.5 that two cores must exceed).
 TEST_CASE("packed atomic counters are at least 1.5x slower than padded ones on two cores", "[timing][ch06]") {
     if (kSanitized) CACHEBOOK_SKIP("built with a sanitizer: its instrumentation, not the cache, would set the times");
     if (cachebook::usable_cpus() < 2) CACHEBOOK_SKIP("needs two usable cpus; this process may use one");
     const std::vector<int> cpus{cachebook::nth_usable_cpu(0), cachebook::nth_usable_cpu(1)};
     const auto comparison = ch06::compare_layouts(ch06::Op::AtomicFetchAdd, cpus, 100000, 20, 3);
-    if (!comparison.valid()) CACHEBOOK_SKIP("no chunk ran with both threads on their cpus at once (machine too busy)");
     INFO("packed " << comparison.packed.min_ns << " ns, padded " << comparison.padded.min_ns << " ns");
-    CHECK(comparison.ratio() >= 1.5);
+    expect_holds(ch06::claim_at_least(comparison, ch06::kTwoCoreThreshold));
 }
 
 TEST_CASE("on one core packed and padded counters run at about the same speed", "[timing][ch06]") {
@@ -463,10 +472,10 @@ TEST_CASE("on one core packed and padded counters run at about the same speed", 
         const auto comparison = ch06::compare_layouts(op, {cpu, cpu}, ch06::ops_per_chunk(op), 20, 3);
         INFO(ch06::op_name(op) << ": packed " << comparison.packed.min_ns << " ns, padded " << comparison.padded.min_ns
                                << " ns");
-        REQUIRE(comparison.valid());
-        CHECK(comparison.ratio() >= 0.7);
-        CHECK(comparison.ratio() <= 1.4);
+        const auto result = ch06::claim_one_core(comparison);
+        if (result.verdict != cachebook::Verdict::holds) return expect_holds(result);  // the first that does not hold
     }
+    SUCCEED("both operations hold");
 }
 
 TEST_CASE("the queue and the lock pass every item and count every write", "[ch06][threads]") {
@@ -479,16 +488,16 @@ TEST_CASE("the queue and the lock pass every item and count every write", "[ch06
     }
 }
 
-// Threshold stated in book/checks.md: the packed queue at least 1.5x slower than padded
-// (the model moves its lines 8 times as often). The lock's ratio is not asserted: it
-// depends on how long a hold is against a hand-off, and can fall below 1 (chapter.md).
-TEST_CASE("a queue with head and tail in one line is at least 1.5x slower than padded", "[timing][ch06]") {
+// Threshold stated in the chapter (lab.hpp's kQueueThreshold, which says why it is not larger),
+// decided as the program decides it: the packed queue at least 1.1x slower than padded.
+// The lock's ratio is not claimed: it depends on how long a hold is against a hand-off, and can
+// fall below 1 (the chapter says so).
+TEST_CASE("a queue with head and tail in one line is at least 1.1x slower than padded", "[timing][ch06]") {
     if (kSanitized) CACHEBOOK_SKIP("built with a sanitizer: its instrumentation, not the cache, would set the times");
     if (cachebook::usable_cpus() < 2) CACHEBOOK_SKIP("needs two usable cpus; this process may use one");
     const std::vector<int> cpus{cachebook::nth_usable_cpu(0), cachebook::nth_usable_cpu(1)};
     const auto timing = ch06::time_case(ch06::Case::Queue, cpus, 50'000, 20);
-    if (!timing.valid()) CACHEBOOK_SKIP("no run had both threads on their cpus throughout (machine too busy)");
     INFO("packed " << timing.packed.min() * 1e3 << " ms, padded " << timing.padded.min() * 1e3 << " ms, "
                    << timing.counted() << " runs counted of " << timing.attempts);
-    CHECK(timing.ratio() >= 1.5);
+    expect_holds(ch06::claim_queue(timing));
 }

@@ -268,8 +268,8 @@ LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops,
     const double ops_per_cpu =
         static_cast<double>(ops) * static_cast<double>(cpus.size()) / static_cast<double>(distinct.size());
     LayoutComparison comparison;
-    comparison.packed = ChunkRace{op, Spacing::Packed, cpus, ops, chunks, 0, 0.0};
-    comparison.padded = ChunkRace{op, Spacing::Padded, cpus, ops, chunks, 0, 0.0};
+    comparison.packed = ChunkRace{op, Spacing::Packed, cpus, ops, chunks, 0, 0.0, {}};
+    comparison.padded = ChunkRace{op, Spacing::Padded, cpus, ops, chunks, 0, 0.0, {}};
     for (std::size_t c = 0; c < n_chunks; ++c) {
         // Each cpu's busy interval, then how long all of them were busy at
         // once; the chunk's time is the busiest cpu's time spent in the race.
@@ -303,6 +303,7 @@ LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops,
         const double ns = busiest * 1e9 / ops_per_cpu;
         ChunkRace& race = packed_chunk(c) ? comparison.packed : comparison.padded;
         race.min_ns = race.counted == 0 ? ns : std::min(race.min_ns, ns);
+        race.counted_ns.push_back(ns);
         ++race.counted;
     }
     return comparison;
@@ -311,6 +312,7 @@ LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops,
 void merge(ChunkRace& into, const ChunkRace& more) {
     if (more.counted > 0) into.min_ns = into.counted == 0 ? more.min_ns : std::min(into.min_ns, more.min_ns);
     into.counted += more.counted;
+    into.counted_ns.insert(into.counted_ns.end(), more.counted_ns.begin(), more.counted_ns.end());
     into.chunks += more.chunks;
 }
 
@@ -323,8 +325,8 @@ LayoutComparison compare_layouts(Op op, const std::vector<int>& cpus, std::uint6
     if (chunks < 1 || rounds < 1 || ops_per_chunk < 1)
         throw std::invalid_argument("compare_layouts: chunks, rounds and ops must be positive");
     LayoutComparison comparison;
-    comparison.packed = ChunkRace{op, Spacing::Packed, cpus, ops_per_chunk, 0, 0, 0.0};
-    comparison.padded = ChunkRace{op, Spacing::Padded, cpus, ops_per_chunk, 0, 0, 0.0};
+    comparison.packed = ChunkRace{op, Spacing::Packed, cpus, ops_per_chunk, 0, 0, 0.0, {}};
+    comparison.padded = ChunkRace{op, Spacing::Padded, cpus, ops_per_chunk, 0, 0, 0.0, {}};
     for (int r = 0; r < rounds; ++r) {
         const LayoutComparison one = op == Op::VolatileIncrement
                                          ? chunked<volatile long>(op, cpus, ops_per_chunk, chunks)

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "cachebook/claim.hpp"
 #include "cachebook/coherence.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
@@ -117,9 +118,10 @@ struct ChunkRace {
     Spacing spacing = Spacing::Packed;
     std::vector<int> cpus;
     std::uint64_t ops_per_chunk = 0;
-    int chunks = 0;     // chunks run with this layout
-    int counted = 0;    // chunks that counted
-    double min_ns = 0;  // ns per increment per cpu, minimum over the counted chunks (0 if none counted)
+    int chunks = 0;                  // chunks run with this layout
+    int counted = 0;                 // chunks that counted
+    double min_ns = 0;               // ns per increment per cpu, minimum over the counted chunks (0 if none counted)
+    std::vector<double> counted_ns;  // each counted chunk's ns per increment per cpu, in the order run
 };
 
 /// Packed against padded, timed in short chunks inside the threads. One
@@ -213,6 +215,31 @@ std::string case_key(Case c);
 std::uint64_t case_operations(Case c, bool quick);
 CaseTiming time_case(Case c, const std::vector<int>& cpus, std::uint64_t operations, int runs);
 
+// ---------------------------------------------------------------- the claims, decided (lab_claims.cpp)
+
+/// The claims the chapter states about its measurements, each decided by the book's one rule
+/// (cachebook::decide): both layouts timed interleaved, minima, each side's odd runs against its
+/// even runs as the control, no verdict when that control is noisier than kClaimMaxNoise.
+inline constexpr double kClaimMaxNoise = 0.2;
+/// Packed atomic adds on two cores take at least this many times as long as padded ones.
+inline constexpr double kTwoCoreThreshold = 1.5;
+/// On one core packed over padded lies in this band, for both kinds of increment.
+inline constexpr double kOneCoreBand[2] = {0.7, 1.4};
+/// The packed queue takes at least this many times as long as the padded one. Not more: the
+/// packed queue runs either in lockstep (its index line moves at every item) or in bursts (a few
+/// times faster), the padded one slower whenever the consumer catches up and finds the ring empty,
+/// so the ratio of minima ranges from about 1.2x to 10x from run to run on the same machine.
+inline constexpr double kQueueThreshold = 1.1;
+
+/// An inconclusive verdict for a claim this machine cannot measure at all, with the reason.
+cachebook::ClaimResult unmeasured_claim(double threshold, std::string reason);
+/// "packed takes at least `threshold` times as long as padded", from the counted chunks.
+cachebook::ClaimResult claim_at_least(const LayoutComparison& comparison, double threshold);
+/// "packed over padded lies in kOneCoreBand": holds when both bounds hold, fails when either fails.
+cachebook::ClaimResult claim_one_core(const LayoutComparison& comparison);
+/// "the packed queue takes at least kQueueThreshold times as long", from the runs that counted.
+cachebook::ClaimResult claim_queue(const CaseTiming& timing);
+
 // ---------------------------------------------------------------- hardware counters (lab_cases.cpp)
 
 /// The two events of `perf stat -e cache-misses,LLC-load-misses`, counted in
@@ -252,8 +279,17 @@ cachebook::Value ratio_of(const std::string& key, const LayoutComparison& compar
 std::vector<cachebook::Value> comparison_cells(const std::string& key, const LayoutComparison& comparison);
 /// A row of the two-thread race table (section 6): the race on `cpus` (recorded under measured.`group`), or
 /// unknown cells when it cannot run here (no cpus). Returns how many ns packed costs more than padded.
-double race_row(cachebook::Report& report, cachebook::ResultTable& table, Op op, const std::vector<int>& cpus,
-                const std::string& group, int chunks, int rounds);
+LayoutComparison race_row(cachebook::Report& report, cachebook::ResultTable& table, Op op, const std::vector<int>& cpus,
+                          const std::string& group, int chunks, int rounds);
+/// Prints a claim's verdict and its figures under "claims.`name`" (verdict, effect, noise,
+/// threshold, reason): measured values, masked in golden mode. `threshold` replaces the result's
+/// in the JSON where the claim has two bounds.
+void claim_lines(cachebook::Report& report, const std::string& name, const std::string& claim,
+                 const cachebook::ClaimResult& result, const nlohmann::json& threshold = nullptr);
+/// Section 6's claims: the atomic add on two cores (`two`: volatile, then atomic), and the band on
+/// one core for each operation (`one`).
+void race_claims(cachebook::Report& report, const std::vector<LayoutComparison>& two,
+                 const std::vector<LayoutComparison>& one, bool two_cpus);
 
 nlohmann::json to_json(const cachebook::CoherenceStats& s);
 nlohmann::json to_json(const StructFacts& s);

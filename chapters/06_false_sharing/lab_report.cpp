@@ -85,9 +85,9 @@ std::vector<Value> comparison_cells(const std::string& key, const LayoutComparis
 }
 
 // A row of section 6's table: the race on `cpus` (recorded under measured.`group`), or unknown
-// cells when it cannot run here (no cpus). Returns how many ns packed costs more than padded.
-double race_row(Report& report, cachebook::ResultTable& table, Op op, const std::vector<int>& cpus,
-                const std::string& group, int chunks, int rounds) {
+// cells when it cannot run here (no cpus). Returns the comparison (nothing counted without cpus).
+LayoutComparison race_row(Report& report, cachebook::ResultTable& table, Op op, const std::vector<int>& cpus,
+                          const std::string& group, int chunks, int rounds) {
     const std::string key = fmt::format("measured.{}.{}.", group, op_key(op));
     const std::string label =
         fmt::format("{}, 2 threads on {}", op_name(op), group == "distinct" ? "2 cores" : "1 core");
@@ -96,7 +96,7 @@ double race_row(Report& report, cachebook::ResultTable& table, Op op, const std:
                    Value::unknown(key + "padded_ns", "-").quoted(),
                    Value::unknown(key + "ratio", "needs 2 cpus").quoted(), Value::unknown("", "-")});
         for (const char* field : {"packed_counted", "padded_counted", "chunks"}) report.record(key + field, nullptr);
-        return 0.0;
+        return {};
     }
     const auto comparison = compare_layouts(op, cpus, ops_per_chunk(op), chunks, rounds);
     auto cells = comparison_cells(key, comparison);
@@ -104,7 +104,36 @@ double race_row(Report& report, cachebook::ResultTable& table, Op op, const std:
     table.row(std::move(cells));
     const nlohmann::json counts = chunk_counts(comparison);
     for (const auto& field : counts.items()) report.record(key + field.key(), field.value());
-    return comparison.packed.min_ns - comparison.padded.min_ns;
+    return comparison;
+}
+
+void claim_lines(Report& report, const std::string& name, const std::string& claim,
+                 const cachebook::ClaimResult& result, const nlohmann::json& threshold) {
+    const std::string key = "claims." + name;
+    const std::string verdict = cachebook::verdict_name(result.verdict);
+    const bool measured = result.effect > 0;  // no effect without runs to take it from
+    report.line("  claim, {}: {}", claim, Value::measured_as(key + ".verdict", verdict, verdict));
+    report.line(
+        "    packed/padded {}, the control's noise {} (a verdict needs at most {})",
+        measured ? Value::measured(key + ".effect", result.effect, "{:.2f}x").quoted()
+                 : Value::unknown(key + ".effect", "-").quoted(),
+        measured ? Value::measured(key + ".noise", result.noise, "{:.2f}") : Value::unknown(key + ".noise", "-"),
+        Value::exact("", kClaimMaxNoise, "{:.2f}"));
+    report.record(key + ".threshold", threshold.is_null() ? nlohmann::json(result.threshold) : threshold);
+    report.line("    {}", Value::measured_as(key + ".reason", result.reason, result.reason));
+}
+
+void race_claims(Report& report, const std::vector<LayoutComparison>& two, const std::vector<LayoutComparison>& one,
+                 bool two_cpus) {
+    claim_lines(report, "two_cores_atomic",
+                fmt::format("atomic adds on 2 cores, packed at least {}x padded", kTwoCoreThreshold),
+                two_cpus ? claim_at_least(two.at(1), kTwoCoreThreshold)
+                         : unmeasured_claim(kTwoCoreThreshold, "needs 2 cpus; this process may use one"));
+    for (std::size_t i = 0; i < one.size(); ++i)
+        claim_lines(report, "one_core_" + op_key(one[i].packed.op),
+                    fmt::format("{} on 1 core, packed/padded within {}x to {}x", op_name(one[i].packed.op),
+                                kOneCoreBand[0], kOneCoreBand[1]),
+                    claim_one_core(one[i]), {kOneCoreBand[0], kOneCoreBand[1]});
 }
 
 }  // namespace ch06

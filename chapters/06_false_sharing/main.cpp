@@ -160,15 +160,19 @@ std::vector<double> races_section(Report& report, const Run& run, cachebook::Pro
     std::vector<double> extra_ns;
     const std::vector<int> two_cores =
         run.two_cpus() ? std::vector<int>{run.first_cpu, run.second_cpu} : std::vector<int>{};
+    std::vector<ch06::LayoutComparison> two, one;
     for (Op op : kOps) {
-        extra_ns.push_back(ch06::race_row(report, table, op, two_cores, "distinct", run.chunks(), run.rounds()));
+        two.push_back(ch06::race_row(report, table, op, two_cores, "distinct", run.chunks(), run.rounds()));
+        extra_ns.push_back(two.back().packed.min_ns - two.back().padded.min_ns);
         if (run.two_cpus()) progress.step(op_name(op));
     }
     for (Op op : kOps) {
-        ch06::race_row(report, table, op, {run.first_cpu, run.first_cpu}, "same_core", run.chunks(), run.rounds());
+        one.push_back(
+            ch06::race_row(report, table, op, {run.first_cpu, run.first_cpu}, "same_core", run.chunks(), run.rounds()));
         progress.step("one core");
     }
     table.print();
+    ch06::race_claims(report, two, one, run.two_cpus());
     return extra_ns;
 }
 
@@ -300,6 +304,7 @@ void queue_lock_section(Report& report, const Run& run, cachebook::Progress& pro
     report.line("  both threads ran throughout (up to {} per layout):",
                 Value::exact("queue_lock.runs", run.case_runs()));
     auto table = report.table({"case", "operations", "packed ms", "padded ms", "packed/padded", "runs counted"});
+    auto queue_claim = ch06::unmeasured_claim(ch06::kQueueThreshold, "needs 2 cpus; this process may use one");
     for (auto c : {ch06::Case::Queue, ch06::Case::Lock}) {
         const std::string key = "queue_lock.measured." + ch06::case_key(c);
         const std::uint64_t ops = ch06::case_operations(c, run.quick);
@@ -311,6 +316,7 @@ void queue_lock_section(Report& report, const Run& run, cachebook::Progress& pro
             continue;
         }
         const auto timing = ch06::time_case(c, {run.first_cpu, run.second_cpu}, ops, run.case_runs());
+        if (c == ch06::Case::Queue) queue_claim = ch06::claim_queue(timing);
         progress.step(ch06::case_key(c));
         const Value counted = Value::measured_as(key + ".counted", timing.counted(),
                                                  fmt::format("{}/{}", timing.counted(), timing.attempts));
@@ -324,6 +330,8 @@ void queue_lock_section(Report& report, const Run& run, cachebook::Progress& pro
                    Value::measured(key + ".ratio", timing.ratio(), "{:.2f}x").quoted("{:.1f}"), counted});
     }
     table.print();
+    ch06::claim_lines(report, "queue", fmt::format("packed queue at least {}x padded", ch06::kQueueThreshold),
+                      queue_claim);
 }
 
 // Section 11: the notes' perf stat events, packed against padded, or why there are none.

@@ -1,0 +1,80 @@
+// Chapter 6's measured claims, each decided by the book's one rule (cachebook/claim.hpp) from
+// runs the lab already times interleaved: the program prints the verdict and the tests use it.
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "lab.hpp"
+
+namespace ch06 {
+
+using cachebook::ClaimResult;
+using cachebook::ClaimRule;
+using cachebook::Verdict;
+
+namespace {
+
+// No verdict from fewer than two runs a side: the control needs two halves.
+ClaimResult too_few(std::size_t slow, std::size_t fast, double threshold, const char* what) {
+    return unmeasured_claim(
+        threshold,
+        fmt::format("{} packed and {} padded {} counted, fewer than two a side: the machine was too busy to tell", slow,
+                    fast, what));
+}
+
+ClaimResult decide_runs(const std::vector<double>& packed, const std::vector<double>& padded, double threshold,
+                        const char* what) {
+    if (packed.size() < 2 || padded.size() < 2) return too_few(packed.size(), padded.size(), threshold, what);
+    const int runs = static_cast<int>(std::min(packed.size(), padded.size()));
+    return cachebook::decide(packed, padded, ClaimRule{threshold, runs, kClaimMaxNoise});
+}
+
+}  // namespace
+
+ClaimResult unmeasured_claim(double threshold, std::string reason) {
+    ClaimResult r;
+    r.threshold = threshold;
+    r.reason = std::move(reason);
+    return r;
+}
+
+ClaimResult claim_at_least(const LayoutComparison& comparison, double threshold) {
+    return decide_runs(comparison.packed.counted_ns, comparison.padded.counted_ns, threshold, "chunks");
+}
+
+// Two claims of the rule: packed at least band[0] times padded, and padded at least 1 / band[1]
+// times packed. The effect and noise are packed over padded's; the threshold is the upper bound.
+ClaimResult claim_one_core(const LayoutComparison& comparison) {
+    const auto& packed = comparison.packed.counted_ns;
+    const auto& padded = comparison.padded.counted_ns;
+    if (packed.size() < 2 || padded.size() < 2) return too_few(packed.size(), padded.size(), kOneCoreBand[1], "chunks");
+    const ClaimRule lower{kOneCoreBand[0], static_cast<int>(packed.size()), kClaimMaxNoise};
+    const ClaimRule upper{1 / kOneCoreBand[1], static_cast<int>(padded.size()), kClaimMaxNoise};
+    const ClaimResult above = cachebook::decide(packed, padded, lower);
+    const ClaimResult below = cachebook::decide(padded, packed, upper);
+    ClaimResult r = above;
+    r.threshold = kOneCoreBand[1];
+    const std::string figures = fmt::format("{:.2f}x against {:.2f}x to {:.2f}x, noise {:.0f} %", above.effect,
+                                            kOneCoreBand[0], kOneCoreBand[1], 100 * above.noise);
+    if (above.verdict == Verdict::fails || below.verdict == Verdict::fails) {
+        r.verdict = Verdict::fails;
+        r.reason = figures + ": outside the band by more than the noise";
+    } else if (above.verdict == Verdict::holds && below.verdict == Verdict::holds) {
+        r.verdict = Verdict::holds;
+        r.reason = figures + ": inside the band by more than the noise";
+    } else {
+        r.verdict = Verdict::inconclusive;
+        r.reason =
+            figures + (above.noise > kClaimMaxNoise
+                           ? fmt::format(": the control is noisier than {:.0f} %, the machine is too busy to tell",
+                                         100 * kClaimMaxNoise)
+                           : ": within the noise of a bound");
+    }
+    return r;
+}
+
+ClaimResult claim_queue(const CaseTiming& timing) {
+    return decide_runs(timing.packed.runs, timing.padded.runs, kQueueThreshold, "runs");
+}
+
+}  // namespace ch06
