@@ -237,8 +237,9 @@ struct StepResult {
     std::size_t rows_timed = 0;       // rows of C computed per timed run
     int threads = 1;
     Check check;
-    double intensity = 0;  // FLOPs per byte, by the model; 0: no model
-    bool sampled = false;  // rows_timed chosen by sample_rows: it depends on the tile, so on the L1
+    double intensity = 0;        // FLOPs per byte, by the model; 0: no model
+    bool sampled = false;        // rows_timed chosen by sample_rows: it depends on the tile, so on the L1
+    bool needs_threads = false;  // run only with several threads: whether it ran depends on the machine
 };
 
 /// Step 6's blocks: the rules from the reported and the measured caches, and the search.
