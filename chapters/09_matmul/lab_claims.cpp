@@ -57,7 +57,7 @@ cachebook::ClaimResult blis_claim(Problem& p, Isa isa, const MicroKernel& kernel
 
 cachebook::ClaimResult threads_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks, int threads) {
     if (cachebook::usable_cpus() < 2) return not_timed(kThreadsThreshold, "this process may use only one CPU");
-    if (threads < 2) return not_timed(kThreadsThreshold, "not run, --threads 1");
+    if (threads < 2) return not_timed(kThreadsThreshold, "this run uses one thread; the claim needs two");
     if (isa == Isa::Scalar) return not_timed(kThreadsThreshold, isa_unavailable_reason(Isa::Avx2));
     // A second thread gains only where a second CPU is free now: ask the CPUs, as the control
     // cannot tell a CPU that other work holds all along from one that is free.
