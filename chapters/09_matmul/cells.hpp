@@ -52,6 +52,23 @@ inline Value gflops_cell(std::string key, double gflops) {
     return Value::measured_as(std::move(key), rounded(gflops, 2), fmt::format("{:.1f}", gflops));
 }
 
+// A claim decided by the book's rule (cachebook/claim.hpp), beside its measurement: the verdict,
+// the effect, its margin over the threshold and the run's noise, recorded under claims.NAME;
+// "-" and null for the figures of a claim this machine could not time.
+inline void claim_lines(Report& report, const std::string& name, const std::string& claim,
+                        const cachebook::ClaimResult& r) {
+    const std::string key = "claims." + name + ".";
+    const bool timed = r.effect > 0;
+    report.line("  claim: {} at least {}x: {} ({}x, margin {} %, noise {} %)", claim,
+                Value::exact(key + "threshold", r.threshold, 2),
+                Value::measured(key + "verdict", cachebook::verdict_name(r.verdict)),
+                timed ? Value::measured(key + "effect", r.effect, 2) : Value::unknown(key + "effect", "-"),
+                timed ? Value::measured("", 100 * (r.effect / r.threshold - 1), "{:+.0f}") : dash(),
+                timed ? Value::measured_as(key + "noise", r.noise, fmt::format("{:.0f}", 100 * r.noise))
+                      : Value::unknown(key + "noise", "-"));
+    report.line("  the rule: {}", Value::measured(key + "reason", r.reason));
+}
+
 // ---- The rows of the tables of sections 3 and 5 ----
 
 struct TableContext {
@@ -67,10 +84,13 @@ inline std::string shown_label(const Report& report, const ch09::StepResult& r) 
 
 inline void step_row(cachebook::ResultTable& table, Report& report, const ch09::StepResult& r, const TableContext& t) {
     const std::string k = "steps." + r.key + ".";
+    // A row that runs only with several threads shows its check masked, run or not, so that the
+    // output has one shape whatever the number of CPUs.
     if (r.seconds <= 0) {  // not run: --threads 1
-        table.row({shown_label(report, r), "all", dash(), dash(), dash(), dash(), dash(), "-"});
+        table.row({shown_label(report, r), "all", dash(), dash(), dash(), dash(), dash(), dash()});
         return;
     }
+    const std::string matches = r.check.matches ? "yes" : "NO";
     const double gflops = t.flops / r.seconds / 1e9;
     const double peak = r.threads == 1 ? t.peak.core : t.peak.all;
     const std::string rows = r.rows_timed == t.n ? "all" : fmt::format("{}", r.rows_timed);
@@ -84,7 +104,8 @@ inline void step_row(cachebook::ResultTable& table, Report& report, const ch09::
                r.check.elements > 0 ? Value::measured_as(k + "worst_ratio", rounded(r.check.worst_ratio, 4),
                                                          fmt::format("{:.3f}", r.check.worst_ratio))
                                     : Value::exact_as(k + "worst_ratio", 0, "-"),
-               Value::exact_as(k + "matches", r.check.matches, r.check.matches ? "yes" : "NO")});
+               r.needs_threads ? Value::measured_as(k + "matches", r.check.matches, matches)
+                               : Value::exact_as(k + "matches", r.check.matches, matches)});
     report.record(k + "label", r.label);
     report.record(k + "threads", r.threads);
 }

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cachebook/claim.hpp"
 #include "cachebook/cli.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
@@ -236,8 +237,9 @@ struct StepResult {
     std::size_t rows_timed = 0;       // rows of C computed per timed run
     int threads = 1;
     Check check;
-    double intensity = 0;  // FLOPs per byte, by the model; 0: no model
-    bool sampled = false;  // rows_timed chosen by sample_rows: it depends on the tile, so on the L1
+    double intensity = 0;        // FLOPs per byte, by the model; 0: no model
+    bool sampled = false;        // rows_timed chosen by sample_rows: it depends on the tile, so on the L1
+    bool needs_threads = false;  // run only with several threads: whether it ran depends on the machine
 };
 
 /// Step 6's blocks: the rules from the reported and the measured caches, and the search.
@@ -294,6 +296,33 @@ StepRuns run_steps(Problem& p, const Reference& ref, const Settings& o, const Ma
 std::vector<std::size_t> study_tiles(std::size_t n);
 /// The tiles of the tile sweep: 8 to 256, at most N.
 std::vector<std::size_t> sweep_tiles(std::size_t n);
+
+// ---- The chapter's measured claims, each decided by the book's rule (cachebook/claim.hpp) ----
+
+/// Each claim says "the slow side takes at least R times as long as the fast side", on an
+/// N x N problem (N = kClaimN, or --n when smaller), both sides timed interleaved kClaimRuns
+/// times; above kClaimMaxNoise of noise in the control there is no verdict.
+inline constexpr std::size_t kClaimN = 1024;
+inline constexpr int kClaimRuns = 8;
+inline constexpr double kClaimMaxNoise = 0.2;
+inline constexpr std::size_t kClaimTile = 32;     // of steps 3 and 4 in the claims
+inline constexpr double kIkjThreshold = 1.5;      // step 1 (i-j-k) over step 2 (i-k-j), 32 rows
+inline constexpr double kSimdThreshold = 2.0;     // step 3 (tiled) over step 4 (tiled + SIMD), 64 rows
+inline constexpr double kBlisThreshold = 4.0;     // step 4 over step 6 on one thread, all of C
+inline constexpr double kThreadsThreshold = 1.3;  // step 6 on one thread over step 6 on two
+cachebook::ClaimResult ikj_claim(Problem& p);
+/// Inconclusive, with the reason, when `isa` is Scalar (no vector kernel here).
+cachebook::ClaimResult simd_claim(Problem& p, Isa isa);
+cachebook::ClaimResult blis_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks);
+/// Inconclusive, with the reason, on one CPU, with `threads` below 2, without a vector kernel, or
+/// when two busy threads do not each get most of a CPU now.
+cachebook::ClaimResult threads_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks, int threads);
+/// The four, decided on a problem of their own with the run's kernel and blocks.
+struct Claims {
+    std::size_t n = 0;
+    cachebook::ClaimResult ikj, simd, blis, threads;
+};
+Claims decide_claims(const Settings& o, Blocking blocks, cachebook::Progress& progress);
 
 /// Steps 5 and 6 on `threads` threads, GFLOPS.
 struct ThreadTiming {

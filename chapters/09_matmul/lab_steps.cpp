@@ -159,6 +159,7 @@ StepRuns run_steps(Problem& p, const Reference& ref, const Settings& o, const Ma
                           [&] { matmul_blis(a, b, c, s, o.kernel, blocks, 1); });
     if (beside) one.seconds = beside->step6[0];
     StepResult all = step("blisT", "6 packed + micro-kernel, threads: ", threads_text(o.threads), "", ai, o.threads);
+    all.needs_threads = true;
     if (o.threads > 1) {
         auto& many = run.whole(std::move(all), runs6, [&] { matmul_blis(a, b, c, s, o.kernel, blocks, o.threads); });
         if (beside) many.seconds = beside->step6[1];

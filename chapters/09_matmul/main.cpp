@@ -103,7 +103,7 @@ void peak_section(Report& report, const Settings& o, const MachineFacts& m, cons
 // ---- 3. The table of steps ---------------------------------------------------------------
 
 void steps_section(Report& report, const Settings& o, const std::vector<StepResult>& steps, const Libraries& libs,
-                   const Peak& peak) {
+                   const Peak& peak, const ch09::Claims& claims) {
     const double flops = 2.0 * double(o.n) * double(o.n) * double(o.n);
     report.section("C = A x B, N = {}, float, row-major: seconds (minimum of {} runs), GFLOPS = 2 N^3 / seconds",
                    Value::exact("n", o.n), Value::measured("", o.runs));
@@ -127,6 +127,11 @@ void steps_section(Report& report, const Settings& o, const std::vector<StepResu
                                         : std::string("timed in this process")));
     report.line("  step 7: {}", Value::measured("", ch09::openblas_note(o, libs)));
     report.line("  step 7: {}", Value::measured("", ch09::blis_note(o, libs)));
+    report.line("  measured claims, each side timed interleaved with the other on N = {}:",
+                Value::measured("claims.n", claims.n));
+    claim_lines(report, "ikj", "step 1 / step 2 (32 rows)", claims.ikj);
+    claim_lines(report, "simd", "step 3 / step 4 (64 rows, T = 32)", claims.simd);
+    claim_lines(report, "blis", "step 4 / step 6 on 1 thread", claims.blis);
 }
 
 // Steps 2 to 4 with tiles of several sizes: T = N is step 2's untiled i-k-j.
@@ -249,7 +254,7 @@ void versus_line(Report& report, const ch09::LibraryRun* best, std::size_t slot,
 
 // The speed-up from one thread to all, the parallel share Amdahl's law reads from it, and the
 // share Gustafson's law needs to pass through the same point (recorded for the page and plot).
-void speedup_line(Report& report, const ch09::LibraryRun* best, int threads) {
+void speedup_line(Report& report, const ch09::LibraryRun* best, int threads, const ch09::Claims& claims) {
     auto up = [&](const std::array<double, 2>& sec) { return threads > 1 ? ch09::ratio(sec[0], sec[1]) : 0.0; };
     const double s6 = best ? up(best->step6) : 0, ob = best ? up(best->openblas) : 0;
     auto share = [&](const std::string& key, double s) {
@@ -263,9 +268,11 @@ void speedup_line(Report& report, const ch09::LibraryRun* best, int threads) {
                 Value::measured_as("speedup.threads", threads, threads_text(threads)),
                 figure_or_dash("speedup.step6", s6, 2), figure_or_dash("speedup.openblas", ob, 2),
                 share("speedup.step6_", s6), share("speedup.openblas_", ob));
+    claim_lines(report, "threads", "step 6 on 1 thread / on 2", claims.threads);
 }
 
-void libraries_section(Report& report, const Settings& o, const Libraries& libs, const Peak& peak) {
+void libraries_section(Report& report, const Settings& o, const Libraries& libs, const Peak& peak,
+                       const ch09::Claims& claims) {
     const double flops = 2.0 * double(o.n) * double(o.n) * double(o.n);
     const ch09::LibraryRun* best = libs.best();
     report.section("Step 6 beside the libraries (each OpenBLAS kernel in its own process)");
@@ -295,7 +302,7 @@ void libraries_section(Report& report, const Settings& o, const Libraries& libs,
         "    1 thread, the same kernel without the prefetch of C: {} GFLOPS, {} of OpenBLAS",
         figure_or_dash("versus.one_thread.plain_gflops", plain > 0 ? flops / plain / 1e9 : 0),
         percent_or_dash("versus.one_thread.plain_pct_openblas", ch09::ratio(best ? best->openblas[0] : 0, plain)));
-    speedup_line(report, best, o.threads);
+    speedup_line(report, best, o.threads, claims);
 }
 
 // ---- The optional sweeps: the challenges at the end of the course notes --------------------------
@@ -343,7 +350,7 @@ void kernel_sweep(Report& report, ch09::Problem& p, const ch09::Reference& ref, 
 int run(const Settings& o, const std::string& json_path) {
     Report report("Chapter 9 · The matrix multiply project");
     report.record("quick", o.quick);
-    cachebook::Progress progress("ch09_matmul", 26);
+    cachebook::Progress progress("ch09_matmul", 27);
     progress.step("clock");
     const MachineFacts m = ch09::machine_facts(o);
     machine_section(report, o, m);
@@ -355,13 +362,14 @@ int run(const Settings& o, const std::string& json_path) {
     const ch09::Blocks blocks = ch09::choose_blocks(p, o, m, progress);
     const Libraries libs = ch09::run_libraries(o, m, blocks.used, progress);
     const auto runs = ch09::run_steps(p, ref, o, m, blocks.used, libs, progress);
+    const ch09::Claims claims = ch09::decide_claims(o, blocks.used, progress);
     report.record("transpose_seconds", runs.transpose_seconds);
-    steps_section(report, o, runs.steps, libs, peak);
+    steps_section(report, o, runs.steps, libs, peak, claims);
     tiling_study(report, p, o, progress);
     report.record("tile", m.tile);
     roofline_section(report, o, runs.steps, peak);
     blocks_section(report, o, m, blocks);
-    libraries_section(report, o, libs, peak);
+    libraries_section(report, o, libs, peak, claims);
     if (o.sweep_tiles) tile_sweep(report, p, o, progress);
     if (o.sweep_threads) thread_sweep(report, p, o, m, blocks.used, progress);
     if (o.sweep_kernels) kernel_sweep(report, p, ref, o, peak, progress);

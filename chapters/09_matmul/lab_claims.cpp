@@ -1,0 +1,87 @@
+// Chapter 9's lab: the chapter's four measured claims, each decided by the book's rule
+// (cachebook/claim.hpp): both sides timed interleaved, minima, a same-run control of each side
+// against itself. The program prints the verdicts; the tests decide with the same functions.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cachebook/cpu_time.hpp"
+#include "cachebook/machine.hpp"
+#include "lab.hpp"
+
+namespace ch09 {
+namespace {
+
+// A claim this machine cannot time: inconclusive, with the reason.
+cachebook::ClaimResult not_timed(double threshold, const std::string& why) {
+    cachebook::ClaimResult r;
+    r.threshold = threshold;
+    r.verdict = cachebook::Verdict::inconclusive;
+    r.reason = why;
+    return r;
+}
+
+cachebook::ClaimRule rule_of(double threshold) {
+    return cachebook::ClaimRule{threshold, kClaimRuns, kClaimMaxNoise};
+}
+
+RowRange first_rows(const Problem& p, std::size_t rows) {
+    return {0, std::min(rows, p.shape.m)};
+}
+
+}  // namespace
+
+cachebook::ClaimResult ikj_claim(Problem& p) {
+    const RowRange rows = first_rows(p, 32);
+    return cachebook::measure_claim([&] { matmul_naive(p.a.get(), p.b.get(), p.c.get(), p.shape, rows); },
+                                    [&] { matmul_ikj(p.a.get(), p.b.get(), p.c.get(), p.shape, rows); },
+                                    rule_of(kIkjThreshold));
+}
+
+cachebook::ClaimResult simd_claim(Problem& p, Isa isa) {
+    if (isa == Isa::Scalar) return not_timed(kSimdThreshold, isa_unavailable_reason(Isa::Avx2));
+    const RowRange rows = first_rows(p, 64);
+    return cachebook::measure_claim(
+        [&] { matmul_tiled(p.a.get(), p.b.get(), p.c.get(), p.shape, rows, kClaimTile); },
+        [&] { matmul_tiled_simd(p.a.get(), p.b.get(), p.c.get(), p.shape, rows, kClaimTile, isa); },
+        rule_of(kSimdThreshold));
+}
+
+cachebook::ClaimResult blis_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks) {
+    if (isa == Isa::Scalar) return not_timed(kBlisThreshold, isa_unavailable_reason(Isa::Avx2));
+    const RowRange all{0, p.shape.m};
+    return cachebook::measure_claim(
+        [&] { matmul_tiled_simd(p.a.get(), p.b.get(), p.c.get(), p.shape, all, kClaimTile, isa); },
+        [&] { matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, kernel, blocks, 1); }, rule_of(kBlisThreshold));
+}
+
+cachebook::ClaimResult threads_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks, int threads) {
+    if (cachebook::usable_cpus() < 2) return not_timed(kThreadsThreshold, "this process may use only one CPU");
+    if (threads < 2) return not_timed(kThreadsThreshold, "this run uses one thread; the claim needs two");
+    if (isa == Isa::Scalar) return not_timed(kThreadsThreshold, isa_unavailable_reason(Isa::Avx2));
+    // A second thread gains only where a second CPU is free now: ask the CPUs, as the control
+    // cannot tell a CPU that other work holds all along from one that is free.
+    if (const double share = cachebook::cpu_shares(2); share < 0.7)
+        return not_timed(kThreadsThreshold,
+                         fmt::format("two busy threads: the least served got {:.2f} of a CPU; a second core's gain "
+                                     "cannot be shown",
+                                     share));
+    return cachebook::measure_claim([&] { matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, kernel, blocks, 1); },
+                                    [&] { matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, kernel, blocks, 2); },
+                                    rule_of(kThreadsThreshold));
+}
+
+Claims decide_claims(const Settings& o, Blocking blocks, cachebook::Progress& progress) {
+    const std::size_t n = std::min<std::size_t>(o.n, kClaimN);
+    Problem p({n, n, n});
+    Claims c;
+    c.n = n;
+    progress.step("claims");
+    c.ikj = ikj_claim(p);
+    c.simd = simd_claim(p, o.isa);
+    c.blis = blis_claim(p, o.isa, o.kernel, blocks);
+    c.threads = threads_claim(p, o.isa, o.kernel, blocks, o.threads);
+    return c;
+}
+
+}  // namespace ch09
