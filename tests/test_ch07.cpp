@@ -190,16 +190,21 @@ TEST_CASE("the L1 the counters are compared on is this machine's, or 32 KiB 8-wa
 // --- Measured ------------------------------------------------------------------------------
 
 TEST_CASE("a result nobody uses is computed in no time", "[ch07][timing]") {
-    const auto sums = ch07::dead_code_rule(1024, 5);
-    INFO("unused " << sums.unused_s << " s, used " << sums.used_s << " s");
-    CHECK(sums.used_s / std::max(sums.unused_s, 1e-9) > 10.0);
+    const auto sums = ch07::dead_code_rule(1024, 6);
+    const auto claim = ch07::dead_code_claim(sums);
+    INFO("unused " << sums.unused_s << " s, used " << sums.used_s << " s: " << claim.reason);
+    if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
+    CHECK(claim.verdict == cachebook::Verdict::holds);
 }
 
 TEST_CASE("the first touch of fresh pages costs more than the second", "[ch07][timing]") {
-    const auto touch = ch07::touch_rule(64 << 20, 3);
-    INFO("first " << touch.first_fill_s << " s, second " << touch.second_fill_s << " s, faults " << touch.faults_first);
-    CHECK(touch.faults_first > touch.faults_second);
-    CHECK(touch.first_fill_s / touch.second_fill_s > 1.5);
+    const auto touch = ch07::touch_rule(64 << 20, 4);
+    const auto claim = ch07::touch_claim(touch);
+    INFO("first " << touch.first_fill_s << " s, second " << touch.second_fill_s << " s, faults " << touch.faults_first
+                  << ": " << claim.reason);
+    CHECK(touch.faults_first > touch.faults_second);  // counted, not timed: no noise to allow for
+    if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
+    CHECK(claim.verdict == cachebook::Verdict::holds);
 }
 
 TEST_CASE("built at -O0 the blocked product is slower and blocking gains less", "[ch07][timing]") {
@@ -238,15 +243,14 @@ TEST_CASE("std::clock adds up the threads' time while the wall clock shows the s
 }
 
 TEST_CASE("the minima of two batches agree", "[ch07][timing]") {
-    const double share = cachebook::cpu_share();
-    if (share < 0.7) CACHEBOOK_SKIP("the machine is busy: this thread got " << share << " of a CPU");
     // 256 x 256 ints (256 KiB) stay in L2. A grid the size of the L3 share this machine
-    // gets depends on what other tenants leave in the shared L3, which changes from one
-    // batch to the next (chapter.md).
+    // gets depends on what other tenants leave in the shared L3 (chapter.md); the batches
+    // alternate run for run, so such a change hits both alike.
     const auto batches = ch07::runs_rule(256, 60);
-    INFO("minima " << batches.batch_a.min() << " and " << batches.batch_b.min() << ", spread of A "
-                   << batches.spread());
-    CHECK(batches.min_gap() < 0.3);
+    const auto claim = ch07::minima_agree(batches);
+    INFO("minima " << batches.batch_a.min() << " and " << batches.batch_b.min() << " s: " << claim.reason);
+    if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
+    CHECK(claim.verdict == cachebook::Verdict::holds);
 }
 
 TEST_CASE("the largest cache the latency section compares its working set with is at least the L1d", "[ch07]") {

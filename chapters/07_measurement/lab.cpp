@@ -39,9 +39,39 @@ RunsRule runs_rule(std::size_t n, int runs) {
     rule.n = n;
     const auto grid = make_grid(n);
     auto once = [&] { cachebook::do_not_optimize(o2::sum_rows(grid.data(), n)); };
-    rule.batch_a = cachebook::time_runs(runs, once, 0);  // no warm-up: the first run is whatever it is
-    rule.batch_b = cachebook::time_runs(runs, once, 0);
+    for (int run = 0; run < runs; ++run) {  // no warm-up: the first run is whatever it is
+        rule.batch_a.runs.push_back(cachebook::time_runs(1, once, 0).runs.front());
+        rule.batch_b.runs.push_back(cachebook::time_runs(1, once, 0).runs.front());
+    }
     return rule;
+}
+
+cachebook::ClaimResult minima_agree(const RunsRule& rule, double tolerance, double max_noise) {
+    const cachebook::ClaimRule both_ways{1 / (1 + tolerance), static_cast<int>(rule.batch_a.runs.size()), max_noise};
+    const auto a_vs_b = cachebook::decide(rule.batch_a.runs, rule.batch_b.runs, both_ways);
+    const auto b_vs_a = cachebook::decide(rule.batch_b.runs, rule.batch_a.runs, both_ways);
+    // The side whose minimum is the smaller decides: the other way round holds whenever this one can.
+    const auto& deciding = a_vs_b.effect <= b_vs_a.effect ? a_vs_b : b_vs_a;
+    cachebook::ClaimResult agree;
+    agree.effect = std::max(a_vs_b.effect, b_vs_a.effect);
+    agree.noise = deciding.noise;
+    agree.threshold = 1 + tolerance;
+    agree.verdict = deciding.verdict;
+    const std::string figures = fmt::format("minima {:.2f}x apart against at most {:.2f}x, noise {:.0f} %",
+                                            agree.effect, agree.threshold, 100 * agree.noise);
+    const auto why = deciding.reason.substr(deciding.reason.find(": ") + 2);
+    switch (agree.verdict) {
+        case cachebook::Verdict::holds:
+            agree.reason = figures + ": they agree by more than the noise";
+            break;
+        case cachebook::Verdict::fails:
+            agree.reason = figures + ": they differ by more than the tolerance and the noise";
+            break;
+        case cachebook::Verdict::inconclusive:
+            agree.reason = figures + ": " + why;
+            break;
+    }
+    return agree;
 }
 
 double RunsRule::min_gap() const {
@@ -54,10 +84,23 @@ DeadCodeRule dead_code_rule(std::size_t n, int runs) {
     rule.unused_s = rule.used_s = kInf;
     const auto grid = make_grid(n);
     for (int run = 0; run < runs; ++run) {
-        rule.unused_s = std::min(rule.unused_s, time_sum_unused(grid.data(), grid.size()));
-        rule.used_s = std::min(rule.used_s, time_sum_used(grid.data(), grid.size(), rule.sum));
+        rule.unused_runs.push_back(time_sum_unused(grid.data(), grid.size()));
+        rule.used_runs.push_back(time_sum_used(grid.data(), grid.size(), rule.sum));
+        rule.unused_s = std::min(rule.unused_s, rule.unused_runs.back());
+        rule.used_s = std::min(rule.used_s, rule.used_runs.back());
     }
     return rule;
+}
+
+cachebook::ClaimResult dead_code_claim(const DeadCodeRule& rule, double max_noise) {
+    const auto runs = static_cast<int>(rule.used_runs.size());
+    return cachebook::decide(rule.used_runs, rule.unused_runs,
+                             cachebook::ClaimRule{kDeadCodeThreshold, runs, max_noise});
+}
+
+cachebook::ClaimResult touch_claim(const TouchRule& rule, double max_noise) {
+    const auto runs = static_cast<int>(rule.first_runs.size());
+    return cachebook::decide(rule.first_runs, rule.second_runs, cachebook::ClaimRule{kTouchThreshold, runs, max_noise});
 }
 
 BlockedRule blocked_rule(std::size_t n, std::size_t tile, int runs) {

@@ -86,6 +86,8 @@ TouchRule touch_rule(std::size_t bytes, int runs) {
         };
         const auto [first, first_faults] = fill(1);    // the timed region pays the page faults
         const auto [second, second_faults] = fill(2);  // the pages exist now: only the writes
+        rule.first_runs.push_back(first);
+        rule.second_runs.push_back(second);
         rule.first_fill_s = std::min(rule.first_fill_s, first);
         rule.second_fill_s = std::min(rule.second_fill_s, second);
         rule.faults_first = first_faults;

@@ -32,6 +32,7 @@ struct TouchRule {
     std::size_t bytes = 0;
     double first_fill_s = 0;                            // fresh pages from the OS: every page faults
     double second_fill_s = 0;                           // the same pages again
+    std::vector<double> first_runs, second_runs;        // every run, in the order run: first, second, first, ...
     std::uint64_t faults_first = 0, faults_second = 0;  // minor page faults during each (getrusage)
 };
 TouchRule touch_rule(std::size_t bytes, int runs);
