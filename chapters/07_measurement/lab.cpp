@@ -150,6 +150,13 @@ std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_
     return rows;
 }
 
+LatencyClaims latency_claims(const LatencyRow& row, double max_noise) {
+    const auto runs = static_cast<int>(row.chase_runs.size());
+    return {
+        cachebook::decide(row.chase_runs, row.strided_runs, cachebook::ClaimRule{kChaseOverStrided, runs, max_noise}),
+        cachebook::decide(row.chase_runs, row.gather_runs, cachebook::ClaimRule{kChaseOverGather, runs, max_noise})};
+}
+
 std::optional<std::size_t> largest_cache_bytes() {
     std::optional<std::size_t> largest;
     for (const auto& cache : cachebook::machine().caches)

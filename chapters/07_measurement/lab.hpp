@@ -103,6 +103,15 @@ std::size_t l1_resident_order(std::size_t l1_bytes);
 /// The prose asks whether the latency walk's large working set lies beyond it.
 std::optional<std::size_t> largest_cache_bytes();
 
+/// The latency section's two claims, by the book's rule, on a working set beyond the caches: the
+/// chase takes at least 5 times as long per access as the strided sum, and at least 2 times as long
+/// as the random walk whose addresses are known.
+inline constexpr double kChaseOverStrided = 5, kChaseOverGather = 2;
+struct LatencyClaims {
+    cachebook::ClaimResult over_strided, over_gather;
+};
+LatencyClaims latency_claims(const LatencyRow& row, double max_noise = 0.2);
+
 // --- Hardware counters ----------------------------------------------------------------------
 
 enum class PerfState { NotInstalled, NoPermission, NotSupported, Works };

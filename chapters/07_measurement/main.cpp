@@ -217,6 +217,11 @@ void latency_section(Report& report, const Options& options) {
     report.record("largest_cache_kib", largest ? nlohmann::json(*largest / 1024) : nlohmann::json(nullptr));
     report.line("  mistake: the strided sum reports {}x less than the latency the chase shows",
                 Value::measured("", row.chase_ns / row.strided_ns, "{:.0f}"));
+    const auto claims = ch07::latency_claims(row);  // in the large working set
+    report.line("  chase against strided sum, {}:", cachebook::size_text(row.bytes));
+    claim_line(report, "chase_over_strided", claims.over_strided, "at least");
+    report.line("  chase against random walk with known addresses, {}:", cachebook::size_text(row.bytes));
+    claim_line(report, "chase_over_gather", claims.over_gather, "at least");
 }
 
 // The walks counted by perf or cachegrind beside the model's count for the same geometry.

@@ -51,6 +51,7 @@ struct LatencyRow {
     double strided_ns = 0;  // sum of one int per line, in address order
     double gather_ns = 0;   // the same slots in random order, addresses known up front
     double chase_ns = 0;    // the same random order, each address from the previous load
+    std::vector<double> strided_runs, gather_runs, chase_runs;  // every run, ns per access, interleaved
 };
 /// One slot per line over `bytes`; `hops` accesses per timed run.
 LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs);
