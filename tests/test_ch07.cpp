@@ -209,11 +209,14 @@ TEST_CASE("the first touch of fresh pages costs more than the second", "[ch07][t
 
 TEST_CASE("built at -O0 the blocked product is slower and blocking gains less", "[ch07][timing]") {
     const auto builds = ch07::blocked_rule(512, 32, 3);
-    INFO("blocked -O0/-O2 = " << builds.blocked_o0 / builds.blocked_o2 << "; naive/blocked at -O0 " << builds.gain_o0()
-                              << ", at -O2 " << builds.gain_o2());
+    const auto claims = ch07::blocked_claims(builds);
+    INFO("blocked -O0/-O2: " << claims.o0_over_o2.reason
+                             << "; gain at -O2 over gain at -O0: " << claims.gain_o2_over_o0.reason);
     CHECK(builds.same_results);
-    CHECK(builds.blocked_o0 / builds.blocked_o2 > 1.5);
-    CHECK(builds.gain_o2() > 1.5 * builds.gain_o0());
+    CHECK(claims.o0_over_o2.verdict != cachebook::Verdict::fails);
+    CHECK(claims.gain_o2_over_o0.verdict != cachebook::Verdict::fails);
+    for (const auto* claim : {&claims.o0_over_o2, &claims.gain_o2_over_o0})
+        if (claim->verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim->reason);
 }
 
 TEST_CASE("the loop order matters only once the data leaves L1", "[ch07][timing]") {

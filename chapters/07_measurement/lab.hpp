@@ -76,13 +76,23 @@ cachebook::ClaimResult touch_claim(const TouchRule& rule, double max_noise = 0.2
 struct BlockedRule {
     std::size_t n = 0, tile = 0;
     double naive_o0 = 0, blocked_o0 = 0, naive_o2 = 0, blocked_o2 = 0;  // best seconds
-    bool same_results = false;  // all four C equal, byte for byte (integer-valued doubles)
+    bool same_results = false;    // all four C equal, byte for byte (integer-valued doubles)
+    std::vector<double> runs[4];  // every run of naive -O0, blocked -O0, naive -O2, blocked -O2, interleaved
     [[nodiscard]] double gain_o0() const { return naive_o0 / blocked_o0; }
     [[nodiscard]] double gain_o2() const { return naive_o2 / blocked_o2; }
 };
 /// The naive and the blocked product of n x n doubles at -O0 and at -O2; best of
 /// `runs` by the thread's CPU clock, interleaved, one warm-up.
 BlockedRule blocked_rule(std::size_t n, std::size_t tile, int runs);
+/// Rule 5's claims, by the book's rule: the blocked product takes at least 1.5 times as long at
+/// -O0 as at -O2; and blocking gains at least 1.5 times as much at -O2 as at -O0, decided on each
+/// run's blocked / naive time at -O0 against the same at -O2 (the four products run one after the
+/// other in each run, so each ratio's two times saw the same machine).
+inline constexpr double kO0OverO2 = 1.5, kGainO2OverO0 = 1.5;
+struct BlockedClaims {
+    cachebook::ClaimResult o0_over_o2, gain_o2_over_o0;
+};
+BlockedClaims blocked_claims(const BlockedRule& rule, double max_noise = 0.2);
 
 // --- Rule 6: data that never leaves L1 ----------------------------------------------------
 

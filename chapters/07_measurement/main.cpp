@@ -166,6 +166,11 @@ void optimisation_section(Report& report, const Options& options) {
     report.line("  same results: {}; -O0 makes the blocked product {}x slower and hides the gain of blocking",
                 Value::exact_as("opt.same_results", builds.same_results, builds.same_results ? "yes" : "NO"),
                 ratio("opt.o0_over_o2_blocked", builds.blocked_o0 / builds.blocked_o2).quoted());
+    const auto claims = ch07::blocked_claims(builds);
+    report.line("  the blocked product at -O0 against -O2:");
+    claim_line(report, "o0_over_o2", claims.o0_over_o2, "at least");
+    report.line("  the gain of blocking at -O2 against at -O0:");
+    claim_line(report, "gain_o2_over_o0", claims.gain_o2_over_o0, "at least");
 }
 
 // The L1d as the machine reports it and where that came from, or the size assumed without one.
