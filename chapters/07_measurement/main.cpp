@@ -96,7 +96,7 @@ void clock_section(Report& report, const Options& options) {
 }
 
 void runs_section(Report& report, const Options& options) {
-    const int many_runs = options.quick ? 5 : 20;
+    const int many_runs = options.quick ? 10 : 20;
     const auto batches = ch07::runs_rule(options.size(), many_runs);
     report.section("One run, or the minimum of several");
     report.line("  the row sum, {0} runs in each of two batches, alternating: A B A B",
