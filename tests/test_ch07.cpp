@@ -190,25 +190,33 @@ TEST_CASE("the L1 the counters are compared on is this machine's, or 32 KiB 8-wa
 // --- Measured ------------------------------------------------------------------------------
 
 TEST_CASE("a result nobody uses is computed in no time", "[ch07][timing]") {
-    const auto sums = ch07::dead_code_rule(1024, 5);
-    INFO("unused " << sums.unused_s << " s, used " << sums.used_s << " s");
-    CHECK(sums.used_s / std::max(sums.unused_s, 1e-9) > 10.0);
+    const auto sums = ch07::dead_code_rule(1024, 20);
+    const auto claim = ch07::dead_code_claim(sums);
+    INFO("unused " << sums.unused_s << " s, used " << sums.used_s << " s: " << claim.reason);
+    if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
+    CHECK(claim.verdict == cachebook::Verdict::holds);
 }
 
 TEST_CASE("the first touch of fresh pages costs more than the second", "[ch07][timing]") {
-    const auto touch = ch07::touch_rule(64 << 20, 3);
-    INFO("first " << touch.first_fill_s << " s, second " << touch.second_fill_s << " s, faults " << touch.faults_first);
-    CHECK(touch.faults_first > touch.faults_second);
-    CHECK(touch.first_fill_s / touch.second_fill_s > 1.5);
+    const auto touch = ch07::touch_rule(64 << 20, 4);
+    const auto claim = ch07::touch_claim(touch);
+    INFO("first " << touch.first_fill_s << " s, second " << touch.second_fill_s << " s, faults " << touch.faults_first
+                  << ": " << claim.reason);
+    CHECK(touch.faults_first > touch.faults_second);  // counted, not timed: no noise to allow for
+    if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
+    CHECK(claim.verdict == cachebook::Verdict::holds);
 }
 
 TEST_CASE("built at -O0 the blocked product is slower and blocking gains less", "[ch07][timing]") {
     const auto builds = ch07::blocked_rule(512, 32, 3);
-    INFO("blocked -O0/-O2 = " << builds.blocked_o0 / builds.blocked_o2 << "; naive/blocked at -O0 " << builds.gain_o0()
-                              << ", at -O2 " << builds.gain_o2());
+    const auto claims = ch07::blocked_claims(builds);
+    INFO("blocked -O0/-O2: " << claims.o0_over_o2.reason
+                             << "; gain at -O2 over gain at -O0: " << claims.gain_o2_over_o0.reason);
     CHECK(builds.same_results);
-    CHECK(builds.blocked_o0 / builds.blocked_o2 > 1.5);
-    CHECK(builds.gain_o2() > 1.5 * builds.gain_o0());
+    CHECK(claims.o0_over_o2.verdict != cachebook::Verdict::fails);
+    CHECK(claims.gain_o2_over_o0.verdict != cachebook::Verdict::fails);
+    for (const auto* claim : {&claims.o0_over_o2, &claims.gain_o2_over_o0})
+        if (claim->verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim->reason);
 }
 
 TEST_CASE("the loop order matters only once the data leaves L1", "[ch07][timing]") {
@@ -219,10 +227,15 @@ TEST_CASE("the loop order matters only once the data leaves L1", "[ch07][timing]
 }
 
 TEST_CASE("a strided sum understates the latency a pointer chase shows", "[ch07][timing]") {
-    const auto row = ch07::latency_row(64 << 20, 1 << 17, 3);
-    INFO("strided " << row.strided_ns << " ns, gather " << row.gather_ns << " ns, chase " << row.chase_ns << " ns");
-    CHECK(row.chase_ns / row.strided_ns > 5.0);
-    CHECK(row.chase_ns / row.gather_ns > 2.0);
+    const auto row = ch07::latency_row(64 << 20, 1 << 17, 4);
+    const auto claims = ch07::latency_claims(row);
+    INFO("strided " << row.strided_ns << " ns, gather " << row.gather_ns << " ns, chase " << row.chase_ns
+                    << " ns; chase / strided " << claims.over_strided.reason << "; chase / gather "
+                    << claims.over_gather.reason);
+    CHECK(claims.over_strided.verdict != cachebook::Verdict::fails);
+    CHECK(claims.over_gather.verdict != cachebook::Verdict::fails);
+    for (const auto* claim : {&claims.over_strided, &claims.over_gather})
+        if (claim->verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim->reason);
 }
 
 TEST_CASE("std::clock adds up the threads' time while the wall clock shows the speed-up", "[ch07][timing]") {
@@ -238,15 +251,14 @@ TEST_CASE("std::clock adds up the threads' time while the wall clock shows the s
 }
 
 TEST_CASE("the minima of two batches agree", "[ch07][timing]") {
-    const double share = cachebook::cpu_share();
-    if (share < 0.7) CACHEBOOK_SKIP("the machine is busy: this thread got " << share << " of a CPU");
     // 256 x 256 ints (256 KiB) stay in L2. A grid the size of the L3 share this machine
-    // gets depends on what other tenants leave in the shared L3, which changes from one
-    // batch to the next (chapter.md).
+    // gets depends on what other tenants leave in the shared L3 (chapter.md); the batches
+    // alternate run for run, so such a change hits both alike.
     const auto batches = ch07::runs_rule(256, 60);
-    INFO("minima " << batches.batch_a.min() << " and " << batches.batch_b.min() << ", spread of A "
-                   << batches.spread());
-    CHECK(batches.min_gap() < 0.3);
+    const auto claim = ch07::minima_agree(batches);
+    INFO("minima " << batches.batch_a.min() << " and " << batches.batch_b.min() << " s: " << claim.reason);
+    if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
+    CHECK(claim.verdict == cachebook::Verdict::holds);
 }
 
 TEST_CASE("the largest cache the latency section compares its working set with is at least the L1d", "[ch07]") {

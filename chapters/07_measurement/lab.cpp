@@ -39,9 +39,39 @@ RunsRule runs_rule(std::size_t n, int runs) {
     rule.n = n;
     const auto grid = make_grid(n);
     auto once = [&] { cachebook::do_not_optimize(o2::sum_rows(grid.data(), n)); };
-    rule.batch_a = cachebook::time_runs(runs, once, 0);  // no warm-up: the first run is whatever it is
-    rule.batch_b = cachebook::time_runs(runs, once, 0);
+    for (int run = 0; run < runs; ++run) {  // no warm-up: the first run is whatever it is
+        rule.batch_a.runs.push_back(cachebook::time_runs(1, once, 0).runs.front());
+        rule.batch_b.runs.push_back(cachebook::time_runs(1, once, 0).runs.front());
+    }
     return rule;
+}
+
+cachebook::ClaimResult minima_agree(const RunsRule& rule, double tolerance, double max_noise) {
+    const cachebook::ClaimRule both_ways{1 / (1 + tolerance), static_cast<int>(rule.batch_a.runs.size()), max_noise};
+    const auto a_vs_b = cachebook::decide(rule.batch_a.runs, rule.batch_b.runs, both_ways);
+    const auto b_vs_a = cachebook::decide(rule.batch_b.runs, rule.batch_a.runs, both_ways);
+    // The side whose minimum is the smaller decides: the other way round holds whenever this one can.
+    const auto& deciding = a_vs_b.effect <= b_vs_a.effect ? a_vs_b : b_vs_a;
+    cachebook::ClaimResult agree;
+    agree.effect = std::max(a_vs_b.effect, b_vs_a.effect);
+    agree.noise = deciding.noise;
+    agree.threshold = 1 + tolerance;
+    agree.verdict = deciding.verdict;
+    const std::string figures = fmt::format("minima {:.2f}x apart against at most {:.2f}x, noise {:.0f} %",
+                                            agree.effect, agree.threshold, 100 * agree.noise);
+    const auto why = deciding.reason.substr(deciding.reason.find(": ") + 2);
+    switch (agree.verdict) {
+        case cachebook::Verdict::holds:
+            agree.reason = figures + ": they agree by more than the noise";
+            break;
+        case cachebook::Verdict::fails:
+            agree.reason = figures + ": they differ by more than the tolerance and the noise";
+            break;
+        case cachebook::Verdict::inconclusive:
+            agree.reason = figures + ": " + why;
+            break;
+    }
+    return agree;
 }
 
 double RunsRule::min_gap() const {
@@ -54,10 +84,23 @@ DeadCodeRule dead_code_rule(std::size_t n, int runs) {
     rule.unused_s = rule.used_s = kInf;
     const auto grid = make_grid(n);
     for (int run = 0; run < runs; ++run) {
-        rule.unused_s = std::min(rule.unused_s, time_sum_unused(grid.data(), grid.size()));
-        rule.used_s = std::min(rule.used_s, time_sum_used(grid.data(), grid.size(), rule.sum));
+        rule.unused_runs.push_back(time_sum_unused(grid.data(), grid.size()));
+        rule.used_runs.push_back(time_sum_used(grid.data(), grid.size(), rule.sum));
+        rule.unused_s = std::min(rule.unused_s, rule.unused_runs.back());
+        rule.used_s = std::min(rule.used_s, rule.used_runs.back());
     }
     return rule;
+}
+
+cachebook::ClaimResult dead_code_claim(const DeadCodeRule& rule, double max_noise) {
+    const auto runs = static_cast<int>(rule.used_runs.size());
+    return cachebook::decide(rule.used_runs, rule.unused_runs,
+                             cachebook::ClaimRule{kDeadCodeThreshold, runs, max_noise});
+}
+
+cachebook::ClaimResult touch_claim(const TouchRule& rule, double max_noise) {
+    const auto runs = static_cast<int>(rule.first_runs.size());
+    return cachebook::decide(rule.first_runs, rule.second_runs, cachebook::ClaimRule{kTouchThreshold, runs, max_noise});
 }
 
 BlockedRule blocked_rule(std::size_t n, std::size_t tile, int runs) {
@@ -68,19 +111,34 @@ BlockedRule blocked_rule(std::size_t n, std::size_t tile, int runs) {
     const auto m = cachebook::integer_valued_matrices(n);
     std::vector<std::vector<double>> c(4, std::vector<double>(n * n));
     for (int run = -1; run < runs; ++run) {  // run -1 warms up, untimed
-        auto once = [&](auto product, double& best, std::vector<double>& out) {
+        auto once = [&](auto product, double& best, int k) {
             const double start = cachebook::thread_cpu_seconds();  // one thread: see rule 2
-            product(out.data());
-            cachebook::do_not_optimize(out.data());
-            if (run >= 0) best = std::min(best, cachebook::thread_cpu_seconds() - start);
+            product(c[static_cast<std::size_t>(k)].data());
+            cachebook::do_not_optimize(c[static_cast<std::size_t>(k)].data());
+            const double seconds = cachebook::thread_cpu_seconds() - start;
+            if (run < 0) return;
+            best = std::min(best, seconds);
+            rule.runs[k].push_back(seconds);
         };
-        once([&](double* out) { o0::product_naive(m.a.data(), m.b.data(), out, n); }, rule.naive_o0, c[0]);
-        once([&](double* out) { o0::product_blocked(m.a.data(), m.b.data(), out, n, tile); }, rule.blocked_o0, c[1]);
-        once([&](double* out) { o2::product_naive(m.a.data(), m.b.data(), out, n); }, rule.naive_o2, c[2]);
-        once([&](double* out) { o2::product_blocked(m.a.data(), m.b.data(), out, n, tile); }, rule.blocked_o2, c[3]);
+        once([&](double* out) { o0::product_naive(m.a.data(), m.b.data(), out, n); }, rule.naive_o0, 0);
+        once([&](double* out) { o0::product_blocked(m.a.data(), m.b.data(), out, n, tile); }, rule.blocked_o0, 1);
+        once([&](double* out) { o2::product_naive(m.a.data(), m.b.data(), out, n); }, rule.naive_o2, 2);
+        once([&](double* out) { o2::product_blocked(m.a.data(), m.b.data(), out, n, tile); }, rule.blocked_o2, 3);
     }
     rule.same_results = c[0] == c[1] && c[1] == c[2] && c[2] == c[3];
     return rule;
+}
+
+BlockedClaims blocked_claims(const BlockedRule& rule, double max_noise) {
+    const auto& [naive_o0, blocked_o0, naive_o2, blocked_o2] = rule.runs;
+    std::vector<double> share_o0, share_o2;  // each run's blocked / naive time: 1 / the gain of blocking
+    for (std::size_t i = 0; i < naive_o0.size(); ++i) {
+        share_o0.push_back(blocked_o0[i] / naive_o0[i]);
+        share_o2.push_back(blocked_o2[i] / naive_o2[i]);
+    }
+    const auto runs = static_cast<int>(naive_o0.size());
+    return {cachebook::decide(blocked_o0, blocked_o2, cachebook::ClaimRule{kO0OverO2, runs, max_noise}),
+            cachebook::decide(share_o0, share_o2, cachebook::ClaimRule{kGainO2OverO0, runs, max_noise})};
 }
 
 std::size_t l1_resident_order(std::size_t l1_bytes) {
@@ -105,6 +163,13 @@ std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_
         rows.push_back(SizeRow{n, per_pass * sizeof(int), time_walk(o2::sum_rows), time_walk(o2::sum_columns)});
     }
     return rows;
+}
+
+LatencyClaims latency_claims(const LatencyRow& row, double max_noise) {
+    const auto runs = static_cast<int>(row.chase_runs.size());
+    return {
+        cachebook::decide(row.chase_runs, row.strided_runs, cachebook::ClaimRule{kChaseOverStrided, runs, max_noise}),
+        cachebook::decide(row.chase_runs, row.gather_runs, cachebook::ClaimRule{kChaseOverGather, runs, max_noise})};
 }
 
 std::optional<std::size_t> largest_cache_bytes() {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cachebook/cache.hpp"
+#include "cachebook/claim.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/trace.hpp"
 #include "measurement.hpp"
@@ -32,37 +33,66 @@ inline constexpr std::string_view kWallClockName = "steady_clock";
 
 struct RunsRule {
     std::size_t n = 0;
-    cachebook::Timing batch_a, batch_b;  // two batches of the same measurement
+    cachebook::Timing batch_a, batch_b;  // two batches of the same measurement, run alternately: A B A B
     [[nodiscard]] double first() const { return batch_a.runs.empty() ? 0 : batch_a.runs.front(); }
     /// How far one run of batch A can land above its minimum: max / min - 1.
     [[nodiscard]] double spread() const { return batch_a.max() / batch_a.min() - 1.0; }
     /// How far the two batches' minima lie apart: |min A / min B - 1|.
     [[nodiscard]] double min_gap() const;
 };
+/// The row sum of an n x n grid, `runs` times in each batch, the batches alternating run for
+/// run (A B A B ...) so that a change of the machine hits both alike; no warm-up.
 RunsRule runs_rule(std::size_t n, int runs);
+
+/// Rule 2's claim: the two batches' minima lie at most 1 + `tolerance` times apart.
+inline constexpr double kMinimaTolerance = 0.3;
+/// Decided by the book's rule (cachebook/claim.hpp) both ways round: A is at least 1 / (1 +
+/// tolerance) times B, and B at least that times A; the control is each batch's odd runs against
+/// its even runs. `effect` is the larger minimum over the smaller, `threshold` 1 + tolerance.
+cachebook::ClaimResult minima_agree(const RunsRule& rule, double tolerance = kMinimaTolerance, double max_noise = 0.2);
 
 // --- Rule 4: dead code -----------------------------------------------------------------
 
 struct DeadCodeRule {
     std::size_t n = 0;
-    double unused_s = 0;  // the sum computed and thrown away: the compiler deletes the loop
-    double used_s = 0;    // the sum kept (do_not_optimize)
+    double unused_s = 0;                         // the sum computed and thrown away: the compiler deletes the loop
+    double used_s = 0;                           // the sum kept (do_not_optimize)
+    std::vector<double> unused_runs, used_runs;  // every run, interleaved: unused, used, unused, ...
     std::int64_t sum = 0;
 };
 DeadCodeRule dead_code_rule(std::size_t n, int runs);
+/// Rule 4's claim, by the book's rule: the kept sum takes at least 10 times as long as the
+/// thrown-away one (which the compiler deleted: it takes a clock reading's time).
+inline constexpr double kDeadCodeThreshold = 10;
+cachebook::ClaimResult dead_code_claim(const DeadCodeRule& rule, double max_noise = 0.2);
+
+/// Rule 3's claim, by the book's rule: the first fill of fresh pages takes at least 1.5 times as
+/// long as the second (the page faults against none).
+inline constexpr double kTouchThreshold = 1.5;
+cachebook::ClaimResult touch_claim(const TouchRule& rule, double max_noise = 0.2);
 
 // --- Rule 5: -O0 against -O2, on the blocked product ---------------------------------
 
 struct BlockedRule {
     std::size_t n = 0, tile = 0;
     double naive_o0 = 0, blocked_o0 = 0, naive_o2 = 0, blocked_o2 = 0;  // best seconds
-    bool same_results = false;  // all four C equal, byte for byte (integer-valued doubles)
+    bool same_results = false;    // all four C equal, byte for byte (integer-valued doubles)
+    std::vector<double> runs[4];  // every run of naive -O0, blocked -O0, naive -O2, blocked -O2, interleaved
     [[nodiscard]] double gain_o0() const { return naive_o0 / blocked_o0; }
     [[nodiscard]] double gain_o2() const { return naive_o2 / blocked_o2; }
 };
 /// The naive and the blocked product of n x n doubles at -O0 and at -O2; best of
 /// `runs` by the thread's CPU clock, interleaved, one warm-up.
 BlockedRule blocked_rule(std::size_t n, std::size_t tile, int runs);
+/// Rule 5's claims, by the book's rule: the blocked product takes at least 1.5 times as long at
+/// -O0 as at -O2; and blocking gains at least 1.5 times as much at -O2 as at -O0, decided on each
+/// run's blocked / naive time at -O0 against the same at -O2 (the four products run one after the
+/// other in each run, so each ratio's two times saw the same machine).
+inline constexpr double kO0OverO2 = 1.5, kGainO2OverO0 = 1.5;
+struct BlockedClaims {
+    cachebook::ClaimResult o0_over_o2, gain_o2_over_o0;
+};
+BlockedClaims blocked_claims(const BlockedRule& rule, double max_noise = 0.2);
 
 // --- Rule 6: data that never leaves L1 ----------------------------------------------------
 
@@ -82,6 +112,15 @@ std::size_t l1_resident_order(std::size_t l1_bytes);
 /// The largest data or unified cache this machine reports, in bytes; empty when it reports none.
 /// The prose asks whether the latency walk's large working set lies beyond it.
 std::optional<std::size_t> largest_cache_bytes();
+
+/// The latency section's two claims, by the book's rule, on a working set beyond the caches: the
+/// chase takes at least 5 times as long per access as the strided sum, and at least 2 times as long
+/// as the random walk whose addresses are known.
+inline constexpr double kChaseOverStrided = 5, kChaseOverGather = 2;
+struct LatencyClaims {
+    cachebook::ClaimResult over_strided, over_gather;
+};
+LatencyClaims latency_claims(const LatencyRow& row, double max_noise = 0.2);
 
 // --- Hardware counters ----------------------------------------------------------------------
 

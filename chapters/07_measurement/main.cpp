@@ -21,6 +21,17 @@ Value ratio(std::string key, double value) {
     return Value::measured(std::move(key), value, "{:.2f}");
 }
 
+// A claim decided by the book's rule (section 2 of the chapter): the verdict and the margin, printed
+// and recorded under claims.NAME; `bound` says which way the threshold goes ("at least", "at most").
+void claim_line(Report& report, const std::string& name, const cachebook::ClaimResult& claim, const char* bound) {
+    const std::string key = "claims." + name + ".";
+    report.line("  the rule: {} ({}x against {} {}x, noise {} %)",
+                Value::measured(key + "verdict", cachebook::verdict_name(claim.verdict)).quoted(),
+                ratio(key + "effect", claim.effect), bound, Value::exact(key + "threshold", claim.threshold, 2),
+                Value::measured_as(key + "noise", claim.noise, fmt::format("{:.0f}", 100 * claim.noise)));
+    report.record(key + "reason", claim.reason);
+}
+
 struct Options {
     std::int64_t n = 2048, runs = 7, threads = 2, walk_n = 512, counters = 1, product_n = 512;
     bool quick = false;
@@ -85,10 +96,11 @@ void clock_section(Report& report, const Options& options) {
 }
 
 void runs_section(Report& report, const Options& options) {
-    const int many_runs = options.quick ? 5 : 20;
+    const int many_runs = options.quick ? 10 : 20;
     const auto batches = ch07::runs_rule(options.size(), many_runs);
     report.section("One run, or the minimum of several");
-    report.line("  the row sum, {0} runs, then {0} more", Value::exact("runs.count", many_runs));
+    report.line("  the row sum, {0} runs in each of two batches, alternating: A B A B",
+                Value::exact("runs.count", many_runs));
     auto table = report.table({"batch", "first ms", "min ms", "median ms", "max ms", "max / min"});
     for (const auto& [name, batch] : {std::pair{"A", &batches.batch_a}, std::pair{"B", &batches.batch_b}})
         table.row({name, milliseconds("", batch->runs.front()), milliseconds("", batch->min()),
@@ -101,6 +113,7 @@ void runs_section(Report& report, const Options& options) {
                 Value::measured("runs.spread_percent", 100 * batches.spread(), "{:.0f}").quoted());
     report.line("  right:   the two minima differ by {} %",
                 Value::measured("runs.min_gap_percent", 100 * batches.min_gap(), "{:.1f}").quoted());
+    claim_line(report, "minima", ch07::minima_agree(batches), "at most");
 }
 
 void first_touch_section(Report& report, const Options& options) {
@@ -117,6 +130,7 @@ void first_touch_section(Report& report, const Options& options) {
     table.print();
     report.line("  mistake: timing the first touch costs {}x",
                 ratio("touch.ratio", touch.first_fill_s / touch.second_fill_s).quoted());
+    claim_line(report, "touch", ch07::touch_claim(touch), "at least");
 }
 
 void dead_code_section(Report& report, const Options& options) {
@@ -133,6 +147,7 @@ void dead_code_section(Report& report, const Options& options) {
     report.line("  mistake: the loop whose result is unused was deleted: {}x \"faster\"; the sum is {}",
                 Value::measured("dead_code.ratio", sums.used_s / std::max(sums.unused_s, 1e-9), "{:.0f}").quoted(),
                 Value::exact("dead_code.sum", sums.sum));
+    claim_line(report, "dead_code", ch07::dead_code_claim(sums), "at least");
 }
 
 void optimisation_section(Report& report, const Options& options) {
@@ -151,6 +166,11 @@ void optimisation_section(Report& report, const Options& options) {
     report.line("  same results: {}; -O0 makes the blocked product {}x slower and hides the gain of blocking",
                 Value::exact_as("opt.same_results", builds.same_results, builds.same_results ? "yes" : "NO"),
                 ratio("opt.o0_over_o2_blocked", builds.blocked_o0 / builds.blocked_o2).quoted());
+    const auto claims = ch07::blocked_claims(builds);
+    report.line("  the blocked product at -O0 against -O2:");
+    claim_line(report, "o0_over_o2", claims.o0_over_o2, "at least");
+    report.line("  the gain of blocking at -O2 against at -O0:");
+    claim_line(report, "gain_o2_over_o0", claims.gain_o2_over_o0, "at least");
 }
 
 // The L1d as the machine reports it and where that came from, or the size assumed without one.
@@ -202,6 +222,11 @@ void latency_section(Report& report, const Options& options) {
     report.record("largest_cache_kib", largest ? nlohmann::json(*largest / 1024) : nlohmann::json(nullptr));
     report.line("  mistake: the strided sum reports {}x less than the latency the chase shows",
                 Value::measured("", row.chase_ns / row.strided_ns, "{:.0f}"));
+    const auto claims = ch07::latency_claims(row);  // in the large working set
+    report.line("  chase against strided sum, {}:", cachebook::size_text(row.bytes));
+    claim_line(report, "chase_over_strided", claims.over_strided, "at least");
+    report.line("  chase against random walk with known addresses, {}:", cachebook::size_text(row.bytes));
+    claim_line(report, "chase_over_gather", claims.over_gather, "at least");
 }
 
 // The walks counted by perf or cachegrind beside the model's count for the same geometry.

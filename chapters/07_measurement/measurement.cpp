@@ -86,6 +86,8 @@ TouchRule touch_rule(std::size_t bytes, int runs) {
         };
         const auto [first, first_faults] = fill(1);    // the timed region pays the page faults
         const auto [second, second_faults] = fill(2);  // the pages exist now: only the writes
+        rule.first_runs.push_back(first);
+        rule.second_runs.push_back(second);
         rule.first_fill_s = std::min(rule.first_fill_s, first);
         rule.second_fill_s = std::min(rule.second_fill_s, second);
         rule.faults_first = first_faults;
@@ -132,24 +134,34 @@ LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs) {
     std::vector<std::uint32_t> order(n);  // the chase's own order, as a list of indices
     for (std::size_t k = 0, i = 0; k < n; ++k, i = cycle[i]) order[k] = static_cast<std::uint32_t>(i);
 
-    auto per_access = [&](auto&& walk) { return cachebook::time_runs(runs, walk).min() * 1e9 / double(hops); };
-    LatencyRow row;
-    row.bytes = n * sizeof(Slot);
-    row.strided_ns = per_access([&] {  // the strided sum: independent loads, addresses in order
+    auto strided = [&] {  // the strided sum: independent loads, addresses in order
         std::uint64_t s = 0;
         for (std::size_t h = 0, i = 0; h < hops; ++h, i = i + 1 == n ? 0 : i + 1) s += slots[i].value;
         cachebook::do_not_optimize(s);
-    });
-    row.gather_ns = per_access([&] {  // random order, but every address known in advance
+    };
+    auto gather = [&] {  // random order, but every address known in advance
         std::uint64_t s = 0;
         for (std::size_t h = 0, k = 0; h < hops; ++h, k = k + 1 == n ? 0 : k + 1) s += slots[order[k]].value;
         cachebook::do_not_optimize(s);
-    });
-    row.chase_ns = per_access([&] {  // each address comes out of the previous load
+    };
+    auto chase = [&] {  // each address comes out of the previous load
         std::uint32_t i = 0;
         for (std::size_t h = 0; h < hops; ++h) i = slots[i].next;
         cachebook::do_not_optimize(i);
-    });
+    };
+    LatencyRow row;
+    row.bytes = n * sizeof(Slot);
+    for (int run = -1; run < runs; ++run) {  // interleaved, so a change of the machine hits all three; -1 warms up
+        const auto per_access = [&](auto&& walk) {
+            return cachebook::time_runs(1, walk, 0).min() * 1e9 / double(hops);
+        };
+        const double s = per_access(strided), g = per_access(gather), c = per_access(chase);
+        if (run < 0) continue;
+        row.strided_runs.push_back(s), row.gather_runs.push_back(g), row.chase_runs.push_back(c);
+    }
+    row.strided_ns = *std::min_element(row.strided_runs.begin(), row.strided_runs.end());
+    row.gather_ns = *std::min_element(row.gather_runs.begin(), row.gather_runs.end());
+    row.chase_ns = *std::min_element(row.chase_runs.begin(), row.chase_runs.end());
     return row;
 }
 // [end: latency]

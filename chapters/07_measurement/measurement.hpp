@@ -32,6 +32,7 @@ struct TouchRule {
     std::size_t bytes = 0;
     double first_fill_s = 0;                            // fresh pages from the OS: every page faults
     double second_fill_s = 0;                           // the same pages again
+    std::vector<double> first_runs, second_runs;        // every run, in the order run: first, second, first, ...
     std::uint64_t faults_first = 0, faults_second = 0;  // minor page faults during each (getrusage)
 };
 TouchRule touch_rule(std::size_t bytes, int runs);
@@ -50,6 +51,7 @@ struct LatencyRow {
     double strided_ns = 0;  // sum of one int per line, in address order
     double gather_ns = 0;   // the same slots in random order, addresses known up front
     double chase_ns = 0;    // the same random order, each address from the previous load
+    std::vector<double> strided_runs, gather_runs, chase_runs;  // every run, ns per access, interleaved
 };
 /// One slot per line over `bytes`; `hops` accesses per timed run.
 LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cachebook/chase.hpp"
+#include "cachebook/claim.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
@@ -213,5 +214,18 @@ private:
 
 nlohmann::json to_json(const Point& p);
 nlohmann::json to_json(const Cliff& c);
+
+/// The claim "a short sweep (4 KiB to 4 x L1d) finds its first cliff within `tolerance` of the
+/// L1d of `l1_bytes`, with a rise of at least half", decided in the shape of the book's rule
+/// (cachebook/claim.hpp): two sweeps with different chase seeds are each other's control.
+/// holds: both find it; fails: both miss it while the two agree within `max_disagreement`;
+/// inconclusive: the two disagree by more, or one finds it and the other does not.
+struct FirstCliffClaim {
+    cachebook::Verdict verdict = cachebook::Verdict::inconclusive;
+    std::size_t first_bytes = 0, second_bytes = 0;  ///< each sweep's first cliff (0: none found)
+    std::string reason;
+};
+FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double tolerance = 0.15,
+                                  double max_disagreement = 0.10);
 
 }  // namespace ch08

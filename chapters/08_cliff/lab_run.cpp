@@ -185,4 +185,46 @@ void RunTime::record(cachebook::Report& report) const {
                                      static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6);
 }
 
+FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double tolerance, double max_disagreement) {
+    FirstCliffClaim claim;
+    std::size_t found[2] = {0, 0};
+    bool inside[2] = {false, false};
+    for (int k = 0; k < 2; ++k) {
+        SweepConfig config;
+        config.sizes = sweep_sizes(4096, 4 * l1_bytes, 8);
+        config.pages = pages;
+        config.timed_hops = 1 << 13;
+        config.max_warmup = 1 << 14;
+        config.runs = 17;
+        config.seed = static_cast<std::uint64_t>(k + 1);
+        const auto curve = run_sweep(config);
+        std::vector<double> ns;
+        for (const auto& p : curve) ns.push_back(p.chase_ns);
+        const auto cliffs = detect_cliffs(config.sizes, ns);
+        if (cliffs.empty()) continue;
+        found[k] = cliffs[0].capacity_bytes;
+        inside[k] = within(found[k], l1_bytes, tolerance) && cliffs[0].above_ns > 1.5 * cliffs[0].below_ns;
+    }
+    claim.first_bytes = found[0];
+    claim.second_bytes = found[1];
+    const double lo = static_cast<double>(std::min(found[0], found[1]));
+    const double disagreement = lo > 0 ? static_cast<double>(std::max(found[0], found[1])) / lo - 1 : 1e9;
+    const std::string figures =
+        fmt::format("first cliffs at {} and {} bytes against {} within {:.0f} %, the two {:.0f} % apart", found[0],
+                    found[1], l1_bytes, 100 * tolerance, 100 * std::min(disagreement, 9.99));
+    if (inside[0] && inside[1]) {
+        claim.verdict = cachebook::Verdict::holds;
+        claim.reason = figures + ": both sweeps find it";
+    } else if (disagreement > max_disagreement) {
+        claim.reason = fmt::format("{}: the two sweeps disagree by more than {:.0f} %, the machine is too busy to tell",
+                                   figures, 100 * max_disagreement);
+    } else if (!inside[0] && !inside[1]) {
+        claim.verdict = cachebook::Verdict::fails;
+        claim.reason = figures + ": both sweeps, which agree, miss it";
+    } else {
+        claim.reason = figures + ": one sweep finds it and the other does not, on the edge of the band";
+    }
+    return claim;
+}
+
 }  // namespace ch08
