@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "exercise.hpp"
+#include "lab.hpp"
 #include "matmul.hpp"
 
 namespace ch09_checks {
