@@ -64,6 +64,34 @@ MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook:
     return out;
 }
 
+namespace {
+// The fastest run of round r among the orders with this inner variable; 0 when none was timed.
+double round_min(const MeasuredOrders& timed, char inner, std::size_t r) {
+    double best = 0;
+    for (const auto& o : timed.orders)
+        if (inner_variable(o.order) == inner && r < o.timing.runs.size())
+            best = best == 0 ? o.timing.runs[r] : std::min(best, o.timing.runs[r]);
+    return best;
+}
+}  // namespace
+
+cachebook::ClaimResult inner_claim(const MeasuredOrders& timed, double max_noise) {
+    const std::size_t rounds = timed.orders.empty() ? 0 : timed.orders.front().timing.runs.size();
+    std::vector<double> inner_i, inner_j;
+    for (std::size_t r = 0; r < rounds; ++r) {
+        inner_i.push_back(round_min(timed, 'i', r));
+        inner_j.push_back(round_min(timed, 'j', r));
+    }
+    const bool both = rounds > 0 && inner_i.front() > 0 && inner_j.front() > 0;
+    if (!both || rounds < 2) {
+        const double effect = both ? timed.min_of('i') / timed.min_of('j') : 0;
+        return {effect, 0, kInnerThreshold, cachebook::Verdict::inconclusive,
+                both ? "one round of runs gives no control: run at least two"
+                     : "an inner-i and an inner-j order must both be timed"};
+    }
+    return cachebook::decide(inner_i, inner_j, {kInnerThreshold, static_cast<int>(rounds), max_noise});
+}
+
 cachebook::CacheConfig chosen_cache(std::int64_t lines, std::int64_t ways, std::int64_t line_bytes) {
     if (!std::has_single_bit(static_cast<std::uint64_t>(line_bytes)))
         throw cachebook::UsageError(fmt::format("--line-bytes {} is not a power of two", line_bytes));

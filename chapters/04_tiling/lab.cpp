@@ -54,6 +54,25 @@ BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs) {
     return t;
 }
 
+namespace {
+// decide(), or inconclusive with the reason when a side has fewer than two runs.
+cachebook::ClaimResult decide_runs(const cachebook::Timing& slow, const cachebook::Timing& fast, double threshold,
+                                   double max_noise) {
+    if (slow.runs.size() < 2 || fast.runs.size() < 2)
+        return {slow.min() / fast.min(), 0, threshold, cachebook::Verdict::inconclusive,
+                "one run of each gives no control: run at least two"};
+    return cachebook::decide(slow.runs, fast.runs, {threshold, static_cast<int>(slow.runs.size()), max_noise});
+}
+}  // namespace
+
+cachebook::ClaimResult blocked_claim(const BlockedTiming& timing, double max_noise) {
+    return decide_runs(timing.naive, timing.blocked, kBlockedThreshold, max_noise);
+}
+
+cachebook::ClaimResult transpose_claim(const TransposeTiming& timing, double max_noise) {
+    return decide_runs(timing.naive, timing.tiled, kTransposeThreshold, max_noise);
+}
+
 double Sweep::over_best(std::size_t tile) const {
     double at_tile = 0, at_best = 0;
     for (const auto& p : points) {

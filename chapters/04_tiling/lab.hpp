@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cachebook/cache.hpp"
+#include "cachebook/claim.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "tiling.hpp"
@@ -42,6 +43,16 @@ struct BlockedTiming {
     [[nodiscard]] double speedup() const { return naive.min() / blocked.min(); }
 };
 BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs);
+
+/// The chapter's claims: naive ijk takes at least kBlockedThreshold times as long as blocked with
+/// the tile from the L1 (at N = 512), and the naive transpose at least kTransposeThreshold times
+/// as long as the tiled one (T = 8, N = 2048).
+inline constexpr double kBlockedThreshold = 3.0;
+inline constexpr double kTransposeThreshold = 1.15;
+/// The claims decided by the book's rule (cachebook/claim.hpp), on the runs as timed (naive and
+/// the other in turn); the control is each side's odd runs against its even runs. Inconclusive,
+/// with the reason, when one run of each gives no control.
+cachebook::ClaimResult blocked_claim(const BlockedTiming& timing, double max_noise = 0.2);
 
 /// The blocked product for each tile, timed; results checked against the first.
 struct SweepPoint {
@@ -81,6 +92,7 @@ struct TransposeTiming {
     [[nodiscard]] double speedup() const { return naive.min() / tiled.min(); }
 };
 TransposeTiming time_transpose(std::size_t n, std::size_t tile, int runs);
+cachebook::ClaimResult transpose_claim(const TransposeTiming& timing, double max_noise = 0.2);
 
 /// Reads the named columns of a CSV file (lines starting with '#' skipped,
 /// first other line the header, empty cells skipped). Throws std::runtime_error
