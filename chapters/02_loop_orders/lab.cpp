@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "cachebook/cpu_time.hpp"
+
 namespace ch02 {
 
 std::optional<cachebook::CacheConfig> cache_geometry(const std::optional<cachebook::CacheInfo>& c) {
@@ -58,14 +60,14 @@ SumTiming time_sums(std::size_t n, int runs) {
     // is short enough for one preemption to spoil it, so it runs four times a round.
     for (int r = 0; r < runs; ++r) {
         for (int k = 0; k < 4; ++k) {
-            const auto start = cachebook::Clock::now();
+            const double start = cachebook::thread_cpu_seconds();
             const long long s = sum_by_rows(a.data(), n);
-            t.row.runs.push_back(cachebook::seconds_since(start));
+            t.row.runs.push_back(cachebook::thread_cpu_seconds() - start);
             cachebook::do_not_optimize(s);
         }
-        const auto start = cachebook::Clock::now();
+        const double start = cachebook::thread_cpu_seconds();
         const long long s = sum_by_columns(a.data(), n);
-        t.column.runs.push_back(cachebook::seconds_since(start));
+        t.column.runs.push_back(cachebook::thread_cpu_seconds() - start);
         cachebook::do_not_optimize(s);
     }
     return t;

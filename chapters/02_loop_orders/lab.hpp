@@ -54,7 +54,8 @@ struct SumTiming {
     [[nodiscard]] double ratio() const { return column.min() / row.min(); }
 };
 /// Times the column sum `runs` times and the row sum 4 x `runs` times, alternating,
-/// after one untimed pass of each.
+/// after one untimed pass of each, by the calling thread's CPU clock (cachebook/cpu_time.hpp):
+/// on a shared machine it stops while the thread waits for a CPU.
 SumTiming time_sums(std::size_t n, int runs);
 
 /// The chapter's claim: the column sum takes at least this many times as long as the row sum.

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "cachebook/cli.hpp"
+#include "cachebook/cpu_time.hpp"
 #include "cachebook/matmul_orders.hpp"
 
 namespace ch03 {
@@ -47,9 +48,9 @@ MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook:
     // Round-robin over the orders, so that a noisy moment of the machine is shared among them.
     for (int r = 0; r < runs; ++r) {
         for (auto& o : out.orders) {
-            const auto start = cachebook::Clock::now();
+            const double start = cachebook::thread_cpu_seconds();
             cachebook::matmul_in_order(o.order, n, matrices.a.data(), matrices.b.data(), c.data());
-            o.timing.runs.push_back(cachebook::seconds_since(start));
+            o.timing.runs.push_back(cachebook::thread_cpu_seconds() - start);
             cachebook::do_not_optimize(c.data());
             cachebook::clobber_memory();
             if (!have_first) {

@@ -34,7 +34,8 @@ struct MeasuredOrders {
     [[nodiscard]] double min_of(char inner) const;  ///< fastest order with this inner variable
     [[nodiscard]] double fastest() const;           ///< fastest of all the orders
 };
-/// Times the given orders (all six by default) `runs` times each, round-robin; C is compared byte for byte.
+/// Times the given orders (all six by default) `runs` times each, round-robin, by the calling
+/// thread's CPU clock (cachebook/cpu_time.hpp); C is compared byte for byte.
 MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook::LoopOrder>& orders = {});
 
 /// The chapter's claim: the fastest inner-i order takes at least this many times as long as the

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cachebook/cpu_time.hpp"
 #include "cachebook/matmul_orders.hpp"
 #include "cachebook/trace.hpp"
 
@@ -41,13 +42,13 @@ BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs) {
     std::vector<double> c1(n * n), c2(n * n);
     BlockedTiming t{n, tile, {}, {}, false};
     for (int r = 0; r < runs; ++r) {
-        auto start = cachebook::Clock::now();
+        double start = cachebook::thread_cpu_seconds();
         cachebook::matmul_in_order(cachebook::LoopOrder::ijk, n, m.a.data(), m.b.data(), c1.data());
-        t.naive.runs.push_back(cachebook::seconds_since(start));
+        t.naive.runs.push_back(cachebook::thread_cpu_seconds() - start);
         cachebook::clobber_memory();
-        start = cachebook::Clock::now();
+        start = cachebook::thread_cpu_seconds();
         matmul_blocked(n, tile, m.a.data(), m.b.data(), c2.data());
-        t.blocked.runs.push_back(cachebook::seconds_since(start));
+        t.blocked.runs.push_back(cachebook::thread_cpu_seconds() - start);
         cachebook::clobber_memory();
     }
     t.identical = std::memcmp(c1.data(), c2.data(), n * n * sizeof(double)) == 0;
@@ -101,9 +102,9 @@ Sweep tile_sweep(std::size_t n, const std::vector<std::size_t>& tiles, int runs)
     for (std::size_t tile : tiles) s.points.push_back({tile, {}});
     for (int r = 0; r < runs; ++r)
         for (auto& p : s.points) {
-            const auto start = cachebook::Clock::now();
+            const double start = cachebook::thread_cpu_seconds();
             matmul_blocked(n, p.tile, m.a.data(), m.b.data(), c.data());
-            p.timing.runs.push_back(cachebook::seconds_since(start));
+            p.timing.runs.push_back(cachebook::thread_cpu_seconds() - start);
             cachebook::clobber_memory();
             if (r == 0 && &p == &s.points.front())
                 first = c;
@@ -136,14 +137,14 @@ TransposeTiming time_transpose(std::size_t n, std::size_t tile, int runs) {
     transpose_naive(n, src.data(), dst.data());  // first touch of every page, untimed
     naive = dst;
     for (int r = 0; r < runs; ++r) {
-        auto start = cachebook::Clock::now();
+        double start = cachebook::thread_cpu_seconds();
         transpose_naive(n, src.data(), dst.data());
-        t.naive.runs.push_back(cachebook::seconds_since(start));
+        t.naive.runs.push_back(cachebook::thread_cpu_seconds() - start);
         cachebook::clobber_memory();
         std::fill(dst.begin(), dst.end(), -1.0);
-        start = cachebook::Clock::now();
+        start = cachebook::thread_cpu_seconds();
         transpose_tiled(n, tile, src.data(), dst.data());
-        t.tiled.runs.push_back(cachebook::seconds_since(start));
+        t.tiled.runs.push_back(cachebook::thread_cpu_seconds() - start);
         cachebook::clobber_memory();
         t.identical = t.identical && dst == naive;
     }

@@ -35,7 +35,9 @@ std::optional<TileChoice> machine_tile(const cachebook::Machine& machine, std::s
 /// one the course notes' 32 KiB L1 gives.
 std::size_t blocked_tile(std::size_t requested, std::size_t n, const std::optional<TileChoice>& mine);
 
-/// Naive ijk against blocked, on integer-valued n x n doubles.
+/// Naive ijk against blocked, on integer-valued n x n doubles. Every time*() function and the
+/// sweep here use the calling thread's CPU clock (cachebook/cpu_time.hpp): on a shared machine
+/// it stops while the thread waits for a CPU.
 struct BlockedTiming {
     std::size_t n = 0, tile = 0;
     cachebook::Timing naive, blocked;
