@@ -138,7 +138,7 @@ TEST_CASE("the two sums of the measured array are equal", "[ch02]") {
 // control, or an L2 that keeps a column's lines, where the model predicts no effect) skips.
 TEST_CASE("column-wise sum of int[2048][2048] takes at least twice as long as row-wise", "[ch02][timing]") {
     const std::size_t n = 2048;
-    const auto t = ch02::time_sums(n, 8);
+    const auto t = ch02::time_sums(n, 16);
     REQUIRE(t.row_sum == t.column_sum);
     const auto claim = ch02::sum_claim(t, ch02::cache_geometry(cachebook::machine().data_cache(2)));
     INFO("row " << t.row.min() * 1e3 << " ms, column " << t.column.min() * 1e3 << " ms: " << claim.reason);

@@ -153,7 +153,7 @@ TEST_CASE("the real Stocks.csv gives the same counts as generated data", "[ch04]
 TEST_CASE("blocked (tile from the L1) is at least 3x faster than naive ijk at N = 512", "[ch04][timing]") {
     const auto l1 = cachebook::data_cache(1);
     const std::size_t tile = ch04::tile_from_cache(l1 && l1->size_bytes ? l1->size_bytes : 32 * 1024, 512).tile;
-    const auto t = ch04::time_blocked(512, tile, 4);
+    const auto t = ch04::time_blocked(512, tile, 8);
     REQUIRE(t.identical);
     const auto claim = ch04::blocked_claim(t);
     INFO("naive " << t.naive.min() * 1e3 << " ms, blocked " << t.blocked.min() * 1e3 << " ms: " << claim.reason);
