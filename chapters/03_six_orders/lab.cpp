@@ -84,12 +84,15 @@ cachebook::ClaimResult inner_claim(const MeasuredOrders& timed, double max_noise
         inner_j.push_back(round_min(timed, 'j', r));
     }
     const bool both = rounds > 0 && inner_i.front() > 0 && inner_j.front() > 0;
-    if (!both || rounds < 2) {
-        const double effect = both ? timed.min_of('i') / timed.min_of('j') : 0;
-        return {effect, 0, kInnerThreshold, cachebook::Verdict::inconclusive,
-                both ? "one round of runs gives no control: run at least two"
-                     : "an inner-i and an inner-j order must both be timed"};
-    }
+    cachebook::ClaimResult none{both ? timed.min_of('i') / timed.min_of('j') : 0, 0, kInnerThreshold,
+                                cachebook::Verdict::inconclusive, ""};
+    if (!both)
+        none.reason = "an inner-i and an inner-j order must both be timed";
+    else if (timed.n != kInnerN)
+        none.reason = fmt::format("the claim is made at N = {}, this run measured N = {}", kInnerN, timed.n);
+    else if (rounds < 2)
+        none.reason = "one round of runs gives no control: run at least two";
+    if (!none.reason.empty()) return none;
     return cachebook::decide(inner_i, inner_j, {kInnerThreshold, static_cast<int>(rounds), max_noise});
 }
 

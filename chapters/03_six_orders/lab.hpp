@@ -41,10 +41,11 @@ MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook:
 /// The chapter's claim: the fastest inner-i order takes at least this many times as long as the
 /// fastest inner-j one (at N = 512).
 inline constexpr double kInnerThreshold = 5.0;
+inline constexpr std::size_t kInnerN = 512;
 /// The claim decided by the book's rule (cachebook/claim.hpp): in each round, the fastest inner-i
 /// run against the fastest inner-j run, the rounds as time_orders ran them; the control is each
-/// side's odd rounds against its even rounds. Inconclusive, with the reason, when a group was
-/// not timed or one round gives no control.
+/// side's odd rounds against its even rounds. Inconclusive, with the reason, when the run's N is
+/// not the claim's (--quick, --measure-n), a group was not timed or one round gives no control.
 cachebook::ClaimResult inner_claim(const MeasuredOrders& timed, double max_noise = 0.2);
 
 /// The cache of the reader's choice: `lines` lines of `line_bytes` bytes in sets of

@@ -43,7 +43,7 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
     for (const char* flag : {"--n", "--lines", "--ways", "--line-bytes", "--tile"})
         options.custom = options.custom || app.count(flag) > 0;
     if (cli.quick() && app.count("--measure-n") == 0) options.measure_n = 256;
-    if (cli.quick() && app.count("--runs") == 0) options.runs = 2;  // two: the claim's control needs both
+    if (cli.quick() && app.count("--runs") == 0) options.runs = 1;
     options.cache = ch03::chosen_cache(options.lines, options.ways, options.line_bytes);
     ch03::check_simulation(options.n, static_cast<std::int64_t>(options.cache.ways), options.tile);
     const auto measure_n = static_cast<std::uint64_t>(options.measure_n);

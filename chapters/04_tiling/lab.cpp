@@ -56,22 +56,29 @@ BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs) {
 }
 
 namespace {
-// decide(), or inconclusive with the reason when a side has fewer than two runs.
+// decide(), or inconclusive with the reason when the run's order n is not the claim's, or a
+// side has fewer than two runs.
 cachebook::ClaimResult decide_runs(const cachebook::Timing& slow, const cachebook::Timing& fast, double threshold,
-                                   double max_noise) {
-    if (slow.runs.size() < 2 || fast.runs.size() < 2)
-        return {slow.min() / fast.min(), 0, threshold, cachebook::Verdict::inconclusive,
-                "one run of each gives no control: run at least two"};
+                                   std::size_t n, std::size_t claim_n, double max_noise) {
+    cachebook::ClaimResult none{slow.min() / fast.min(), 0, threshold, cachebook::Verdict::inconclusive, ""};
+    if (n != claim_n) {
+        none.reason = fmt::format("the claim is made at N = {}, this run measured N = {}", claim_n, n);
+        return none;
+    }
+    if (slow.runs.size() < 2 || fast.runs.size() < 2) {
+        none.reason = "one run of each gives no control: run at least two";
+        return none;
+    }
     return cachebook::decide(slow.runs, fast.runs, {threshold, static_cast<int>(slow.runs.size()), max_noise});
 }
 }  // namespace
 
 cachebook::ClaimResult blocked_claim(const BlockedTiming& timing, double max_noise) {
-    return decide_runs(timing.naive, timing.blocked, kBlockedThreshold, max_noise);
+    return decide_runs(timing.naive, timing.blocked, kBlockedThreshold, timing.n, kBlockedN, max_noise);
 }
 
 cachebook::ClaimResult transpose_claim(const TransposeTiming& timing, double max_noise) {
-    return decide_runs(timing.naive, timing.tiled, kTransposeThreshold, max_noise);
+    return decide_runs(timing.naive, timing.tiled, kTransposeThreshold, timing.n, kTransposeN, max_noise);
 }
 
 double Sweep::over_best(std::size_t tile) const {

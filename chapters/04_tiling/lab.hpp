@@ -51,9 +51,11 @@ BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs);
 /// as long as the tiled one (T = 8, N = 2048).
 inline constexpr double kBlockedThreshold = 3.0;
 inline constexpr double kTransposeThreshold = 1.15;
+inline constexpr std::size_t kBlockedN = 512, kTransposeN = 2048;
 /// The claims decided by the book's rule (cachebook/claim.hpp), on the runs as timed (naive and
 /// the other in turn); the control is each side's odd runs against its even runs. Inconclusive,
-/// with the reason, when one run of each gives no control.
+/// with the reason, when the run's N is not the claim's (--quick, --n) or one run of each gives
+/// no control.
 cachebook::ClaimResult blocked_claim(const BlockedTiming& timing, double max_noise = 0.2);
 
 /// The blocked product for each tile, timed; results checked against the first.
