@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
+
+#include "cachebook/cpu_time.hpp"
 
 namespace ch02 {
 
@@ -57,17 +60,40 @@ SumTiming time_sums(std::size_t n, int runs) {
     // is short enough for one preemption to spoil it, so it runs four times a round.
     for (int r = 0; r < runs; ++r) {
         for (int k = 0; k < 4; ++k) {
-            const auto start = cachebook::Clock::now();
+            const double start = cachebook::thread_cpu_seconds();
             const long long s = sum_by_rows(a.data(), n);
-            t.row.runs.push_back(cachebook::seconds_since(start));
+            t.row.runs.push_back(cachebook::thread_cpu_seconds() - start);
             cachebook::do_not_optimize(s);
         }
-        const auto start = cachebook::Clock::now();
+        const double start = cachebook::thread_cpu_seconds();
         const long long s = sum_by_columns(a.data(), n);
-        t.column.runs.push_back(cachebook::seconds_since(start));
+        t.column.runs.push_back(cachebook::thread_cpu_seconds() - start);
         cachebook::do_not_optimize(s);
     }
     return t;
+}
+
+cachebook::ClaimResult sum_claim(const SumTiming& timing, const std::optional<cachebook::CacheConfig>& l2,
+                                 double max_noise) {
+    const std::size_t rounds = timing.column.runs.size();
+    cachebook::ClaimResult no_verdict{timing.ratio(), 0, kSumThreshold, cachebook::Verdict::inconclusive, ""};
+    if (l2) {
+        const auto column = column_footprint(*l2, timing.n, timing.n, sizeof(int));
+        if (column.capacity >= column.lines) {
+            no_verdict.reason =
+                fmt::format("this machine's L2 keeps all {} lines of a column: no effect to show", column.lines);
+            return no_verdict;
+        }
+    }
+    if (rounds < 2 || timing.row.runs.size() != 4 * rounds) {
+        no_verdict.reason = "one round of runs gives no control: run at least two";
+        return no_verdict;
+    }
+    std::vector<double> row;  // the fastest of each round's four row runs
+    for (std::size_t r = 0; r < rounds; ++r)
+        row.push_back(*std::min_element(timing.row.runs.begin() + static_cast<std::ptrdiff_t>(4 * r),
+                                        timing.row.runs.begin() + static_cast<std::ptrdiff_t>(4 * r + 4)));
+    return cachebook::decide(timing.column.runs, row, {kSumThreshold, static_cast<int>(rounds), max_noise});
 }
 
 nlohmann::json to_json(const ColumnWalk& w) {

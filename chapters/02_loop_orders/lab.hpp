@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cachebook/cache.hpp"
+#include "cachebook/claim.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "loop_orders.hpp"
@@ -53,8 +54,19 @@ struct SumTiming {
     [[nodiscard]] double ratio() const { return column.min() / row.min(); }
 };
 /// Times the column sum `runs` times and the row sum 4 x `runs` times, alternating,
-/// after one untimed pass of each.
+/// after one untimed pass of each, by the calling thread's CPU clock (cachebook/cpu_time.hpp):
+/// on a shared machine it stops while the thread waits for a CPU.
 SumTiming time_sums(std::size_t n, int runs);
+
+/// The chapter's claim: the column sum takes at least this many times as long as the row sum.
+inline constexpr double kSumThreshold = 2.0;
+/// The claim decided by the book's rule (cachebook/claim.hpp): each round's column run against
+/// the fastest of its four row runs, rounds interleaved as time_sums ran them; the control is
+/// each side's odd rounds against its even rounds. Inconclusive, with the reason, where `l2`
+/// (this machine's L2, when it describes one) keeps every line of a column, so the model
+/// predicts no effect, or where one round gives no control.
+cachebook::ClaimResult sum_claim(const SumTiming& timing, const std::optional<cachebook::CacheConfig>& l2,
+                                 double max_noise = 0.2);
 
 nlohmann::json to_json(const ColumnWalk& w);
 /// The misses of the first `count` columns, as "256 32 32 ...".

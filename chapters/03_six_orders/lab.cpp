@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "cachebook/cli.hpp"
+#include "cachebook/cpu_time.hpp"
 #include "cachebook/matmul_orders.hpp"
 
 namespace ch03 {
@@ -47,9 +48,9 @@ MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook:
     // Round-robin over the orders, so that a noisy moment of the machine is shared among them.
     for (int r = 0; r < runs; ++r) {
         for (auto& o : out.orders) {
-            const auto start = cachebook::Clock::now();
+            const double start = cachebook::thread_cpu_seconds();
             cachebook::matmul_in_order(o.order, n, matrices.a.data(), matrices.b.data(), c.data());
-            o.timing.runs.push_back(cachebook::seconds_since(start));
+            o.timing.runs.push_back(cachebook::thread_cpu_seconds() - start);
             cachebook::do_not_optimize(c.data());
             cachebook::clobber_memory();
             if (!have_first) {
@@ -62,6 +63,37 @@ MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook:
     }
     for (double v : first) out.checksum += v;
     return out;
+}
+
+namespace {
+// The fastest run of round r among the orders with this inner variable; 0 when none was timed.
+double round_min(const MeasuredOrders& timed, char inner, std::size_t r) {
+    double best = 0;
+    for (const auto& o : timed.orders)
+        if (inner_variable(o.order) == inner && r < o.timing.runs.size())
+            best = best == 0 ? o.timing.runs[r] : std::min(best, o.timing.runs[r]);
+    return best;
+}
+}  // namespace
+
+cachebook::ClaimResult inner_claim(const MeasuredOrders& timed, double max_noise) {
+    const std::size_t rounds = timed.orders.empty() ? 0 : timed.orders.front().timing.runs.size();
+    std::vector<double> inner_i, inner_j;
+    for (std::size_t r = 0; r < rounds; ++r) {
+        inner_i.push_back(round_min(timed, 'i', r));
+        inner_j.push_back(round_min(timed, 'j', r));
+    }
+    const bool both = rounds > 0 && inner_i.front() > 0 && inner_j.front() > 0;
+    cachebook::ClaimResult none{both ? timed.min_of('i') / timed.min_of('j') : 0, 0, kInnerThreshold,
+                                cachebook::Verdict::inconclusive, ""};
+    if (!both)
+        none.reason = "an inner-i and an inner-j order must both be timed";
+    else if (timed.n != kInnerN)
+        none.reason = fmt::format("the claim is made at N = {}, this run measured N = {}", kInnerN, timed.n);
+    else if (rounds < 2)
+        none.reason = "one round of runs gives no control: run at least two";
+    if (!none.reason.empty()) return none;
+    return cachebook::decide(inner_i, inner_j, {kInnerThreshold, static_cast<int>(rounds), max_noise});
 }
 
 cachebook::CacheConfig chosen_cache(std::int64_t lines, std::int64_t ways, std::int64_t line_bytes) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cachebook/cache.hpp"
+#include "cachebook/claim.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/trace.hpp"
 #include "six_orders.hpp"
@@ -33,8 +34,19 @@ struct MeasuredOrders {
     [[nodiscard]] double min_of(char inner) const;  ///< fastest order with this inner variable
     [[nodiscard]] double fastest() const;           ///< fastest of all the orders
 };
-/// Times the given orders (all six by default) `runs` times each, round-robin; C is compared byte for byte.
+/// Times the given orders (all six by default) `runs` times each, round-robin, by the calling
+/// thread's CPU clock (cachebook/cpu_time.hpp); C is compared byte for byte.
 MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook::LoopOrder>& orders = {});
+
+/// The chapter's claim: the fastest inner-i order takes at least this many times as long as the
+/// fastest inner-j one (at N = 512).
+inline constexpr double kInnerThreshold = 5.0;
+inline constexpr std::size_t kInnerN = 512;
+/// The claim decided by the book's rule (cachebook/claim.hpp): in each round, the fastest inner-i
+/// run against the fastest inner-j run, the rounds as time_orders ran them; the control is each
+/// side's odd rounds against its even rounds. Inconclusive, with the reason, when the run's N is
+/// not the claim's (--quick, --measure-n), a group was not timed or one round gives no control.
+cachebook::ClaimResult inner_claim(const MeasuredOrders& timed, double max_noise = 0.2);
 
 /// The cache of the reader's choice: `lines` lines of `line_bytes` bytes in sets of
 /// `ways` (0: fully associative). Throws cachebook::UsageError naming the option that

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cachebook/cpu_time.hpp"
 #include "cachebook/matmul_orders.hpp"
 #include "cachebook/trace.hpp"
 
@@ -41,17 +42,43 @@ BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs) {
     std::vector<double> c1(n * n), c2(n * n);
     BlockedTiming t{n, tile, {}, {}, false};
     for (int r = 0; r < runs; ++r) {
-        auto start = cachebook::Clock::now();
+        double start = cachebook::thread_cpu_seconds();
         cachebook::matmul_in_order(cachebook::LoopOrder::ijk, n, m.a.data(), m.b.data(), c1.data());
-        t.naive.runs.push_back(cachebook::seconds_since(start));
+        t.naive.runs.push_back(cachebook::thread_cpu_seconds() - start);
         cachebook::clobber_memory();
-        start = cachebook::Clock::now();
+        start = cachebook::thread_cpu_seconds();
         matmul_blocked(n, tile, m.a.data(), m.b.data(), c2.data());
-        t.blocked.runs.push_back(cachebook::seconds_since(start));
+        t.blocked.runs.push_back(cachebook::thread_cpu_seconds() - start);
         cachebook::clobber_memory();
     }
     t.identical = std::memcmp(c1.data(), c2.data(), n * n * sizeof(double)) == 0;
     return t;
+}
+
+namespace {
+// decide(), or inconclusive with the reason when the run's order n is not the claim's, or a
+// side has fewer than two runs.
+cachebook::ClaimResult decide_runs(const cachebook::Timing& slow, const cachebook::Timing& fast, double threshold,
+                                   std::size_t n, std::size_t claim_n, double max_noise) {
+    cachebook::ClaimResult none{slow.min() / fast.min(), 0, threshold, cachebook::Verdict::inconclusive, ""};
+    if (n != claim_n) {
+        none.reason = fmt::format("the claim is made at N = {}, this run measured N = {}", claim_n, n);
+        return none;
+    }
+    if (slow.runs.size() < 2 || fast.runs.size() < 2) {
+        none.reason = "one run of each gives no control: run at least two";
+        return none;
+    }
+    return cachebook::decide(slow.runs, fast.runs, {threshold, static_cast<int>(slow.runs.size()), max_noise});
+}
+}  // namespace
+
+cachebook::ClaimResult blocked_claim(const BlockedTiming& timing, double max_noise) {
+    return decide_runs(timing.naive, timing.blocked, kBlockedThreshold, timing.n, kBlockedN, max_noise);
+}
+
+cachebook::ClaimResult transpose_claim(const TransposeTiming& timing, double max_noise) {
+    return decide_runs(timing.naive, timing.tiled, kTransposeThreshold, timing.n, kTransposeN, max_noise);
 }
 
 double Sweep::over_best(std::size_t tile) const {
@@ -82,9 +109,9 @@ Sweep tile_sweep(std::size_t n, const std::vector<std::size_t>& tiles, int runs)
     for (std::size_t tile : tiles) s.points.push_back({tile, {}});
     for (int r = 0; r < runs; ++r)
         for (auto& p : s.points) {
-            const auto start = cachebook::Clock::now();
+            const double start = cachebook::thread_cpu_seconds();
             matmul_blocked(n, p.tile, m.a.data(), m.b.data(), c.data());
-            p.timing.runs.push_back(cachebook::seconds_since(start));
+            p.timing.runs.push_back(cachebook::thread_cpu_seconds() - start);
             cachebook::clobber_memory();
             if (r == 0 && &p == &s.points.front())
                 first = c;
@@ -117,14 +144,14 @@ TransposeTiming time_transpose(std::size_t n, std::size_t tile, int runs) {
     transpose_naive(n, src.data(), dst.data());  // first touch of every page, untimed
     naive = dst;
     for (int r = 0; r < runs; ++r) {
-        auto start = cachebook::Clock::now();
+        double start = cachebook::thread_cpu_seconds();
         transpose_naive(n, src.data(), dst.data());
-        t.naive.runs.push_back(cachebook::seconds_since(start));
+        t.naive.runs.push_back(cachebook::thread_cpu_seconds() - start);
         cachebook::clobber_memory();
         std::fill(dst.begin(), dst.end(), -1.0);
-        start = cachebook::Clock::now();
+        start = cachebook::thread_cpu_seconds();
         transpose_tiled(n, tile, src.data(), dst.data());
-        t.tiled.runs.push_back(cachebook::seconds_since(start));
+        t.tiled.runs.push_back(cachebook::thread_cpu_seconds() - start);
         cachebook::clobber_memory();
         t.identical = t.identical && dst == naive;
     }

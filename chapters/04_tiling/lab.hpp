@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cachebook/cache.hpp"
+#include "cachebook/claim.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "tiling.hpp"
@@ -34,7 +35,9 @@ std::optional<TileChoice> machine_tile(const cachebook::Machine& machine, std::s
 /// one the course notes' 32 KiB L1 gives.
 std::size_t blocked_tile(std::size_t requested, std::size_t n, const std::optional<TileChoice>& mine);
 
-/// Naive ijk against blocked, on integer-valued n x n doubles.
+/// Naive ijk against blocked, on integer-valued n x n doubles. Every time*() function and the
+/// sweep here use the calling thread's CPU clock (cachebook/cpu_time.hpp): on a shared machine
+/// it stops while the thread waits for a CPU.
 struct BlockedTiming {
     std::size_t n = 0, tile = 0;
     cachebook::Timing naive, blocked;
@@ -42,6 +45,18 @@ struct BlockedTiming {
     [[nodiscard]] double speedup() const { return naive.min() / blocked.min(); }
 };
 BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs);
+
+/// The chapter's claims: naive ijk takes at least kBlockedThreshold times as long as blocked with
+/// the tile from the L1 (at N = 512), and the naive transpose at least kTransposeThreshold times
+/// as long as the tiled one (T = 8, N = 2048).
+inline constexpr double kBlockedThreshold = 3.0;
+inline constexpr double kTransposeThreshold = 1.15;
+inline constexpr std::size_t kBlockedN = 512, kTransposeN = 2048;
+/// The claims decided by the book's rule (cachebook/claim.hpp), on the runs as timed (naive and
+/// the other in turn); the control is each side's odd runs against its even runs. Inconclusive,
+/// with the reason, when the run's N is not the claim's (--quick, --n) or one run of each gives
+/// no control.
+cachebook::ClaimResult blocked_claim(const BlockedTiming& timing, double max_noise = 0.2);
 
 /// The blocked product for each tile, timed; results checked against the first.
 struct SweepPoint {
@@ -81,6 +96,7 @@ struct TransposeTiming {
     [[nodiscard]] double speedup() const { return naive.min() / tiled.min(); }
 };
 TransposeTiming time_transpose(std::size_t n, std::size_t tile, int runs);
+cachebook::ClaimResult transpose_claim(const TransposeTiming& timing, double max_noise = 0.2);
 
 /// Reads the named columns of a CSV file (lines starting with '#' skipped,
 /// first other line the header, empty cells skipped). Throws std::runtime_error
