@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # flake_check.sh BUILD [RUNS] [ATTEMPTS]: runs the `timing`-labelled tests RUNS times (default 20)
 # and prints, per test, how many runs passed, failed or skipped. Exit 1 if any run failed.
-# ATTEMPTS (default 1) gives each test that many attempts per run, as `make test` gives 3:
+# ATTEMPTS (default 1) gives each test that many attempts per run (make test gives one):
 # with 1 the table counts single attempts.
 set -u
 build=$1 runs=${2:-20} attempts=${3:-1}
