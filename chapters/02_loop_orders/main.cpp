@@ -176,19 +176,6 @@ void footprint_lines(Report& report, std::size_t n) {
                                        : machine.why_unknown("the L2's size, ways or line size")));
 }
 
-// A claim decided by the book's rule (cachebook/claim.hpp), beside its measurement: the verdict,
-// the effect, its margin over the threshold and the run's noise, recorded under claims.NAME.
-void claim_lines(Report& report, const std::string& name, const std::string& claim, const cachebook::ClaimResult& r) {
-    const std::string key = "claims." + name + ".";
-    report.line("  claim: {} at least {}x: {} ({}x, margin {} %, noise {} %)", claim,
-                Value::exact(key + "threshold", r.threshold, 2),
-                Value::measured(key + "verdict", cachebook::verdict_name(r.verdict)),
-                Value::measured(key + "effect", r.effect, 2),
-                Value::measured("", 100 * (r.effect / r.threshold - 1), "{:+.0f}"),
-                Value::measured_as(key + "noise", r.noise, fmt::format("{:.0f}", 100 * r.noise)));
-    report.line("  the rule: {}", Value::measured(key + "reason", r.reason));
-}
-
 void sum_section(Report& report, const Options& options) {
     const auto size = static_cast<std::size_t>(options.n);
     report.section("Measured: int a[{0}][{0}] ({1} MiB) summed row by row and column by column",
@@ -205,8 +192,8 @@ void sum_section(Report& report, const Options& options) {
                 Value::exact("sum.runs", options.runs));
     report.line("  column / row = {}", Value::measured("sum.ratio", timing.ratio(), "{:.1f}").quoted());
     footprint_lines(report, size);
-    claim_lines(report, "column_sum", "column / row",
-                ch02::sum_claim(timing, ch02::cache_geometry(cachebook::machine().data_cache(2))));
+    cachebook::report_claim(report, "column_sum", "column / row",
+                            ch02::sum_claim(timing, ch02::cache_geometry(cachebook::machine().data_cache(2))));
 }
 
 }  // namespace

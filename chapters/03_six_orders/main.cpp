@@ -128,19 +128,6 @@ void chosen_cache_section(Report& report, const Options& options) {
     tiled_table(report, n, options.cache, {static_cast<std::size_t>(options.tile)}, "custom.tiled");
 }
 
-// A claim decided by the book's rule (cachebook/claim.hpp), beside its measurement: the verdict,
-// the effect, its margin over the threshold and the run's noise, recorded under claims.NAME.
-void claim_lines(Report& report, const std::string& name, const std::string& claim, const cachebook::ClaimResult& r) {
-    const std::string key = "claims." + name + ".";
-    report.line("  claim: {} at least {}x: {} ({}x, margin {} %, noise {} %)", claim,
-                Value::exact(key + "threshold", r.threshold, 2),
-                Value::measured(key + "verdict", cachebook::verdict_name(r.verdict)),
-                Value::measured(key + "effect", r.effect, 2),
-                Value::measured("", 100 * (r.effect / r.threshold - 1), "{:+.0f}"),
-                Value::measured_as(key + "noise", r.noise, fmt::format("{:.0f}", 100 * r.noise)));
-    report.line("  the rule: {}", Value::measured(key + "reason", r.reason));
-}
-
 void measured_section(Report& report, const Options& options) {
     const auto n = static_cast<std::size_t>(options.measure_n);
     report.section("Measured: the six orders on {0} x {0} doubles ({1} KiB per matrix), integer-valued data",
@@ -162,7 +149,7 @@ void measured_section(Report& report, const Options& options) {
                 Value::measured("measured.i_over_j", timed.min_of('i') / timed.min_of('j'), "{:.1f}").quoted());
     report.line("  fastest inner-k / fastest inner-j = {}",
                 Value::measured("measured.k_over_j", timed.min_of('k') / timed.min_of('j'), "{:.1f}").quoted());
-    claim_lines(report, "inner_i", "fastest inner-i / fastest inner-j", ch03::inner_claim(timed));
+    cachebook::report_claim(report, "inner_i", "fastest inner-i / fastest inner-j", ch03::inner_claim(timed));
 }
 
 }  // namespace

@@ -192,19 +192,6 @@ void stepper_section(Report& report) {
                               ch04::to_json(tight, tiled_name)});
 }
 
-// A claim decided by the book's rule (cachebook/claim.hpp), beside its measurement: the verdict,
-// the effect, its margin over the threshold and the run's noise, recorded under claims.NAME.
-void claim_lines(Report& report, const std::string& name, const std::string& claim, const cachebook::ClaimResult& r) {
-    const std::string key = "claims." + name + ".";
-    report.line("  claim: {} at least {}x: {} ({}x, margin {} %, noise {} %)", claim,
-                Value::exact(key + "threshold", r.threshold, 2),
-                Value::measured(key + "verdict", cachebook::verdict_name(r.verdict)),
-                Value::measured(key + "effect", r.effect, 2),
-                Value::measured("", 100 * (r.effect / r.threshold - 1), "{:+.0f}"),
-                Value::measured_as(key + "noise", r.noise, fmt::format("{:.0f}", 100 * r.noise)));
-    report.line("  the rule: {}", Value::measured(key + "reason", r.reason));
-}
-
 void blocked_section(Report& report, const Options& options, std::size_t tile) {
     const auto n = static_cast<std::size_t>(options.n);
     report.section("Measured: naive ijk against blocked (tile {0}), {1} x {1} doubles, integer-valued data",
@@ -217,7 +204,7 @@ void blocked_section(Report& report, const Options& options, std::size_t tile) {
                 Value::measured("blocked.blocked_ms", timing.blocked.min() * 1e3, "{:.1f}"),
                 Value::exact("blocked.runs", options.runs));
     report.line("  naive / blocked = {}", Value::measured("blocked.speedup", timing.speedup(), "{:.1f}").quoted());
-    claim_lines(report, "blocked", "naive / blocked", ch04::blocked_claim(timing));
+    cachebook::report_claim(report, "blocked", "naive / blocked", ch04::blocked_claim(timing));
 }
 
 void sweep_section(Report& report, const Options& options, std::size_t pick) {
@@ -297,7 +284,7 @@ void transpose_section(Report& report, const Options& options) {
                    Value::exact_as(key + "identical", timing.identical, timing.identical ? "yes" : "NO")});
     }
     table.print();
-    claim_lines(report, "transpose", "naive / tiled (T = 8)", claim);
+    cachebook::report_claim(report, "transpose", "naive / tiled (T = 8)", claim);
 }
 
 void study_section(Report& report, Options& options) {

@@ -52,23 +52,6 @@ inline Value gflops_cell(std::string key, double gflops) {
     return Value::measured_as(std::move(key), rounded(gflops, 2), fmt::format("{:.1f}", gflops));
 }
 
-// A claim decided by the book's rule (cachebook/claim.hpp), beside its measurement: the verdict,
-// the effect, its margin over the threshold and the run's noise, recorded under claims.NAME;
-// "-" and null for the figures of a claim this machine could not time.
-inline void claim_lines(Report& report, const std::string& name, const std::string& claim,
-                        const cachebook::ClaimResult& r) {
-    const std::string key = "claims." + name + ".";
-    const bool timed = r.effect > 0;
-    report.line("  claim: {} at least {}x: {} ({}x, margin {} %, noise {} %)", claim,
-                Value::exact(key + "threshold", r.threshold, 2),
-                Value::measured(key + "verdict", cachebook::verdict_name(r.verdict)),
-                timed ? Value::measured(key + "effect", r.effect, 2) : Value::unknown(key + "effect", "-"),
-                timed ? Value::measured("", 100 * (r.effect / r.threshold - 1), "{:+.0f}") : dash(),
-                timed ? Value::measured_as(key + "noise", r.noise, fmt::format("{:.0f}", 100 * r.noise))
-                      : Value::unknown(key + "noise", "-"));
-    report.line("  the rule: {}", Value::measured(key + "reason", r.reason));
-}
-
 // ---- The rows of the tables of sections 3 and 5 ----
 
 struct TableContext {

@@ -129,9 +129,9 @@ void steps_section(Report& report, const Settings& o, const std::vector<StepResu
     report.line("  step 7: {}", Value::measured("", ch09::blis_note(o, libs)));
     report.line("  measured claims, each side timed interleaved with the other on N = {}:",
                 Value::measured("claims.n", claims.n));
-    claim_lines(report, "ikj", "step 1 / step 2 (32 rows)", claims.ikj);
-    claim_lines(report, "simd", "step 3 / step 4 (64 rows, T = 32)", claims.simd);
-    claim_lines(report, "blis", "step 4 / step 6 on 1 thread", claims.blis);
+    cachebook::report_claim(report, "ikj", "step 1 / step 2 (32 rows)", claims.ikj);
+    cachebook::report_claim(report, "simd", "step 3 / step 4 (64 rows, T = 32)", claims.simd);
+    cachebook::report_claim(report, "blis", "step 4 / step 6 on 1 thread", claims.blis);
 }
 
 // Steps 2 to 4 with tiles of several sizes: T = N is step 2's untiled i-k-j.
@@ -268,7 +268,7 @@ void speedup_line(Report& report, const ch09::LibraryRun* best, int threads, con
                 Value::measured_as("speedup.threads", threads, threads_text(threads)),
                 figure_or_dash("speedup.step6", s6, 2), figure_or_dash("speedup.openblas", ob, 2),
                 share("speedup.step6_", s6), share("speedup.openblas_", ob));
-    claim_lines(report, "threads", "step 6 on 1 thread / on 2", claims.threads);
+    cachebook::report_claim(report, "threads", "step 6 on 1 thread / on 2", claims.threads);
 }
 
 void libraries_section(Report& report, const Settings& o, const Libraries& libs, const Peak& peak,

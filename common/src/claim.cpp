@@ -64,4 +64,18 @@ ClaimResult decide(const std::vector<double>& slow_runs, const std::vector<doubl
     return r;
 }
 
+void report_claim(Report& report, const std::string& name, const std::string& text, const ClaimResult& r) {
+    const std::string key = "claims." + name + ".";
+    const bool timed = r.effect > 0;
+    report.line("  claim: {} at least {}x: {} ({}x, margin {} %, noise {} %)", text,
+                Value::exact(key + "threshold", r.threshold, 2),
+                Value::measured(key + "verdict", verdict_name(r.verdict)),
+                timed ? Value::measured(key + "effect", r.effect, 2) : Value::unknown(key + "effect", "-"),
+                timed ? Value::measured("", 100 * (r.effect / r.threshold - 1), "{:+.0f}")
+                      : Value::measured("", std::string("-")),
+                timed ? Value::measured_as(key + "noise", r.noise, fmt::format("{:.0f}", 100 * r.noise))
+                      : Value::unknown(key + "noise", "-"));
+    report.line("  the rule: {}", Value::measured(key + "reason", r.reason));
+}
+
 }  // namespace cachebook

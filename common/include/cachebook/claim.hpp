@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cachebook/measure.hpp"
+#include "cachebook/report.hpp"
 
 namespace cachebook {
 
@@ -64,5 +65,11 @@ ClaimResult measure_claim(Slow&& slow, Fast&& fast, const ClaimRule& rule) {
     }
     return decide(s, f, rule);
 }
+
+/// Prints a claim beside its measurement, two lines, and records it under claims.NAME
+/// (threshold, verdict, effect, noise, reason): "claim: TEXT at least Rx: VERDICT (Ex, margin M %,
+/// noise N %)", then "the rule: REASON". A claim this machine could not time (effect 0) shows "-"
+/// for its figures and records them as null.
+void report_claim(Report& report, const std::string& name, const std::string& text, const ClaimResult& r);
 
 }  // namespace cachebook
