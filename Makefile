@@ -167,10 +167,10 @@ bench: build
 flake-check: build
 	@bash tools/dev/flake_check.sh $(BUILD) $(or $(RUNS),20) $(or $(ATTEMPTS),1)
 
-# CI's short schedule of it: the measured tests three more times, one attempt each; fails on any
+# CI's short schedule of it: the measured tests twice more, one attempt each; fails on any
 # run whose verdict is "fails" (a skip is an inconclusive verdict, with its reason).
 flake-ci: build
-	@bash tools/dev/flake_check.sh $(BUILD) 3 1
+	@bash tools/dev/flake_check.sh $(BUILD) 2 1
 
 # The deterministic tests under AddressSanitizer + UBSan; the threaded chapters under ThreadSanitizer.
 # (The asan preset, g++, turns off -Wmaybe-uninitialized, which ASan's instrumentation sets off

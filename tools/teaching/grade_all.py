@@ -89,6 +89,9 @@ def performance(kit_build, target, out, limit):
     """The submission's model and measured scores, added to its results.json; None if its probe does not build."""
     built = run(["cmake", "--build", str(kit_build), "--target", f"probe_{target}"], 600)
     if built is None or built.returncode != 0:
+        why = first_error(built.stdout + built.stderr) if built else "compiling took over 600 s"
+        print(f"grade-all: {target}'s performance probe does not build, so speed is not scored: {why}",
+              file=sys.stderr)
         return None
     scored = perf.score(kit_build / f"probe_{target}", limit=max(limit, 300))
     return perf.add_to_results(out / "results.json", scored)

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "exercise.hpp"
+#include "lab.hpp"
 #include "matmul.hpp"
 #include "perf_probe.hpp"
 
