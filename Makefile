@@ -87,6 +87,25 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE 'timing|book'
 	cd $(BUILD) && ctest --output-on-failure -L timing
 
+# Is this machine fit to measure on? One line per condition, what it does to the chapters'
+# measurements and the command that fixes it (exit 0 whatever it finds).
+doctor: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target doctor >/dev/null
+	@$(BUILD)/bin/doctor
+
+# One sealed bundle of every chapter's run on this machine, in results/ (commit first: a bundle
+# names its commit); make check-results holds every bundle there against this commit.
+share: configure
+	cmake --build $(BUILD) -j $(JOBS) --target doctor $(addprefix ch,$(CHAPTERS))
+	$(PY) tools/reader/share.py --build $(BUILD)
+
+# CURRENT: this commit's chapter results, if already made (the book build's generated directory);
+# otherwise every chapter runs once.
+check-results: configure
+	@if [ -n "$(CURRENT)" ]; then $(PY) tools/reader/check_results.py --current $(CURRENT); else \
+	  cmake --build $(BUILD) -j $(JOBS) --target $(addprefix ch,$(CHAPTERS)) >/dev/null && \
+	  $(PY) tools/reader/check_results.py --bin $(BUILD)/bin; fi
+
 golden: build
 	@bash tools/dev/golden.sh update $(BUILD)/bin $(CHAPTERS) 09_matmul.quick
 
