@@ -96,12 +96,12 @@ def gallery_lines(results: Path, generated: Path, claims: list[dict]) -> list[st
             shown.append((f.name.removesuffix(".json.gz"), b))
         else:
             apart.append(f"- {verdict.line}")
-    lines = ["## The machines", "", *machine_rows(shown), "",
+    lines = ["**The machines.**", "", *machine_rows(shown), "",
              "\"To note\" lists the conditions of the run that can distort a measurement "
              "(`make doctor` explains each).", "",
-             "## The measured claims", "", *claim_rows(shown, claims), ""]
+             "**The measured claims.**", "", *claim_rows(shown, claims), ""]
     if apart:
-        lines += ["## Left out", "", "These bundles do not match what this commit computes:", "", *apart, ""]
+        lines += ["**Left out.**", "", "These bundles do not match what this commit computes:", "", *apart, ""]
     return lines
 
 
