@@ -58,8 +58,8 @@ def claim_cell(bundle: dict, claim: dict) -> tuple[str, bool | None]:
 
 
 def claim_rows(shown: list[tuple[str, dict]], claims: list[dict]) -> list[str]:
-    rows = ["| claim | at least | " + " | ".join(f"`{n}`" for n, _ in shown) + " | held on |",
-            "|---|---:|" + "---:|" * len(shown) + "---|"]
+    rows = ["| claim | at least | held on | " + " | ".join(f"`{n}`" for n, _ in shown) + " |",
+            "|---|---:|---|" + "---:|" * len(shown)]
     for claim in claims:
         cells, held, counted, missed = [], 0, 0, []
         for name, b in shown:
@@ -72,8 +72,8 @@ def claim_rows(shown: list[tuple[str, dict]], claims: list[dict]) -> list[str]:
                     missed.append(f"`{name}` (to note: {to_note(b)})")
         verdict = f"{held} of {counted}" + (f"; not on {', '.join(missed)}" if missed else "")
         chapter = int(claim["chapter"][2:4])
-        rows.append(f"| {claim['text']} (chapter {chapter}) | {claim['at_least']} | " + " | ".join(cells)
-                    + f" | {verdict} |")
+        rows.append(f"| {claim['text']} (chapter {chapter}) | {claim['at_least']} | {verdict} | "
+                    + " | ".join(cells) + " |")
     return rows
 
 

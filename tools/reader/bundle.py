@@ -188,18 +188,30 @@ def chapter_programs() -> list[str]:
     return sorted(f"ch{p.name}" for p in (ROOT / "chapters").glob("[0-9][0-9]_*") if (p / "main.cpp").is_file())
 
 
+def number(value):
+    """A JSON number, or a number recorded as its printed text ("4.52"); None otherwise."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def claim_value(bundle: dict, claim: dict):
     """The claim's ratio in a bundle, or None where the run has none."""
     data = bundle["chapters"].get(claim["chapter"], {})
-    found, value = lookup(data, claim["key"])
-    if not found or not isinstance(value, (int, float)) or isinstance(value, bool):
+    value = number(lookup(data, claim["key"])[1])
+    if value is None:
         return None
     if "over" in claim:
-        found, over = lookup(data, claim["over"])
-        if not found or not isinstance(over, (int, float)) or not over > 0:
+        over = number(lookup(data, claim["over"])[1])
+        if over is None or not over > 0:
             return None
         value = value / over
-    return float(value)
+    return value
 
 
 def usable_cpus(bundle: dict) -> int:
