@@ -215,7 +215,7 @@ sanitize:
 sanitize-ci:
 	@$(MAKE) --no-print-directory deps
 	cmake --preset asan-clang $(if $(shell command -v ninja),-G Ninja,) >/dev/null
-	cmake --build build-asan-clang -j $(JOBS) --target unit_tests fuzz_lackey_replay cachesim bench_cachesim \
+	cmake --build build-asan-clang -j $(JOBS) --target unit_tests fuzz_lackey_replay cachesim bench_cachesim doctor \
 	  $(addprefix ch,$(CHAPTERS))
 	cd build-asan-clang && ctest --output-on-failure -j $(JOBS) -LE 'timing|book|golden|exercise|valgrind' \
 	  -E '^threads\.ch0|^BLIS, where installed'
