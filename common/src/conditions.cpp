@@ -82,7 +82,7 @@ Condition boost_condition(const std::string& root) {
 
 Condition smt_condition(const std::string& root) {
     std::set<int> usable;
-    for (int i = 0; nth_usable_cpu(i) >= 0; ++i) usable.insert(nth_usable_cpu(i));
+    for (int i = 0, cpu = nth_usable_cpu(0); cpu >= 0; cpu = nth_usable_cpu(++i)) usable.insert(cpu);
     std::string shared;
     bool reported = false;
     for (int cpu : usable) {

@@ -21,6 +21,8 @@ import hashlib
 import json
 import re
 import subprocess
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,6 +184,30 @@ def read_current(directory: Path, chapters: list[str]) -> dict[str, dict]:
         except (OSError, json.JSONDecodeError) as e:
             raise BundleError(f"{path}: this commit's results cannot be read ({e})") from None
     return out
+
+
+def run_program(cmd: list[str], what: str) -> None:
+    """Runs one program of the build from the tree's root; BundleError with its last line if it fails."""
+    r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       cwd=ROOT)
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["no message"])[-1]
+        raise BundleError(f"{what} exited with status {r.returncode}: {last}")
+
+
+def run_chapters(bin_dir: Path, out: Path, label: str, emulator: list[str] | None = None) -> dict[str, dict]:
+    """Every chapter's default run with --json into OUT, as the book runs them (chapter 9 with
+    --caches from chapter 8's results), with progress on stderr; each chapter's results."""
+    chapters = chapter_programs()
+    for i, program in enumerate(chapters, 1):
+        extra = ["--caches", str(out / "ch08_cliff.json")] if program == "ch09_matmul" else []
+        start = time.monotonic()
+        print(f"{label}: [{i}/{len(chapters)}] {program} ...", file=sys.stderr, flush=True)
+        run_program((emulator or []) + [str(bin_dir / program), "--json", str(out / f"{program}.json")] + extra,
+                    program)
+        print(f"{label}: [{i}/{len(chapters)}] {program} done in {time.monotonic() - start:.0f} s",
+              file=sys.stderr, flush=True)
+    return read_current(out, chapters)
 
 
 def chapter_programs() -> list[str]:

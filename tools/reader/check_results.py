@@ -13,7 +13,6 @@ bad input.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,23 +22,12 @@ import bundle as bundles  # noqa: E402
 
 
 def current_results(args, tmp: Path) -> dict[str, dict]:
-    chapters = bundles.chapter_programs()
     if args.current:  # every chapter's results found there (the book build writes all of them)
         found = sorted(p.stem for p in Path(args.current).glob("ch[0-9][0-9]_*.json"))
         if not found:
             raise bundles.BundleError(f"{args.current} holds no chapter results (chNN_slug.json)")
         return bundles.read_current(Path(args.current), found)
-    bin_dir = Path(args.bin)
-    for i, program in enumerate(chapters, 1):
-        print(f"check-results: [{i}/{len(chapters)}] running {program}", file=sys.stderr, flush=True)
-        extra = ["--caches", str(tmp / "ch08_cliff.json")] if program == "ch09_matmul" else []
-        r = subprocess.run([str(bin_dir / program), "--json", str(tmp / f"{program}.json")] + extra,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                           cwd=bundles.ROOT)
-        if r.returncode != 0:
-            raise bundles.BundleError(f"{program} exited with status {r.returncode}: "
-                                      f"{(r.stderr.strip().splitlines() or ['no message'])[-1]}")
-    return bundles.read_current(tmp, chapters)
+    return bundles.run_chapters(Path(args.bin), tmp, "check-results")
 
 
 def check(results: Path, current: dict[str, dict]) -> int:

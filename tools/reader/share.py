@@ -23,7 +23,6 @@ import shlex
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -79,29 +78,6 @@ def slug(machine: dict) -> str:
     return "-".join(p for p in parts if p)
 
 
-def run(cmd: list[str], what: str) -> None:
-    r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                       cwd=ROOT)
-    if r.returncode != 0:
-        last = (r.stderr.strip().splitlines() or ["no message"])[-1]
-        raise Stop(f"{what} exited with status {r.returncode}: {last}", 1)
-
-
-def run_chapters(bin_dir: Path, emulator: list[str], tmp: Path) -> dict[str, dict]:
-    chapters = bundles.chapter_programs()
-    results = {}
-    for i, program in enumerate(chapters, 1):
-        out = tmp / f"{program}.json"
-        extra = ["--caches", str(tmp / "ch08_cliff.json")] if program == "ch09_matmul" else []
-        start = time.monotonic()
-        print(f"share: [{i}/{len(chapters)}] {program} ...", file=sys.stderr, flush=True)
-        run(emulator + [str(bin_dir / program), "--json", str(out)] + extra, program)
-        print(f"share: [{i}/{len(chapters)}] {program} done in {time.monotonic() - start:.0f} s",
-              file=sys.stderr, flush=True)
-        results[program] = json.loads(out.read_text())
-    return results
-
-
 def target(out_dir: Path, name: str) -> Path:
     path = out_dir / f"{name}.json.gz"
     n = 2
@@ -128,9 +104,12 @@ def share(args) -> Path:
     emulator = shlex.split(args.emulator) if args.emulator else []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        run(emulator + [str(bin_dir / "doctor"), "--json", str(tmp / "doctor.json")], "doctor")
+        try:
+            bundles.run_program(emulator + [str(bin_dir / "doctor"), "--json", str(tmp / "doctor.json")], "doctor")
+            chapters = bundles.run_chapters(bin_dir, tmp, "share", emulator)
+        except bundles.BundleError as e:
+            raise Stop(str(e), 1) from None
         doctor = json.loads((tmp / "doctor.json").read_text())
-        chapters = run_chapters(bin_dir, emulator, tmp)
     compiler, flags = compiler_and_flags(build)
     bundle = {"format": bundles.FORMAT, "commit": git("rev-parse", "HEAD"),
               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
