@@ -164,7 +164,8 @@ TEST_CASE("on random traces: OPT bounds every policy, the kinds add up", "[miss_
                   static_cast<std::int64_t>(k.misses));
             CHECK(k.capacity >= 0);
         }
-        // Fully associative LRU is its own reference: no conflicts.
+        // Fully associative LRU is its own reference: no conflicts (the model's
+        // one set scanned way by way against the kinds' list of lines).
         const CacheConfig one_set = CacheConfig::fully_associative(config.lines(), line_bytes);
         CHECK(classify_misses(one_set, addresses).conflict == 0);
         CHECK(optimal_misses(one_set, addresses) <= misses_of(one_set, addresses));

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <limits>
+#include <list>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -17,6 +18,32 @@ std::uint64_t misses_of(const CacheConfig& config, std::span<const std::uint64_t
     Cache cache(config);
     for (const std::uint64_t a : addresses) cache.access(a);
     return cache.total().misses;
+}
+
+/// The misses of a fully associative LRU cache of `capacity` lines. One set of
+/// many ways is slow to scan way by way, so this keeps the lines in a list,
+/// most recent first, with an index from line to its place in the list.
+std::uint64_t fully_associative_misses(std::size_t capacity, std::size_t line_bytes,
+                                       std::span<const std::uint64_t> addresses) {
+    std::list<std::uint64_t> recent;  // most recently used first
+    std::unordered_map<std::uint64_t, std::list<std::uint64_t>::iterator> where;
+    std::uint64_t misses = 0;
+    for (const std::uint64_t a : addresses) {
+        const std::uint64_t line = a / line_bytes;
+        const auto found = where.find(line);
+        if (found != where.end()) {
+            recent.splice(recent.begin(), recent, found->second);  // a hit: now the most recent
+            continue;
+        }
+        ++misses;
+        if (recent.size() == capacity) {  // full: the least recently used line leaves
+            where.erase(recent.back());
+            recent.pop_back();
+        }
+        recent.push_front(line);
+        where[line] = recent.begin();
+    }
+    return misses;
 }
 
 /// How many different lines the trace touches: its compulsory misses.
@@ -62,8 +89,8 @@ std::size_t farthest(const std::vector<Held>& set) {
 // [snippet: miss_kinds_classify]
 MissKinds split_misses(std::uint64_t misses, const CacheConfig& config, std::span<const std::uint64_t> addresses) {
     config.validate();
-    const CacheConfig fully = CacheConfig::fully_associative(config.lines(), config.line_bytes);
-    const auto fully_misses = static_cast<std::int64_t>(misses_of(fully, addresses));
+    const auto fully_misses =
+        static_cast<std::int64_t>(fully_associative_misses(config.lines(), config.line_bytes, addresses));
     MissKinds k;
     k.misses = misses;
     k.compulsory = distinct_lines(config.line_bytes, addresses);

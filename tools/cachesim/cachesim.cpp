@@ -230,6 +230,9 @@ Result Simulator::run(const std::string& path, bool skip_bad, unsigned threads, 
 std::vector<LackeyRecord> read_records(const std::string& path, bool skip_bad, unsigned threads, Result& result) {
     std::vector<LackeyRecord> records;
     const LackeyTotals totals = read_lackey(path, skip_bad, threads, [&](std::span<const LackeyRecord> batch) {
+        const std::size_t wanted = records.size() + batch.size();
+        if (wanted > records.capacity())  // the vector will grow to about twice its size
+            cachebook::require_memory(2 * wanted * sizeof(LackeyRecord), "keeping the whole trace");
         records.insert(records.end(), batch.begin(), batch.end());
     });
     result = Result{};
@@ -246,6 +249,10 @@ std::vector<LackeyRecord> read_records(const std::string& path, bool skip_bad, u
 }
 
 Accesses accesses_of(std::span<const LackeyRecord> records, bool modify_once) {
+    // Per access the offline runs keep its address, its line, its next use and a share of
+    // the table of lines seen: about 48 bytes. Refuse a trace whose accesses cannot all be held.
+    cachebook::require_memory(2 * records.size() * 48,
+                              fmt::format("--policy opt and --classify on {} records", records.size()));
     Accesses a;
     const auto add = [&a](std::uint64_t address, bool write) {
         a.addresses.push_back(address);
