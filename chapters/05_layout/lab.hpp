@@ -191,4 +191,23 @@ nlohmann::json to_json(const cachebook::ClaimResult& c);
 nlohmann::json to_json(const StructLayout& s);
 nlohmann::json to_json(const Straddle& s);
 
+// --- The Report's cells (main.cpp prints through these) ----------------------------------
+
+/// 1234567 as "1,234,567".
+std::string with_commas(std::uint64_t v);
+/// A count printed with thousands separators, recorded as a number (and as the printed text for the prose).
+cachebook::Value count(std::string key, std::uint64_t n);
+/// Nanoseconds per element of the fastest run.
+double ns_per(const cachebook::Timing& t, std::size_t n);
+/// A timing's cell, nanoseconds per element, recorded at `key`.ns_per_element with the runs beside it.
+cachebook::Value ns_cell(cachebook::Report& report, const std::string& key, const cachebook::Timing& t, std::size_t n);
+/// A ratio of two fastest runs, printed and recorded as text with `digits` decimals (empty key: printed only).
+cachebook::Value ratio(std::string key, const cachebook::Timing& a, const cachebook::Timing& b, int digits);
+/// A claim's verdict beside its measurement (cachebook::report_claim), recorded at claims.`name`
+/// with its margin, effect / threshold - 1, for the page.
+void claim_lines(cachebook::Report& report, const std::string& name, const std::string& text,
+                 const cachebook::ClaimResult& c);
+/// 66624 bytes as "65 KiB + 64 B".
+std::string kib_text(std::size_t bytes);
+
 }  // namespace ch05

@@ -16,6 +16,13 @@ namespace {
 using cachebook::Report;
 using cachebook::Timing;
 using cachebook::Value;
+using ch05::claim_lines;
+using ch05::count;
+using ch05::kib_text;
+using ch05::ns_cell;
+using ch05::ns_per;
+using ch05::ratio;
+using ch05::with_commas;
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr std::uint64_t kCountedParticles = 1'000'000;  // the particles whose lines section 1 counts
 
@@ -50,49 +57,6 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
     cachebook::require_memory(7ull * options.n_nodes() * 8, "--nodes");
     cachebook::require_memory(12ull * options.n_gather(), "--gather");
     return std::nullopt;
-}
-
-std::string with_commas(std::uint64_t v) {
-    const std::string digits = std::to_string(v);
-    std::string s;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
-        s += digits[i];
-    }
-    return s;
-}
-
-// A count printed with thousands separators, recorded as a number (and as the printed text for the prose).
-Value count(std::string key, std::uint64_t n) {
-    return Value::exact_as(std::move(key), n, with_commas(n)).quoted();
-}
-
-// Nanoseconds per element of the fastest run.
-double ns_per(const Timing& t, std::size_t n) {
-    return t.min() * 1e9 / static_cast<double>(n);
-}
-
-// A timing's cell, nanoseconds per element, recorded at `key`.ns_per_element with the runs beside it.
-Value ns_cell(Report& report, const std::string& key, const Timing& t, std::size_t n) {
-    report.record(key + ".min_s", t.min());
-    report.record(key + ".median_s", t.median());
-    report.record(key + ".runs_s", t.runs);
-    return Value::measured(key + ".ns_per_element", ns_per(t, n), "{:.2f}");
-}
-
-// A ratio of two fastest runs, printed and recorded as text with `digits` decimals (empty key: printed only).
-Value ratio(std::string key, const Timing& a, const Timing& b, int digits) {
-    return Value::measured(std::move(key), fmt::format("{:.{}f}", a.min() / b.min(), digits));
-}
-
-// A claim's verdict and margin, beside the measurement it is decided on; recorded at claims.`name`.
-void claim_line(Report& report, const std::string& name, const std::string& claim, const cachebook::ClaimResult& c) {
-    const auto json = ch05::to_json(c);
-    report.line("  {} at least {:.1f}x: {}, margin {} ({})", claim, c.threshold,
-                Value::measured("", cachebook::verdict_name(c.verdict)),
-                Value::measured("", fmt::format("{:+.0f} %", 100 * json["margin"].get<double>())),
-                Value::measured("", c.reason));
-    report.record("claims." + name, json);
 }
 
 void struct_line(Report& report, const ch05::StructLayout& s) {
@@ -174,8 +138,8 @@ void update_loop_section(Report& report, const Options& options) {
     const bool same = times.sum_aos == times.sum_soa && times.sum_soa == times.sum_hot_cold;
     report.line("  the three layouts end with the same positions: {}",
                 Value::exact_as("layouts.same_result", same, same ? "yes" : "NO"));
-    claim_line(report, "aos_over_soa", "AoS / SoA", ch05::aos_over_soa_claim(times));
-    claim_line(report, "aos_over_hot_cold", "AoS / hot-cold", ch05::aos_over_hot_cold_claim(times));
+    claim_lines(report, "aos_over_soa", "AoS / SoA", ch05::aos_over_soa_claim(times));
+    claim_lines(report, "aos_over_hot_cold", "AoS / hot-cold", ch05::aos_over_hot_cold_claim(times));
 }
 
 void field_order_section(Report& report) {
@@ -270,8 +234,8 @@ void lists_section(Report& report, const Options& options) {
     const bool agree = lists.sum_vector == lists.sum_ordered && lists.sum_ordered == lists.sum_scattered &&
                        lists.sum_scattered == lists.sum_gather;
     report.line("  all four sums agree: {}", agree ? "yes" : "NO");
-    claim_line(report, "scattered_over_vector", "scattered / vector", ch05::scattered_over_vector_claim(lists));
-    claim_line(report, "scattered_over_gather", "scattered / gather", ch05::scattered_over_gather_claim(lists));
+    claim_lines(report, "scattered_over_vector", "scattered / vector", ch05::scattered_over_vector_claim(lists));
+    claim_lines(report, "scattered_over_gather", "scattered / gather", ch05::scattered_over_gather_claim(lists));
 }
 
 void prefetch_section(Report& report, const Options& options) {
@@ -304,11 +268,6 @@ void prefetch_section(Report& report, const Options& options) {
     report.record("prefetch.best_vs_none", fmt::format("{:.2f}", prefetch.times[best].min() / prefetch.times[0].min()));
 }
 
-std::string kib_text(std::size_t bytes) {
-    return bytes % 1024 == 0 ? fmt::format("{} KiB", bytes >> 10)
-                             : fmt::format("{} KiB + {} B", bytes >> 10, bytes % 1024);
-}
-
 void fusion_section(Report& report, const Options& options) {
     const auto size = ch05::fusion_stream_size(options.stream_mib, options.quick);
     const std::size_t n = size.bytes_per_array / sizeof(double);
@@ -336,7 +295,7 @@ void fusion_section(Report& report, const Options& options) {
     apart.row({"one loop per pair (fission)",
                ns_cell(report, "fusion.fission_split", fu.fission_split, n_fission * kWays), "1.00"});
     apart.print();
-    claim_line(report, "fusion", "two loops / fused", ch05::fusion_claim(fu));
+    claim_lines(report, "fusion", "two loops / fused", ch05::fusion_claim(fu));
     report.line("  the fusion arrays lie {} apart; the same two versions with them {} apart:",
                 Value::exact("fusion.gap", kib_text(fu.gap_bytes)),
                 Value::exact("fusion.close_gap", kib_text(fu.close_gap_bytes)));
