@@ -7,8 +7,6 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
-#include <tuple>
-#include <utility>
 
 #include "cachebook/cache.hpp"
 
@@ -18,6 +16,26 @@ namespace ch05 {
 std::uint64_t lines_for(std::uint64_t bytes, std::size_t line_bytes) {
     return (bytes + line_bytes - 1) / line_bytes;
 }
+
+// The loop `walk` describes, replayed through a small fully associative cache of the model:
+// its misses are the lines read, a store's miss included (the cache fills a line before
+// writing part of it). A written (dirty) line goes back to memory when it leaves the cache.
+// After the walk, reading as many other lines as the cache holds, from `elsewhere` (past
+// every array), pushes out the last written lines: each must reach memory some time, so
+// every line the loop wrote is counted once, whatever the size of the cache.
+namespace {
+constexpr std::size_t kCacheLines = 8;
+template <class Walk>
+LineTraffic replay(Walk&& walk, std::uint64_t elsewhere, std::size_t line_bytes) {
+    cachebook::Cache cache(cachebook::CacheConfig::fully_associative(kCacheLines, line_bytes));
+    walk([&](std::uint64_t address, bool write) { cache.access(address, 0, write); });
+    LineTraffic t;
+    t.read = cache.total().misses;
+    for (std::uint64_t k = 0; k < kCacheLines; ++k) cache.access(elsewhere + k * line_bytes);
+    t.written = cache.total().dirty_evictions;
+    return t;
+}
+}  // namespace
 
 ParticleLines particle_lines(std::uint64_t n, std::size_t line_bytes) {
     ParticleLines r;
@@ -30,38 +48,39 @@ ParticleLines particle_lines(std::uint64_t n, std::size_t line_bytes) {
     r.hot_cold_used_fraction =
         static_cast<double>(sizeof(HotParticle::x) + sizeof(HotParticle::vx)) / sizeof(HotParticle);
 
-    // The loop's own addresses through the cache model, each array starting on a line. The
-    // loop reads vx and writes x; a written (dirty) line goes back to memory when it leaves
-    // the cache, so after the walk, reading as many other lines as the cache holds pushes
-    // out the last written ones and counts them too.
-    constexpr std::size_t kCacheLines = 8;
+    // The loop's own addresses, each array starting on a line: it reads vx and writes x.
     const std::uint64_t elsewhere = lines_for(n * sizeof(Particle), line_bytes) * line_bytes;  // past every array
-    auto traffic = [&](auto&& walk) {
-        cachebook::Cache cache(cachebook::CacheConfig::fully_associative(kCacheLines, line_bytes));
-        walk([&](std::uint64_t address, bool write) { cache.access(address, 0, write); });
-        const std::uint64_t misses = cache.total().misses;
-        for (std::uint64_t k = 0; k < kCacheLines; ++k) cache.access(elsewhere + k * line_bytes);
-        return std::pair{misses, cache.total().dirty_evictions};
-    };
-    std::tie(r.aos_simulated, r.aos_written) = traffic([&](auto&& touch) {
-        for (std::uint64_t i = 0; i < n; ++i) {
-            touch(i * sizeof(Particle) + offsetof(Particle, vx), false);
-            touch(i * sizeof(Particle) + offsetof(Particle, x), true);
-        }
-    });
+    const LineTraffic aos = replay(
+        [&](auto&& touch) {
+            for (std::uint64_t i = 0; i < n; ++i) {
+                touch(i * sizeof(Particle) + offsetof(Particle, vx), false);
+                touch(i * sizeof(Particle) + offsetof(Particle, x), true);
+            }
+        },
+        elsewhere, line_bytes);
     const std::uint64_t vx_base = lines_for(n * sizeof(double), line_bytes) * line_bytes;
-    std::tie(r.soa_simulated, r.soa_written) = traffic([&](auto&& touch) {
-        for (std::uint64_t i = 0; i < n; ++i) {
-            touch(vx_base + i * sizeof(double), false);
-            touch(i * sizeof(double), true);
-        }
-    });
-    std::tie(r.hot_cold_simulated, r.hot_cold_written) = traffic([&](auto&& touch) {
-        for (std::uint64_t i = 0; i < n; ++i) {
-            touch(i * sizeof(HotParticle) + offsetof(HotParticle, vx), false);
-            touch(i * sizeof(HotParticle) + offsetof(HotParticle, x), true);
-        }
-    });
+    const LineTraffic soa = replay(
+        [&](auto&& touch) {
+            for (std::uint64_t i = 0; i < n; ++i) {
+                touch(vx_base + i * sizeof(double), false);
+                touch(i * sizeof(double), true);
+            }
+        },
+        elsewhere, line_bytes);
+    const LineTraffic hot_cold = replay(
+        [&](auto&& touch) {
+            for (std::uint64_t i = 0; i < n; ++i) {
+                touch(i * sizeof(HotParticle) + offsetof(HotParticle, vx), false);
+                touch(i * sizeof(HotParticle) + offsetof(HotParticle, x), true);
+            }
+        },
+        elsewhere, line_bytes);
+    r.aos_simulated = aos.read;
+    r.aos_written = aos.written;
+    r.soa_simulated = soa.read;
+    r.soa_written = soa.written;
+    r.hot_cold_simulated = hot_cold.read;
+    r.hot_cold_written = hot_cold.written;
     return r;
 }
 // [end: particle_lines]
@@ -167,6 +186,29 @@ void fused_loop(const double* a, double* b, double* c, std::size_t n) {
     }
 }
 // [end: fusion]
+
+// [snippet: fusion_lines]
+FusionLines fusion_lines(std::uint64_t n, std::size_t line_bytes) {
+    const std::uint64_t array = lines_for(n * sizeof(double), line_bytes) * line_bytes;  // each on lines of its own
+    auto a = [&](std::uint64_t i) { return i * sizeof(double); };
+    auto b = [&](std::uint64_t i) { return array + i * sizeof(double); };
+    auto c = [&](std::uint64_t i) { return 2 * array + i * sizeof(double); };
+    FusionLines r;
+    r.n = n;
+    r.separate = replay(
+        [&](auto&& touch) {
+            for (std::uint64_t i = 0; i < n; ++i) touch(a(i), false), touch(b(i), true);  // b = 2a
+            for (std::uint64_t i = 0; i < n; ++i) touch(b(i), false), touch(c(i), true);  // c = b + 1
+        },
+        3 * array, line_bytes);
+    r.fused = replay(
+        [&](auto&& touch) {
+            for (std::uint64_t i = 0; i < n; ++i) touch(a(i), false), touch(b(i), true), touch(c(i), true);
+        },
+        3 * array, line_bytes);
+    return r;
+}
+// [end: fusion_lines]
 
 // [snippet: fission]
 void one_loop_many_arrays(std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b) {

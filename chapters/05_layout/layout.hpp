@@ -140,4 +140,20 @@ void fused_loop(const double* a, double* b, double* c, std::size_t n);
 void one_loop_many_arrays(std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b);
 void one_loop_per_array(std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b);
 
+// --- Lines read for ownership and lines written back --------------------------------------
+
+/// Lines a loop moves between the cache and memory, as the cache model counts them.
+struct LineTraffic {
+    std::uint64_t read = 0;     // lines brought in: every miss, a store's included (write-allocate)
+    std::uint64_t written = 0;  // dirty lines written back, during the walk or flushed after it
+    [[nodiscard]] std::uint64_t total() const { return read + written; }
+};
+
+/// The lines the two fusion versions move over n doubles per array, reads for ownership included.
+struct FusionLines {
+    std::uint64_t n = 0;
+    LineTraffic separate, fused;
+};
+FusionLines fusion_lines(std::uint64_t n, std::size_t line_bytes = kLineBytes);
+
 }  // namespace ch05

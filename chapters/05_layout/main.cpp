@@ -25,6 +25,7 @@ using ch05::ratio;
 using ch05::with_commas;
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr std::uint64_t kCountedParticles = 1'000'000;  // the particles whose lines section 1 counts
+constexpr std::uint64_t kCountedWords = 1'000'000;      // the array length whose lines section 7 counts
 
 struct Options {
     std::int64_t particles = 2'000'000;
@@ -268,6 +269,26 @@ void prefetch_section(Report& report, const Options& options) {
     report.record("prefetch.best_vs_none", fmt::format("{:.2f}", prefetch.times[best].min() / prefetch.times[0].min()));
 }
 
+// The fusion loops' lines, reads for ownership included, from the cache model.
+void fusion_lines_table(Report& report) {
+    const auto lines = ch05::fusion_lines(kCountedWords);
+    report.line("  lines moved over {} doubles per array, from the cache model (a store that misses reads first):",
+                count("fusion_lines.n", kCountedWords));
+    auto table = report.table({"loops", "lines read", "lines written back", "both ways"});
+    auto row = [&](const char* name, const std::string& key, const ch05::LineTraffic& t) {
+        table.row({name, count("fusion_lines." + key + ".read", t.read),
+                   count("fusion_lines." + key + ".written", t.written),
+                   count("fusion_lines." + key + ".total", t.total())});
+    };
+    row("two loops", "separate", lines.separate);
+    row("fused", "fused", lines.fused);
+    table.print();
+    report.line(
+        "  two loops / fused = {}x the lines moved",
+        Value::exact("fusion_lines.separate_over_fused",
+                     static_cast<double>(lines.separate.total()) / static_cast<double>(lines.fused.total()), 2));
+}
+
 void fusion_section(Report& report, const Options& options) {
     const auto size = ch05::fusion_stream_size(options.stream_mib, options.quick);
     const std::size_t n = size.bytes_per_array / sizeof(double);
@@ -296,6 +317,7 @@ void fusion_section(Report& report, const Options& options) {
                ns_cell(report, "fusion.fission_split", fu.fission_split, n_fission * kWays), "1.00"});
     apart.print();
     claim_lines(report, "fusion", "two loops / fused", ch05::fusion_claim(fu));
+    fusion_lines_table(report);
     report.line("  the fusion arrays lie {} apart; the same two versions with them {} apart:",
                 Value::exact("fusion.gap", kib_text(fu.gap_bytes)),
                 Value::exact("fusion.close_gap", kib_text(fu.close_gap_bytes)));
