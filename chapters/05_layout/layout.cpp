@@ -10,6 +10,10 @@
 
 #include "cachebook/cache.hpp"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace ch05 {
 
 // [snippet: particle_lines]
@@ -227,5 +231,74 @@ void one_loop_per_array(std::vector<std::vector<double>>& a, const std::vector<s
     }
 }
 // [end: fission]
+
+// [snippet: stores]
+std::uint64_t read_only(const std::uint64_t* a, std::size_t n) {
+    std::uint64_t s = 0;
+    for (std::size_t i = 0; i < n; ++i) s += a[i];  // each line comes in; none goes back
+    return s;
+}
+void read_modify_write(std::uint64_t* a, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) a[i] += 1;  // each line comes in and goes back
+}
+void plain_stores(std::uint64_t* a, std::size_t n, std::uint64_t x) {
+    for (std::size_t i = 0; i < n; ++i) a[i] = x;  // the same: each line is read for ownership first
+}
+// [end: stores]
+
+// [snippet: streaming_stores]
+#if defined(__x86_64__)
+void streaming_stores(std::uint64_t* a, std::size_t n, std::uint64_t x) {
+    std::size_t i = 0;
+    for (; i < n && reinterpret_cast<std::uintptr_t>(a + i) % 16 != 0; ++i) a[i] = x;  // to a 16-byte boundary
+    const __m128i pair = _mm_set1_epi64x(static_cast<long long>(x));
+    for (; i + 2 <= n; i += 2) _mm_stream_si128(reinterpret_cast<__m128i*>(a + i), pair);  // past the caches
+    for (; i < n; ++i) a[i] = x;
+    _mm_sfence();  // streamed stores are weakly ordered: let them all land before any later store
+}
+const char* streaming_store_instruction() {
+    return "MOVNTDQ (_mm_stream_si128), then SFENCE";
+}
+#elif defined(__aarch64__)
+void streaming_stores(std::uint64_t* a, std::size_t n, std::uint64_t x) {
+    std::size_t i = 0;
+    for (; i + 2 <= n; i += 2) asm volatile("stnp %1, %1, [%0]" : : "r"(a + i), "r"(x) : "memory");  // a pair
+    for (; i < n; ++i) a[i] = x;
+}
+const char* streaming_store_instruction() {
+    return "STNP (a store pair with a non-temporal hint)";
+}
+#else
+void streaming_stores(std::uint64_t* a, std::size_t n, std::uint64_t x) {
+    plain_stores(a, n, x);  // the book knows no non-temporal store of this instruction set
+}
+const char* streaming_store_instruction() {
+    return "";
+}
+#endif
+// [end: streaming_stores]
+
+// [snippet: store_lines]
+StoreLines store_lines(std::uint64_t n, std::size_t line_bytes) {
+    const std::uint64_t elsewhere = lines_for(n * sizeof(std::uint64_t), line_bytes) * line_bytes;
+    auto walk = [&](bool read, bool write) {
+        return replay(
+            [&](auto&& touch) {
+                for (std::uint64_t i = 0; i < n; ++i) {
+                    if (read) touch(i * sizeof(std::uint64_t), false);
+                    if (write) touch(i * sizeof(std::uint64_t), true);
+                }
+            },
+            elsewhere, line_bytes);
+    };
+    StoreLines r;
+    r.n = n;
+    r.read_only = walk(true, false);
+    r.modify = walk(true, true);
+    r.store = walk(false, true);
+    r.stream = {0, lines_for(n * sizeof(std::uint64_t), line_bytes)};  // by its definition: written, never read
+    return r;
+}
+// [end: store_lines]
 
 }  // namespace ch05

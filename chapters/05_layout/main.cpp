@@ -25,7 +25,7 @@ using ch05::ratio;
 using ch05::with_commas;
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr std::uint64_t kCountedParticles = 1'000'000;  // the particles whose lines section 1 counts
-constexpr std::uint64_t kCountedWords = 1'000'000;      // the array length whose lines section 7 counts
+constexpr std::uint64_t kCountedWords = 1'000'000;      // the array length whose lines sections 7 and 8 count
 
 struct Options {
     std::int64_t particles = 2'000'000;
@@ -45,7 +45,8 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
     cli.add_int("--nodes", options.nodes, "Nodes of the measured lists", 1024, 1 << 26);
     cli.add_int("--gather", options.gather, "Elements of the prefetch gather", 1024, 1 << 27);
     cli.add_int("--runs", options.runs, "Timed runs per measurement (the minimum is reported)", 1, 100);
-    cli.add_int("--stream-mib", options.stream_mib, "MiB per array for fusion (0: chosen from the caches)", 0, 4096);
+    cli.add_int("--stream-mib", options.stream_mib, "MiB per array for fusion and stores (0: chosen from the caches)",
+                0, 4096);
     if (auto status = cli.parse(argc, argv)) return status;
     options.quick = cli.quick();
     if (options.quick) {
@@ -333,6 +334,44 @@ void fusion_section(Report& report, const Options& options) {
                 Value::exact_as("fusion.same_result", fu.same_result, fu.same_result ? "yes" : "NO"));
 }
 
+// One loop's row: the model's lines for kCountedWords words, then the measured time over n words.
+void stores_row(cachebook::ResultTable& table, Report& report, const char* name, const std::string& key,
+                const ch05::LineTraffic& lines, const Timing& t, const Timing& read_only, std::size_t n) {
+    const double bytes_per_ns = static_cast<double>(n * sizeof(std::uint64_t)) / (t.min() * 1e9);
+    table.row({name, count("stores.lines." + key + ".read", lines.read),
+               count("stores.lines." + key + ".written", lines.written), ns_cell(report, "stores." + key, t, n),
+               Value::measured("stores." + key + ".bytes_per_ns", bytes_per_ns, "{:.2f}"),
+               ratio("stores." + key + ".over_read_only", t, read_only, 2)});
+}
+
+void stores_section(Report& report, const Options& options) {
+    const auto size = ch05::stores_stream_size(options.stream_mib, options.quick);
+    const std::size_t n = size.bytes_per_array / sizeof(std::uint64_t);
+    cachebook::require_memory(size.bytes_per_array, "the stores array");
+    report.section("Writes: reads for ownership, write-backs and non-temporal stores");
+    const auto t = ch05::time_stores(n, options.n_runs());
+    report.line("  one array of {} MiB ({}), {}; {} runs each, fastest shown",
+                Value::measured("stores.mib", size.bytes_per_array >> 20),
+                Value::measured("stores.reason", size.reason),
+                Value::measured("stores.caches", t.fit.text().empty() ? "no cache sizes reported" : t.fit.text()),
+                Value::exact("stores.runs", options.n_runs()));
+    const auto lines = ch05::store_lines(kCountedWords);
+    report.line("  lines in and back: the cache model's, over {} words", count("stores.lines.n", kCountedWords));
+    auto table = report.table({"loop", "lines in", "lines back", "ns/word", "bytes/ns", "vs read only"});
+    stores_row(table, report, "sum += a[i] (read only)", "read_only", lines.read_only, t.read_only, t.read_only, n);
+    stores_row(table, report, "a[i] += 1 (read-modify-write)", "modify", lines.modify, t.modify, t.read_only, n);
+    stores_row(table, report, "a[i] = x (plain stores)", "store", lines.store, t.store, t.read_only, n);
+    stores_row(table, report, "a[i] = x (non-temporal stores)", "stream", lines.stream, t.stream, t.read_only, n);
+    table.print();
+    report.line("  non-temporal stores here: {}",
+                Value::measured("stores.instruction", t.stream_instruction.empty()
+                                                          ? std::string("none the book uses; plain stores ran")
+                                                          : t.stream_instruction));
+    claim_lines(report, "stores", "plain stores / non-temporal stores", ch05::stores_claim(t));
+    report.line("  every loop read or left the values it should: {}",
+                Value::exact_as("stores.same_result", t.same_result, t.same_result ? "yes" : "NO"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -350,6 +389,7 @@ int main(int argc, char** argv) {
         lists_section(report, options);
         prefetch_section(report, options);
         fusion_section(report, options);
+        stores_section(report, options);
         report.save(cli.json_path());
         return 0;
     });
