@@ -1,5 +1,6 @@
 // Chapter 5's claims: the course notes' particle figures exactly (from sizeof/offsetof, never typed into the code
 // under test), identical results across layouts, and the measured effects as ratios.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <set>
 
@@ -46,6 +47,87 @@ TEST_CASE("the update writes x back: every line that holds an x, so AoS moves 5.
     CHECK(few.aos_simulated == 9);
     CHECK(few.aos_written == 8);
     CHECK(few.soa_written == 1);
+}
+
+TEST_CASE("fusion recounted with the reads for ownership: 6 passes over memory against 5, not 4 against 3", "[ch05]") {
+    // A million doubles make 8,000,000 / 64 = 125,000 lines per array. Two loops: a read, b read
+    // for ownership (the store misses), b read again, c read for ownership: 4 x 125,000 read;
+    // b and c written back: 2 x 125,000. Fused: a, b and c read once each, b and c written back.
+    const auto lines = ch05::fusion_lines(1'000'000);
+    CHECK(lines.separate.read == 500'000);
+    CHECK(lines.separate.written == 250'000);
+    CHECK(lines.fused.read == 375'000);
+    CHECK(lines.fused.written == 250'000);
+    CHECK(lines.separate.total() == 750'000);
+    CHECK(lines.fused.total() == 625'000);
+    CHECK(static_cast<double>(lines.separate.total()) / static_cast<double>(lines.fused.total()) == Approx(1.2));
+    // Arrays that fit in the model's 8 lines: 16 doubles are 2 lines each, 6 in all, so the
+    // second loop finds b still cached and fusion saves nothing: 6 read and 4 written both ways.
+    const auto small = ch05::fusion_lines(16);
+    CHECK(small.separate.read == 6);
+    CHECK(small.separate.written == 4);
+    CHECK(small.fused.read == 6);
+    CHECK(small.fused.written == 4);
+}
+
+TEST_CASE("the stores loops' lines: a store that misses reads the line first, a streamed one does not", "[ch05]") {
+    // 1,000,000 words of 8 bytes: 125,000 lines. Reading brings each in; writing also sends
+    // each back; a plain store brings each in first (write-allocate) though it reads nothing.
+    const auto lines = ch05::store_lines(1'000'000);
+    CHECK(lines.read_only.read == 125'000);
+    CHECK(lines.read_only.written == 0);
+    CHECK(lines.modify.read == 125'000);
+    CHECK(lines.modify.written == 125'000);
+    CHECK(lines.store.read == 125'000);
+    CHECK(lines.store.written == 125'000);
+    CHECK(lines.stream.read == 0);
+    CHECK(lines.stream.written == 125'000);
+    const auto nine = ch05::store_lines(9);  // 72 bytes: two lines, the second holding one word
+    CHECK(nine.store.read == 2);
+    CHECK(nine.store.written == 2);
+}
+
+TEST_CASE("the four stores loops compute what they say, at any alignment and length", "[ch05]") {
+    std::vector<std::uint64_t> a(67, 5);
+    ch05::streaming_stores(a.data() + 1, 63, 9);  // off a 16-byte boundary, an odd length
+    CHECK(a[0] == 5);
+    CHECK(std::count(a.begin() + 1, a.begin() + 64, std::uint64_t{9}) == 63);
+    CHECK(a[64] == 5);
+    ch05::plain_stores(a.data(), 67, 3);
+    ch05::read_modify_write(a.data(), 67);
+    CHECK(ch05::read_only(a.data(), 67) == 67 * 4);
+    const auto t = ch05::time_stores(1000, 2);
+    CHECK(t.same_result);
+    CHECK(t.store.runs.size() == 2);
+    CHECK(t.stream.runs.size() == 2);
+#if defined(__x86_64__) || defined(__aarch64__)
+    CHECK_FALSE(t.stream_instruction.empty());
+#endif
+}
+
+TEST_CASE("the stores claim gives no verdict without a non-temporal store, or within a cache", "[ch05]") {
+    auto timing = [](std::vector<double> runs) {
+        cachebook::Timing t;
+        t.runs = std::move(runs);
+        return t;
+    };
+    ch05::StoreTimes t;
+    t.store = timing({2.0, 2.0, 2.0, 2.0});
+    t.stream = timing({1.0, 1.0, 1.0, 1.0});
+    t.stream_instruction = "MOVNTDQ";
+    t.fit.beyond = t.fit.last_level = "L3";
+    CHECK(ch05::stores_claim(t).verdict == cachebook::Verdict::holds);
+    t.fit.beyond = "L2";
+    t.fit.within = "L3";
+    const auto within = ch05::stores_claim(t);
+    CHECK(within.verdict == cachebook::Verdict::inconclusive);
+    CHECK(within.effect == Approx(2.0));
+    CHECK(within.reason.find("within L3") != std::string::npos);
+    t.stream_instruction.clear();
+    const auto none = ch05::stores_claim(t);
+    CHECK(none.verdict == cachebook::Verdict::inconclusive);
+    CHECK(none.effect == 0);
+    CHECK(none.reason.find("no non-temporal store") != std::string::npos);
 }
 
 TEST_CASE("which cache an array overflows: the largest level smaller than it", "[ch05]") {
@@ -269,4 +351,13 @@ TEST_CASE("measured: fusing two loops over arrays beyond the cache saves a pass"
     const auto t = ch05::time_fusion(size.bytes_per_array / sizeof(double), 1024, 8, 8);
     INFO((size.bytes_per_array >> 20) << " MiB arrays: " << size.reason);
     CH05_REQUIRE_CLAIMS(ch05::fusion_claim(t));
+}
+
+TEST_CASE("measured: non-temporal stores beat plain stores on an array beyond the caches", "[ch05][timing]") {
+    // Plain stores read each line for ownership and write it back; streamed ones only write.
+    const auto size = ch05::stores_stream_size(0, false);
+    const auto t = ch05::time_stores(size.bytes_per_array / sizeof(std::uint64_t), 8);
+    INFO((size.bytes_per_array >> 20) << " MiB: " << size.reason << "; " << t.fit.text());
+    CHECK(t.same_result);
+    CH05_REQUIRE_CLAIMS(ch05::stores_claim(t));
 }

@@ -122,8 +122,10 @@ struct StreamSize {
 };
 /// `llc_bytes`, `l2_bytes`: as sysfs reports them (0 if unknown); `budget`: most bytes per array.
 StreamSize choose_stream_size(std::size_t llc_bytes, std::size_t l2_bytes, std::size_t budget);
-/// The fusion arrays' size on this machine: from the caches it reports (within 128 MiB per
-/// array), or `stream_mib` when that is above 0, or 8 MiB for a quick run.
+/// A streaming array's size on this machine: from the caches it reports (within `budget`
+/// bytes), or `stream_mib` when that is above 0, or 8 MiB for a quick run.
+StreamSize stream_size(std::int64_t stream_mib, bool quick, std::size_t budget);
+/// The fusion arrays' size: stream_size within 128 MiB per array.
 StreamSize fusion_stream_size(std::int64_t stream_mib, bool quick);
 
 /// Where the fusion arrays lie. The three (a, b, c) share one allocation, each starting this
@@ -148,6 +150,24 @@ struct FusionTimes {
 FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, int runs,
                         std::size_t gap_bytes = kFusionGapBytes, std::size_t close_gap_bytes = 0);
 
+// --- Stores, timed -----------------------------------------------------------------------
+
+/// The stores array's size: stream_size within 768 MiB (one array, so it can lie well beyond
+/// a large last-level cache).
+StreamSize stores_stream_size(std::int64_t stream_mib, bool quick);
+
+/// The four loops of the stores experiment over one array of n words, each run timing each
+/// loop once, in turn: plain stores, read-modify-write, read only, non-temporal stores.
+struct StoreTimes {
+    std::size_t n = 0;
+    cachebook::Timing read_only, modify, store, stream;
+    std::string stream_instruction;  // streaming_store_instruction(): "" when plain stores ran in its place
+    CacheFit fit;                    // where the array stands against this machine's caches
+    bool same_result = false;        // each loop left (or read) the values it should
+    double cpu_share = 1;            // as in LayoutTimes
+};
+StoreTimes time_stores(std::size_t n, int runs);
+
 // --- The chapter's measured claims ------------------------------------------------------
 
 /// Each claim is "slow takes at least R times as long as fast", decided by the book's one
@@ -165,6 +185,7 @@ inline constexpr ClaimBound kAosOverHotCold{1.2, 0.2};       // AoS against hot/
 inline constexpr ClaimBound kScatteredOverVector{5.0, 1.0};  // scattered list against vector
 inline constexpr ClaimBound kScatteredOverGather{2.0, 1.0};  // scattered list against the gather
 inline constexpr ClaimBound kSeparateOverFused{1.1, 0.2};    // two loops against the fused one
+inline constexpr ClaimBound kStoreOverStream{1.3, 0.2};      // plain stores against non-temporal ones
 /// Below this share of a CPU (LayoutTimes::cpu_share), other programs share the memory
 /// bandwidth too, and a streaming effect that falls short proves nothing: no "fails" then.
 inline constexpr double kBusyShare = 0.7;
@@ -181,6 +202,9 @@ cachebook::ClaimResult aos_over_hot_cold_claim(const LayoutTimes& t);
 cachebook::ClaimResult scattered_over_vector_claim(const ListTimes& t);
 cachebook::ClaimResult scattered_over_gather_claim(const ListTimes& t);
 cachebook::ClaimResult fusion_claim(const FusionTimes& t);
+/// Plain stores against non-temporal ones; inconclusive, said why, where no non-temporal
+/// store ran or where the array lies within a cache (plain stores then hit, streamed ones not).
+cachebook::ClaimResult stores_claim(const StoreTimes& t);
 
 /// A verdict for the JSON: {verdict, effect, noise, threshold, margin, reason}; margin is
 /// effect / threshold - 1 (above 0: the effect exceeds the threshold).
@@ -190,5 +214,24 @@ nlohmann::json to_json(const cachebook::ClaimResult& c);
 
 nlohmann::json to_json(const StructLayout& s);
 nlohmann::json to_json(const Straddle& s);
+
+// --- The Report's cells (main.cpp prints through these) ----------------------------------
+
+/// 1234567 as "1,234,567".
+std::string with_commas(std::uint64_t v);
+/// A count printed with thousands separators, recorded as a number (and as the printed text for the prose).
+cachebook::Value count(std::string key, std::uint64_t n);
+/// Nanoseconds per element of the fastest run.
+double ns_per(const cachebook::Timing& t, std::size_t n);
+/// A timing's cell, nanoseconds per element, recorded at `key`.ns_per_element with the runs beside it.
+cachebook::Value ns_cell(cachebook::Report& report, const std::string& key, const cachebook::Timing& t, std::size_t n);
+/// A ratio of two fastest runs, printed and recorded as text with `digits` decimals (empty key: printed only).
+cachebook::Value ratio(std::string key, const cachebook::Timing& a, const cachebook::Timing& b, int digits);
+/// A claim's verdict beside its measurement (cachebook::report_claim), recorded at claims.`name`
+/// with its margin, effect / threshold - 1, for the page.
+void claim_lines(cachebook::Report& report, const std::string& name, const std::string& text,
+                 const cachebook::ClaimResult& c);
+/// 66624 bytes as "65 KiB + 64 B".
+std::string kib_text(std::size_t bytes);
 
 }  // namespace ch05

@@ -22,14 +22,17 @@ StreamSize choose_stream_size(std::size_t llc_bytes, std::size_t l2_bytes, std::
     return {budget, "default", "no usable cache sizes; the largest size allowed"};
 }
 
-StreamSize fusion_stream_size(std::int64_t stream_mib, bool quick) {
+StreamSize stream_size(std::int64_t stream_mib, bool quick, std::size_t budget) {
     if (quick) return {std::size_t{8} << 20, "quick", "--quick: 8 MiB"};
     if (stream_mib > 0) return {static_cast<std::size_t>(stream_mib) << 20, "option", "--stream-mib"};
     const auto& machine = cachebook::machine();
     const auto l2 = machine.data_cache(2);
     const auto l3 = machine.data_cache(3);
-    constexpr std::size_t kBudget = std::size_t{128} << 20;
-    return choose_stream_size(l3 ? l3->size_bytes : 0, l2 ? l2->size_bytes : 0, kBudget);
+    return choose_stream_size(l3 ? l3->size_bytes : 0, l2 ? l2->size_bytes : 0, budget);
+}
+
+StreamSize fusion_stream_size(std::int64_t stream_mib, bool quick) {
+    return stream_size(stream_mib, quick, std::size_t{128} << 20);
 }
 
 namespace {

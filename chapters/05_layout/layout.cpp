@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
-#include <tuple>
-#include <utility>
 
 #include "cachebook/cache.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace ch05 {
 
@@ -18,6 +20,26 @@ namespace ch05 {
 std::uint64_t lines_for(std::uint64_t bytes, std::size_t line_bytes) {
     return (bytes + line_bytes - 1) / line_bytes;
 }
+
+// The loop `walk` describes, replayed through a small fully associative cache of the model:
+// its misses are the lines read, a store's miss included (the cache fills a line before
+// writing part of it). A written (dirty) line goes back to memory when it leaves the cache.
+// After the walk, reading as many other lines as the cache holds, from `elsewhere` (past
+// every array), pushes out the last written lines: each must reach memory some time, so
+// every line the loop wrote is counted once, whatever the size of the cache.
+namespace {
+constexpr std::size_t kCacheLines = 8;
+template <class Walk>
+LineTraffic replay(Walk&& walk, std::uint64_t elsewhere, std::size_t line_bytes) {
+    cachebook::Cache cache(cachebook::CacheConfig::fully_associative(kCacheLines, line_bytes));
+    walk([&](std::uint64_t address, bool write) { cache.access(address, 0, write); });
+    LineTraffic t;
+    t.read = cache.total().misses;
+    for (std::uint64_t k = 0; k < kCacheLines; ++k) cache.access(elsewhere + k * line_bytes);
+    t.written = cache.total().dirty_evictions;
+    return t;
+}
+}  // namespace
 
 ParticleLines particle_lines(std::uint64_t n, std::size_t line_bytes) {
     ParticleLines r;
@@ -30,38 +52,39 @@ ParticleLines particle_lines(std::uint64_t n, std::size_t line_bytes) {
     r.hot_cold_used_fraction =
         static_cast<double>(sizeof(HotParticle::x) + sizeof(HotParticle::vx)) / sizeof(HotParticle);
 
-    // The loop's own addresses through the cache model, each array starting on a line. The
-    // loop reads vx and writes x; a written (dirty) line goes back to memory when it leaves
-    // the cache, so after the walk, reading as many other lines as the cache holds pushes
-    // out the last written ones and counts them too.
-    constexpr std::size_t kCacheLines = 8;
+    // The loop's own addresses, each array starting on a line: it reads vx and writes x.
     const std::uint64_t elsewhere = lines_for(n * sizeof(Particle), line_bytes) * line_bytes;  // past every array
-    auto traffic = [&](auto&& walk) {
-        cachebook::Cache cache(cachebook::CacheConfig::fully_associative(kCacheLines, line_bytes));
-        walk([&](std::uint64_t address, bool write) { cache.access(address, 0, write); });
-        const std::uint64_t misses = cache.total().misses;
-        for (std::uint64_t k = 0; k < kCacheLines; ++k) cache.access(elsewhere + k * line_bytes);
-        return std::pair{misses, cache.total().dirty_evictions};
-    };
-    std::tie(r.aos_simulated, r.aos_written) = traffic([&](auto&& touch) {
-        for (std::uint64_t i = 0; i < n; ++i) {
-            touch(i * sizeof(Particle) + offsetof(Particle, vx), false);
-            touch(i * sizeof(Particle) + offsetof(Particle, x), true);
-        }
-    });
+    const LineTraffic aos = replay(
+        [&](auto&& touch) {
+            for (std::uint64_t i = 0; i < n; ++i) {
+                touch(i * sizeof(Particle) + offsetof(Particle, vx), false);
+                touch(i * sizeof(Particle) + offsetof(Particle, x), true);
+            }
+        },
+        elsewhere, line_bytes);
     const std::uint64_t vx_base = lines_for(n * sizeof(double), line_bytes) * line_bytes;
-    std::tie(r.soa_simulated, r.soa_written) = traffic([&](auto&& touch) {
-        for (std::uint64_t i = 0; i < n; ++i) {
-            touch(vx_base + i * sizeof(double), false);
-            touch(i * sizeof(double), true);
-        }
-    });
-    std::tie(r.hot_cold_simulated, r.hot_cold_written) = traffic([&](auto&& touch) {
-        for (std::uint64_t i = 0; i < n; ++i) {
-            touch(i * sizeof(HotParticle) + offsetof(HotParticle, vx), false);
-            touch(i * sizeof(HotParticle) + offsetof(HotParticle, x), true);
-        }
-    });
+    const LineTraffic soa = replay(
+        [&](auto&& touch) {
+            for (std::uint64_t i = 0; i < n; ++i) {
+                touch(vx_base + i * sizeof(double), false);
+                touch(i * sizeof(double), true);
+            }
+        },
+        elsewhere, line_bytes);
+    const LineTraffic hot_cold = replay(
+        [&](auto&& touch) {
+            for (std::uint64_t i = 0; i < n; ++i) {
+                touch(i * sizeof(HotParticle) + offsetof(HotParticle, vx), false);
+                touch(i * sizeof(HotParticle) + offsetof(HotParticle, x), true);
+            }
+        },
+        elsewhere, line_bytes);
+    r.aos_simulated = aos.read;
+    r.aos_written = aos.written;
+    r.soa_simulated = soa.read;
+    r.soa_written = soa.written;
+    r.hot_cold_simulated = hot_cold.read;
+    r.hot_cold_written = hot_cold.written;
     return r;
 }
 // [end: particle_lines]
@@ -168,6 +191,29 @@ void fused_loop(const double* a, double* b, double* c, std::size_t n) {
 }
 // [end: fusion]
 
+// [snippet: fusion_lines]
+FusionLines fusion_lines(std::uint64_t n, std::size_t line_bytes) {
+    const std::uint64_t array = lines_for(n * sizeof(double), line_bytes) * line_bytes;  // each on lines of its own
+    auto a = [&](std::uint64_t i) { return i * sizeof(double); };
+    auto b = [&](std::uint64_t i) { return array + i * sizeof(double); };
+    auto c = [&](std::uint64_t i) { return 2 * array + i * sizeof(double); };
+    FusionLines r;
+    r.n = n;
+    r.separate = replay(
+        [&](auto&& touch) {
+            for (std::uint64_t i = 0; i < n; ++i) touch(a(i), false), touch(b(i), true);  // b = 2a
+            for (std::uint64_t i = 0; i < n; ++i) touch(b(i), false), touch(c(i), true);  // c = b + 1
+        },
+        3 * array, line_bytes);
+    r.fused = replay(
+        [&](auto&& touch) {
+            for (std::uint64_t i = 0; i < n; ++i) touch(a(i), false), touch(b(i), true), touch(c(i), true);
+        },
+        3 * array, line_bytes);
+    return r;
+}
+// [end: fusion_lines]
+
 // [snippet: fission]
 void one_loop_many_arrays(std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b) {
     const std::size_t n = a[0].size(), ways = a.size();
@@ -185,5 +231,74 @@ void one_loop_per_array(std::vector<std::vector<double>>& a, const std::vector<s
     }
 }
 // [end: fission]
+
+// [snippet: stores]
+std::uint64_t read_only(const std::uint64_t* a, std::size_t n) {
+    std::uint64_t s = 0;
+    for (std::size_t i = 0; i < n; ++i) s += a[i];  // each line comes in; none goes back
+    return s;
+}
+void read_modify_write(std::uint64_t* a, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) a[i] += 1;  // each line comes in and goes back
+}
+void plain_stores(std::uint64_t* a, std::size_t n, std::uint64_t x) {
+    for (std::size_t i = 0; i < n; ++i) a[i] = x;  // the same: each line is read for ownership first
+}
+// [end: stores]
+
+// [snippet: streaming_stores]
+#if defined(__x86_64__)
+void streaming_stores(std::uint64_t* a, std::size_t n, std::uint64_t x) {
+    std::size_t i = 0;
+    for (; i < n && reinterpret_cast<std::uintptr_t>(a + i) % 16 != 0; ++i) a[i] = x;  // to a 16-byte boundary
+    const __m128i pair = _mm_set1_epi64x(static_cast<long long>(x));
+    for (; i + 2 <= n; i += 2) _mm_stream_si128(reinterpret_cast<__m128i*>(a + i), pair);  // past the caches
+    for (; i < n; ++i) a[i] = x;
+    _mm_sfence();  // streamed stores are weakly ordered: let them all land before any later store
+}
+const char* streaming_store_instruction() {
+    return "MOVNTDQ (_mm_stream_si128), then SFENCE";
+}
+#elif defined(__aarch64__)
+void streaming_stores(std::uint64_t* a, std::size_t n, std::uint64_t x) {
+    std::size_t i = 0;
+    for (; i + 2 <= n; i += 2) asm volatile("stnp %1, %1, [%0]" : : "r"(a + i), "r"(x) : "memory");  // a pair
+    for (; i < n; ++i) a[i] = x;
+}
+const char* streaming_store_instruction() {
+    return "STNP (a store pair with a non-temporal hint)";
+}
+#else
+void streaming_stores(std::uint64_t* a, std::size_t n, std::uint64_t x) {
+    plain_stores(a, n, x);  // the book knows no non-temporal store of this instruction set
+}
+const char* streaming_store_instruction() {
+    return "";
+}
+#endif
+// [end: streaming_stores]
+
+// [snippet: store_lines]
+StoreLines store_lines(std::uint64_t n, std::size_t line_bytes) {
+    const std::uint64_t elsewhere = lines_for(n * sizeof(std::uint64_t), line_bytes) * line_bytes;
+    auto walk = [&](bool read, bool write) {
+        return replay(
+            [&](auto&& touch) {
+                for (std::uint64_t i = 0; i < n; ++i) {
+                    if (read) touch(i * sizeof(std::uint64_t), false);
+                    if (write) touch(i * sizeof(std::uint64_t), true);
+                }
+            },
+            elsewhere, line_bytes);
+    };
+    StoreLines r;
+    r.n = n;
+    r.read_only = walk(true, false);
+    r.modify = walk(true, true);
+    r.store = walk(false, true);
+    r.stream = {0, lines_for(n * sizeof(std::uint64_t), line_bytes)};  // by its definition: written, never read
+    return r;
+}
+// [end: store_lines]
 
 }  // namespace ch05

@@ -140,4 +140,37 @@ void fused_loop(const double* a, double* b, double* c, std::size_t n);
 void one_loop_many_arrays(std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b);
 void one_loop_per_array(std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b);
 
+// --- Writes: lines read for ownership and lines written back -----------------------------
+
+/// Lines a loop moves between the cache and memory, as the cache model counts them.
+struct LineTraffic {
+    std::uint64_t read = 0;     // lines brought in: every miss, a store's included (write-allocate)
+    std::uint64_t written = 0;  // dirty lines written back, during the walk or flushed after it
+    [[nodiscard]] std::uint64_t total() const { return read + written; }
+};
+
+/// The lines the two fusion versions move over n doubles per array, reads for ownership included.
+struct FusionLines {
+    std::uint64_t n = 0;
+    LineTraffic separate, fused;
+};
+FusionLines fusion_lines(std::uint64_t n, std::size_t line_bytes = kLineBytes);
+
+/// The four loops of the stores experiment over n words: read, read and write, write only.
+std::uint64_t read_only(const std::uint64_t* a, std::size_t n);
+void read_modify_write(std::uint64_t* a, std::size_t n);
+void plain_stores(std::uint64_t* a, std::size_t n, std::uint64_t x);
+/// As plain_stores, with non-temporal stores where this instruction set has them.
+void streaming_stores(std::uint64_t* a, std::size_t n, std::uint64_t x);
+/// The non-temporal store streaming_stores uses here; "" when it makes plain stores.
+const char* streaming_store_instruction();
+
+/// Lines each loop of the stores experiment moves, from the cache model; non-temporal
+/// stores, which the model does not have, write each line once and read none.
+struct StoreLines {
+    std::uint64_t n = 0;
+    LineTraffic read_only, modify, store, stream;
+};
+StoreLines store_lines(std::uint64_t n, std::size_t line_bytes = kLineBytes);
+
 }  // namespace ch05

@@ -16,8 +16,16 @@ namespace {
 using cachebook::Report;
 using cachebook::Timing;
 using cachebook::Value;
+using ch05::claim_lines;
+using ch05::count;
+using ch05::kib_text;
+using ch05::ns_cell;
+using ch05::ns_per;
+using ch05::ratio;
+using ch05::with_commas;
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr std::uint64_t kCountedParticles = 1'000'000;  // the particles whose lines section 1 counts
+constexpr std::uint64_t kCountedWords = 1'000'000;      // the array length whose lines sections 7 and 8 count
 
 struct Options {
     std::int64_t particles = 2'000'000;
@@ -37,7 +45,8 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
     cli.add_int("--nodes", options.nodes, "Nodes of the measured lists", 1024, 1 << 26);
     cli.add_int("--gather", options.gather, "Elements of the prefetch gather", 1024, 1 << 27);
     cli.add_int("--runs", options.runs, "Timed runs per measurement (the minimum is reported)", 1, 100);
-    cli.add_int("--stream-mib", options.stream_mib, "MiB per array for fusion (0: chosen from the caches)", 0, 4096);
+    cli.add_int("--stream-mib", options.stream_mib, "MiB per array for fusion and stores (0: chosen from the caches)",
+                0, 4096);
     if (auto status = cli.parse(argc, argv)) return status;
     options.quick = cli.quick();
     if (options.quick) {
@@ -50,49 +59,6 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
     cachebook::require_memory(7ull * options.n_nodes() * 8, "--nodes");
     cachebook::require_memory(12ull * options.n_gather(), "--gather");
     return std::nullopt;
-}
-
-std::string with_commas(std::uint64_t v) {
-    const std::string digits = std::to_string(v);
-    std::string s;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
-        s += digits[i];
-    }
-    return s;
-}
-
-// A count printed with thousands separators, recorded as a number (and as the printed text for the prose).
-Value count(std::string key, std::uint64_t n) {
-    return Value::exact_as(std::move(key), n, with_commas(n)).quoted();
-}
-
-// Nanoseconds per element of the fastest run.
-double ns_per(const Timing& t, std::size_t n) {
-    return t.min() * 1e9 / static_cast<double>(n);
-}
-
-// A timing's cell, nanoseconds per element, recorded at `key`.ns_per_element with the runs beside it.
-Value ns_cell(Report& report, const std::string& key, const Timing& t, std::size_t n) {
-    report.record(key + ".min_s", t.min());
-    report.record(key + ".median_s", t.median());
-    report.record(key + ".runs_s", t.runs);
-    return Value::measured(key + ".ns_per_element", ns_per(t, n), "{:.2f}");
-}
-
-// A ratio of two fastest runs, printed and recorded as text with `digits` decimals (empty key: printed only).
-Value ratio(std::string key, const Timing& a, const Timing& b, int digits) {
-    return Value::measured(std::move(key), fmt::format("{:.{}f}", a.min() / b.min(), digits));
-}
-
-// A claim's verdict and margin, beside the measurement it is decided on; recorded at claims.`name`.
-void claim_line(Report& report, const std::string& name, const std::string& claim, const cachebook::ClaimResult& c) {
-    const auto json = ch05::to_json(c);
-    report.line("  {} at least {:.1f}x: {}, margin {} ({})", claim, c.threshold,
-                Value::measured("", cachebook::verdict_name(c.verdict)),
-                Value::measured("", fmt::format("{:+.0f} %", 100 * json["margin"].get<double>())),
-                Value::measured("", c.reason));
-    report.record("claims." + name, json);
 }
 
 void struct_line(Report& report, const ch05::StructLayout& s) {
@@ -174,8 +140,8 @@ void update_loop_section(Report& report, const Options& options) {
     const bool same = times.sum_aos == times.sum_soa && times.sum_soa == times.sum_hot_cold;
     report.line("  the three layouts end with the same positions: {}",
                 Value::exact_as("layouts.same_result", same, same ? "yes" : "NO"));
-    claim_line(report, "aos_over_soa", "AoS / SoA", ch05::aos_over_soa_claim(times));
-    claim_line(report, "aos_over_hot_cold", "AoS / hot-cold", ch05::aos_over_hot_cold_claim(times));
+    claim_lines(report, "aos_over_soa", "AoS / SoA", ch05::aos_over_soa_claim(times));
+    claim_lines(report, "aos_over_hot_cold", "AoS / hot-cold", ch05::aos_over_hot_cold_claim(times));
 }
 
 void field_order_section(Report& report) {
@@ -270,8 +236,8 @@ void lists_section(Report& report, const Options& options) {
     const bool agree = lists.sum_vector == lists.sum_ordered && lists.sum_ordered == lists.sum_scattered &&
                        lists.sum_scattered == lists.sum_gather;
     report.line("  all four sums agree: {}", agree ? "yes" : "NO");
-    claim_line(report, "scattered_over_vector", "scattered / vector", ch05::scattered_over_vector_claim(lists));
-    claim_line(report, "scattered_over_gather", "scattered / gather", ch05::scattered_over_gather_claim(lists));
+    claim_lines(report, "scattered_over_vector", "scattered / vector", ch05::scattered_over_vector_claim(lists));
+    claim_lines(report, "scattered_over_gather", "scattered / gather", ch05::scattered_over_gather_claim(lists));
 }
 
 void prefetch_section(Report& report, const Options& options) {
@@ -304,9 +270,24 @@ void prefetch_section(Report& report, const Options& options) {
     report.record("prefetch.best_vs_none", fmt::format("{:.2f}", prefetch.times[best].min() / prefetch.times[0].min()));
 }
 
-std::string kib_text(std::size_t bytes) {
-    return bytes % 1024 == 0 ? fmt::format("{} KiB", bytes >> 10)
-                             : fmt::format("{} KiB + {} B", bytes >> 10, bytes % 1024);
+// The fusion loops' lines, reads for ownership included, from the cache model.
+void fusion_lines_table(Report& report) {
+    const auto lines = ch05::fusion_lines(kCountedWords);
+    report.line("  lines moved over {} doubles per array, from the cache model (a store that misses reads first):",
+                count("fusion_lines.n", kCountedWords));
+    auto table = report.table({"loops", "lines read", "lines written back", "both ways"});
+    auto row = [&](const char* name, const std::string& key, const ch05::LineTraffic& t) {
+        table.row({name, count("fusion_lines." + key + ".read", t.read),
+                   count("fusion_lines." + key + ".written", t.written),
+                   count("fusion_lines." + key + ".total", t.total())});
+    };
+    row("two loops", "separate", lines.separate);
+    row("fused", "fused", lines.fused);
+    table.print();
+    report.line(
+        "  two loops / fused = {}x the lines moved",
+        Value::exact("fusion_lines.separate_over_fused",
+                     static_cast<double>(lines.separate.total()) / static_cast<double>(lines.fused.total()), 2));
 }
 
 void fusion_section(Report& report, const Options& options) {
@@ -336,7 +317,8 @@ void fusion_section(Report& report, const Options& options) {
     apart.row({"one loop per pair (fission)",
                ns_cell(report, "fusion.fission_split", fu.fission_split, n_fission * kWays), "1.00"});
     apart.print();
-    claim_line(report, "fusion", "two loops / fused", ch05::fusion_claim(fu));
+    claim_lines(report, "fusion", "two loops / fused", ch05::fusion_claim(fu));
+    fusion_lines_table(report);
     report.line("  the fusion arrays lie {} apart; the same two versions with them {} apart:",
                 Value::exact("fusion.gap", kib_text(fu.gap_bytes)),
                 Value::exact("fusion.close_gap", kib_text(fu.close_gap_bytes)));
@@ -350,6 +332,44 @@ void fusion_section(Report& report, const Options& options) {
                 ratio("fusion.close_separate_over_fused", fu.separate_close, fu.fused_close, 2));
     report.line("  results identical: {}",
                 Value::exact_as("fusion.same_result", fu.same_result, fu.same_result ? "yes" : "NO"));
+}
+
+// One loop's row: the model's lines for kCountedWords words, then the measured time over n words.
+void stores_row(cachebook::ResultTable& table, Report& report, const char* name, const std::string& key,
+                const ch05::LineTraffic& lines, const Timing& t, const Timing& read_only, std::size_t n) {
+    const double bytes_per_ns = static_cast<double>(n * sizeof(std::uint64_t)) / (t.min() * 1e9);
+    table.row({name, count("stores.lines." + key + ".read", lines.read),
+               count("stores.lines." + key + ".written", lines.written), ns_cell(report, "stores." + key, t, n),
+               Value::measured("stores." + key + ".bytes_per_ns", bytes_per_ns, "{:.2f}"),
+               ratio("stores." + key + ".over_read_only", t, read_only, 2)});
+}
+
+void stores_section(Report& report, const Options& options) {
+    const auto size = ch05::stores_stream_size(options.stream_mib, options.quick);
+    const std::size_t n = size.bytes_per_array / sizeof(std::uint64_t);
+    cachebook::require_memory(size.bytes_per_array, "the stores array");
+    report.section("Writes: reads for ownership, write-backs and non-temporal stores");
+    const auto t = ch05::time_stores(n, options.n_runs());
+    report.line("  one array of {} MiB ({}), {}; {} runs each, fastest shown",
+                Value::measured("stores.mib", size.bytes_per_array >> 20),
+                Value::measured("stores.reason", size.reason),
+                Value::measured("stores.caches", t.fit.text().empty() ? "no cache sizes reported" : t.fit.text()),
+                Value::exact("stores.runs", options.n_runs()));
+    const auto lines = ch05::store_lines(kCountedWords);
+    report.line("  lines in and back: the cache model's, over {} words", count("stores.lines.n", kCountedWords));
+    auto table = report.table({"loop", "lines in", "lines back", "ns/word", "bytes/ns", "vs read only"});
+    stores_row(table, report, "sum += a[i] (read only)", "read_only", lines.read_only, t.read_only, t.read_only, n);
+    stores_row(table, report, "a[i] += 1 (read-modify-write)", "modify", lines.modify, t.modify, t.read_only, n);
+    stores_row(table, report, "a[i] = x (plain stores)", "store", lines.store, t.store, t.read_only, n);
+    stores_row(table, report, "a[i] = x (non-temporal stores)", "stream", lines.stream, t.stream, t.read_only, n);
+    table.print();
+    report.line("  non-temporal stores here: {}",
+                Value::measured("stores.instruction", t.stream_instruction.empty()
+                                                          ? std::string("none the book uses; plain stores ran")
+                                                          : t.stream_instruction));
+    claim_lines(report, "stores", "plain stores / non-temporal stores", ch05::stores_claim(t));
+    report.line("  every loop read or left the values it should: {}",
+                Value::exact_as("stores.same_result", t.same_result, t.same_result ? "yes" : "NO"));
 }
 
 }  // namespace
@@ -369,6 +389,7 @@ int main(int argc, char** argv) {
         lists_section(report, options);
         prefetch_section(report, options);
         fusion_section(report, options);
+        stores_section(report, options);
         report.save(cli.json_path());
         return 0;
     });
