@@ -311,6 +311,11 @@ void amat_section(Report& report, const ch08::AmatResult& r, std::size_t n) {
         "amat.walks", {"walk", "L1d misses", "L2 misses", "L3 misses", "AMAT ns", "measured ns", "measured / AMAT"});
     for (const auto* w : {&r.row, &r.column, &r.chase, &r.strided}) table.row(priced_walk_row(*w, r.hierarchy));
     table.print();
+    // More than one L2 miss a line: the model's L2 lost a column's lines before the next column reused them.
+    const bool l2_priced = r.column.counts.size() > 1;
+    report.record(
+        "amat.column_l2_refetches",
+        l2_priced ? nlohmann::json(r.column.counts[1].miss_rate() > r.row.counts[0].miss_rate()) : nlohmann::json());
     report.line("  sums: row {}, column {} ({})", Value::exact("amat.row_sum", r.sums.row_sum),
                 Value::exact("amat.column_sum", r.sums.column_sum),
                 r.sums.row_sum == r.sums.column_sum ? "equal" : "DIFFERENT");
