@@ -347,3 +347,122 @@ TEST_CASE("measured: the flush probe finds the line size sysfs reports", "[ch08]
     REQUIRE(r.line_bytes.has_value());
     CHECK(*r.line_bytes == l1->line_bytes);
 }
+
+// --- The price of a miss (amat.md) ---------------------------------------------------------
+
+TEST_CASE("amat_ns: the nested formula, worked by hand", "[ch08]") {
+    // 1 + 0.5 x (4 - 1 + 0.25 x (40 - 4)) = 1 + 0.5 x 12 = 7
+    CHECK(ch08::amat_ns({1, 4, 40}, {0.5, 0.25}) == Approx(7.0));
+    // one level: 2 + 0.1 x (100 - 2) = 11.8
+    CHECK(ch08::amat_ns({2, 100}, {0.1}) == Approx(11.8));
+    // nothing misses: the hit time of the first level
+    CHECK(ch08::amat_ns({1.5, 4, 40}, {0, 0.9}) == Approx(1.5));
+    // everything misses everywhere: the latency of memory
+    CHECK(ch08::amat_ns({1, 4, 40}, {1, 1}) == Approx(40.0));
+    CHECK_THROWS_AS(ch08::amat_ns({1, 4}, {0.5, 0.5}), std::invalid_argument);
+}
+
+namespace {
+
+// L1: 4 sets x 2 ways x 64 B (8 lines); L2: 16 sets x 4 ways x 64 B (64 lines, 4 KiB).
+std::vector<cachebook::CacheConfig> small_hierarchy() {
+    cachebook::CacheConfig l1, l2;
+    l1.sets = 4, l1.ways = 2;
+    l2.sets = 16, l2.ways = 4;
+    return {l1, l2};
+}
+
+}  // namespace
+
+TEST_CASE("warm_counts: chapter 2's two walks through two levels, counted by hand", "[ch08]") {
+    // int a[32][32]: 4 KiB, 64 lines of 16 ints, two lines a row. The L2 holds all 64 (4 per set),
+    // so on the warm pass nothing reaches beyond it.
+    const auto levels = small_hierarchy();
+    const auto row = ch08::warm_counts(levels, ch08::row_walk(32));
+    REQUIRE(row.size() == 2);
+    // Row by row: 64 lines in turn, more than L1's 8: one miss per line, 1024 / 16 = 64.
+    CHECK(row[0].accesses == 1024);
+    CHECK(row[0].misses == 64);
+    CHECK(row[1].accesses == 64);
+    CHECK(row[1].misses == 0);
+    // Column by column: a column's 32 lines (2i or 2i + 1) fall in two sets of L1, 16 lines
+    // to a 2-way set in turn: every load misses L1, and hits L2.
+    const auto column = ch08::warm_counts(levels, ch08::column_walk(32));
+    CHECK(column[0].accesses == 1024);
+    CHECK(column[0].misses == 1024);
+    CHECK(column[1].accesses == 1024);
+    CHECK(column[1].misses == 0);
+    // Latencies 1, 5 and 50 ns: row 1 + (1/16) x 4 = 1.25 ns, column 1 + 1 x 4 = 5 ns.
+    CHECK(ch08::amat_ns({1, 5, 50}, ch08::miss_rates(row)) == Approx(1.25));
+    CHECK(ch08::amat_ns({1, 5, 50}, ch08::miss_rates(column)) == Approx(5.0));
+}
+
+TEST_CASE("warm_counts: the chase and the strided sum miss alike, so AMAT prices them alike", "[ch08]") {
+    // 64 nodes of 64 bytes: 64 lines. Each line was last used 64 loads ago, in either order:
+    // L1 (8 lines) misses every load, L2 (64 lines) none.
+    const auto levels = small_hierarchy();
+    const auto chase = ch08::warm_counts(levels, ch08::chase_walk(cachebook::single_cycle(64, 7), 64));
+    const auto strided = ch08::warm_counts(levels, ch08::sequential_walk(4096, 64));
+    for (const auto* c : {&chase, &strided}) {
+        CHECK((*c)[0].accesses == 64);
+        CHECK((*c)[0].misses == 64);
+        CHECK((*c)[1].accesses == 64);
+        CHECK((*c)[1].misses == 0);
+    }
+    // 128 nodes: more than L2 holds, so every load misses both.
+    const auto far = ch08::warm_counts(levels, ch08::chase_walk(cachebook::single_cycle(128, 7), 64));
+    CHECK(far[1].misses == 128);
+    CHECK(ch08::amat_ns({1, 5, 50}, ch08::miss_rates(far)) == Approx(50.0));
+}
+
+TEST_CASE("price_levels: the machine's geometry, else the curve's size with ways and line assumed", "[ch08]") {
+    ch08::Setup setup;
+    cachebook::CacheInfo l1;
+    l1.level = 1, l1.type = "Data", l1.size_bytes = 49152, l1.ways = 12, l1.line_bytes = 64;
+    setup.l1 = l1;
+    ch08::LevelsFound found;
+    found.levels = {{"L1d", 50000, 1.5, 49152, 1.7},
+                    {"L2", std::size_t{1} << 20, 4.0, std::nullopt, std::nullopt},
+                    {"L3", std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
+    found.beyond_ns = 90;
+    const auto h = ch08::price_levels(setup, found);
+    REQUIRE(h.levels.size() == 3);
+    const auto configs = h.configs();
+    REQUIRE(configs.size() == 2);
+    CHECK(configs[0].sets == 64);  // 49152 / (12 x 64)
+    CHECK(configs[0].ways == 12);
+    CHECK(configs[1].sets == 2048);  // 1 MiB / (8 assumed ways x 64 B)
+    CHECK(configs[1].ways == ch08::kAssumedWays);
+    CHECK(h.levels[1].geometry_from == "the curve's step, 8 ways assumed, 64-byte lines assumed");
+    CHECK_FALSE(h.levels[2].cache.has_value());
+    CHECK(h.levels[2].why_not == "not priced: the curve shows no step for it");
+    CHECK(h.latencies() == std::vector<double>{1.5, 4.0, 90});
+    CHECK(h.usable());
+    // No step at all: nothing is priced, and there is no AMAT.
+    found.levels[0].latency_ns.reset();
+    const auto none = ch08::price_levels(setup, found);
+    CHECK(none.configs().empty());
+    CHECK(none.levels[1].why_not == "not priced: a level before it is not");
+    CHECK_FALSE(none.usable());
+}
+
+TEST_CASE("time_walks: chapter 2's two sums agree", "[ch08]") {
+    const auto t = ch08::time_walks(64, 1);
+    // (i + j) % 10 over 64 x 64: worked as sum over i of the row sums, checked against a plain loop.
+    long long expect = 0;
+    for (std::size_t i = 0; i < 64; ++i)
+        for (std::size_t j = 0; j < 64; ++j) expect += static_cast<long long>((i + j) % 10);
+    CHECK(t.row_sum == expect);
+    CHECK(t.column_sum == expect);
+    CHECK(t.row_ns > 0);
+    CHECK(t.column_ns > 0);
+}
+
+TEST_CASE("measured: a dependent chase takes at least twice as long as as many independent loads", "[ch08][timing]") {
+    // The run's own buffer: chapter 2's int a[2048][2048], 16 MiB, one hop per 512 bytes.
+    const std::size_t bytes = std::size_t{2048} * 2048 * sizeof(int);
+    const auto r = ch08::overlap_claim(bytes, bytes / 512, 2026);
+    if (r.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(r.reason);
+    INFO(r.reason);
+    CHECK(r.verdict == cachebook::Verdict::holds);
+}

@@ -61,8 +61,9 @@ ColumnWalk column_walk(const cachebook::CacheConfig& cache, std::size_t rows, st
 std::vector<ColumnWalk> power_of_two_trap(const cachebook::CacheConfig& cache, std::size_t n = 256,
                                           std::size_t cols_walked = 64);
 
-/// The measured sum of an n x n int array, row by row and column by column.
-long long sum_by_rows(const int* a, std::size_t n);
-long long sum_by_columns(const int* a, std::size_t n);
+/// The measured sums of an n x n int array, row by row and column by column (common/walks.hpp;
+/// chapter 8 times them too).
+using cachebook::sum_by_columns;
+using cachebook::sum_by_rows;
 
 }  // namespace ch02

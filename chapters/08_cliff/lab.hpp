@@ -16,6 +16,7 @@
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
 #include "cliff.hpp"
+#include "cliff_amat.hpp"
 
 namespace ch08 {
 
@@ -227,5 +228,82 @@ struct FirstCliffClaim {
 };
 FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double tolerance = 0.15,
                                   double max_disagreement = 0.10);
+
+// ---------------------------------------------------------------------------
+// The price of a miss (amat.md): AMAT from this run's latencies, against measured walks.
+
+/// One level as the AMAT section prices it: the model's geometry and the latency section 5 found.
+struct PricedLevel {
+    std::string name;                             ///< "L1d", "L2", "L3"
+    std::optional<cachebook::CacheConfig> cache;  ///< nullopt: not priced (see why_not)
+    std::optional<double> latency_ns;             ///< the plateau below this level's step
+    std::string geometry_from;                    ///< where the size, ways and line size came from
+    std::string why_not;                          ///< why the level is not priced, when it is not
+};
+
+/// The three levels (priced ones first), and the latency of a load none of the priced ones holds.
+struct PricedHierarchy {
+    std::vector<PricedLevel> levels;
+    std::optional<double> memory_ns;  ///< the plateau after the last step ("beyond" in section 5)
+    /// The levels the model runs: those with a step, a latency and a geometry.
+    [[nodiscard]] std::vector<cachebook::CacheConfig> configs() const;
+    /// Their latencies, then memory_ns: what amat_ns takes.
+    [[nodiscard]] std::vector<double> latencies() const;
+    /// At least one level and a latency beyond it.
+    [[nodiscard]] bool usable() const { return !configs().empty() && memory_ns.has_value(); }
+};
+
+/// The model's geometry of each level: the size, ways and line size the machine reports; where
+/// it reports no size, the size the curve found; where it reports no ways, kAssumedWays; where no
+/// line size, kNodeBytes. A level is priced when the curve found its step, in order from L1d.
+inline constexpr std::size_t kAssumedWays = 8;
+PricedHierarchy price_levels(const Setup& setup, const LevelsFound& found);
+
+/// One walk, priced and measured: its counts per priced level, AMAT, and the measured ns per load.
+struct PricedWalk {
+    std::string name;
+    std::vector<LevelCounts> counts;  ///< per priced level, on a warm second pass
+    double amat_ns = 0;               ///< 0: no hierarchy to price it with
+    double measured_ns = 0;           ///< best ns per load
+};
+
+/// Chapter 2's two sums, timed as chapter 2 times them: interleaved, four row runs to one column
+/// run (the row sum is short), the calling thread's CPU clock, minima.
+struct WalkTimes {
+    std::size_t n = 0;
+    long long row_sum = 0, column_sum = 0;
+    double row_ns = 0, column_ns = 0;  ///< best ns per element
+};
+WalkTimes time_walks(std::size_t n, int rounds);
+
+/// The claim of amat.md: over one buffer, a dependent chase takes at least this many times as
+/// long as as many independent loads (the strided sum, at the stride that makes them as many),
+/// though AMAT prices the two alike.
+inline constexpr double kOverlapThreshold = 2.0;
+/// The control's noise above which the claim gives no verdict. The effect is many times the
+/// threshold, so, as for chapter 5's scattered list, a noisier control is allowed: the claim
+/// holds only when the effect clears kOverlapThreshold x (1 + noise) all the same.
+inline constexpr double kOverlapMaxNoise = 1.0;
+/// Decided by the book's rule (cachebook/claim.hpp) on `hops` hops of the chase against the
+/// strided sum over the same `bytes`-byte buffer, `runs` runs a side, interleaved.
+cachebook::ClaimResult overlap_claim(std::size_t bytes, std::size_t hops, std::uint64_t seed, int runs = 8);
+
+/// Everything the AMAT section prints.
+struct AmatResult {
+    PricedHierarchy hierarchy;
+    WalkTimes sums;
+    std::size_t curve_bytes = 0;  ///< the curve's size nearest the matrix: the chase and strided rows
+    PricedWalk row, column, chase, strided;
+    std::optional<double> predicted_ratio;  ///< column AMAT / row AMAT
+    double measured_ratio = 0;              ///< column ns / row ns
+    std::optional<double> predicted_over_measured;
+    cachebook::ClaimResult overlap;
+};
+
+/// The matrix side the section uses: chapter 2's 2048 (16 MiB of ints), or 1024 with --quick.
+std::size_t amat_matrix_side(const Options& options);
+
+/// Prices the two sums, the chase and the strided sum, times the sums and decides the claim.
+AmatResult price_a_miss(const Options& options, const Setup& setup, const Curves& curves, const LevelsFound& found);
 
 }  // namespace ch08
