@@ -543,3 +543,34 @@ TEST_CASE("the recursive walks take at most twice the tiled walks' time", "[ch04
         CHECK(claim.verdict == cachebook::Verdict::holds);
     }
 }
+
+TEST_CASE("why the lab's transpose misses: the three kinds and OPT beside LRU", "[ch04][reference]") {
+    const auto cache = small_cache();
+    const auto kinds = ch04::transpose_kinds(73, ch04::kModelTiles, cache);
+    REQUIRE(kinds.size() == ch04::kModelTiles.size() + 1);
+    // src is bytes [0, 42632): lines 0 to 666; dst [42632, 85264): lines 666 to 1332; line 666
+    // holds the end of src and the start of dst, so 667 + 667 - 1 = 1333 distinct lines.
+    for (const auto& w : kinds) {
+        INFO(w.walk);
+        CHECK(w.kinds.compulsory == 1333);
+        CHECK(static_cast<std::int64_t>(w.kinds.misses) ==
+              static_cast<std::int64_t>(w.kinds.compulsory) + w.kinds.capacity + w.kinds.conflict);
+        CHECK(w.optimal <= w.kinds.misses);
+        CHECK(w.optimal >= w.kinds.compulsory);
+    }
+    // The LRU counts are the lab's own, tile by tile.
+    for (std::size_t t = 0; t < ch04::kModelTiles.size(); ++t)
+        CHECK(kinds[t].kinds.misses == ch04::transpose_misses(73, ch04::kModelTiles[t], cache));
+    CHECK(kinds.back().walk == "recursive");
+    CHECK(kinds.back().kinds.misses == ch04::trace_misses(ch04::recursive_transpose_trace(73), cache));
+    std::vector<std::int64_t> conflict, capacity;
+    std::vector<std::uint64_t> optimal;
+    for (const auto& w : kinds) {
+        conflict.push_back(w.kinds.conflict);
+        capacity.push_back(w.kinds.capacity);
+        optimal.push_back(w.optimal);
+    }
+    CHECK(conflict == std::vector<std::int64_t>{0, 0, 0, 3, 0, 38});
+    CHECK(capacity == std::vector<std::int64_t>{4663, 1270, 703, 624, 381, 516});
+    CHECK(optimal == std::vector<std::uint64_t>{2061, 1680, 1682, 1629, 1595, 1550});
+}

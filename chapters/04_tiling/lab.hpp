@@ -14,6 +14,7 @@
 #include "cachebook/claim.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
+#include "cachebook/miss_kinds.hpp"
 #include "tiling.hpp"
 
 namespace ch04 {
@@ -91,6 +92,19 @@ struct TileTable {
     double gain = 0;
 };
 TileTable tile_table(std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::CacheConfig& cache);
+
+/// Why the lab's transpose misses (cachebook/miss_kinds.hpp): each walk's LRU misses split into
+/// compulsory, capacity and conflict, the fully associative LRU cache's, and OPT's.
+struct WalkKinds {
+    std::string walk;  ///< "none", a tile, or "recursive"
+    cachebook::MissKinds kinds;
+    std::uint64_t fully_associative = 0, optimal = 0;
+};
+/// For each tile of `tiles` (0: untiled) and then the recursive walk, the transpose of n x n doubles.
+std::vector<WalkKinds> transpose_kinds(std::size_t n, const std::vector<std::size_t>& tiles,
+                                       const cachebook::CacheConfig& cache);
+/// Section 7's second table (lab_report.cpp).
+void kinds_table(cachebook::Report& report, std::size_t n, const cachebook::CacheConfig& cache);
 
 /// The real transposes timed against each other, both writing the same dst.
 struct TransposeTiming {

@@ -97,6 +97,28 @@ std::vector<CacheMisses> product_in_caches(std::size_t n, const std::vector<cach
         [&] { return recursive_product_trace(n); });
 }
 
+namespace {
+WalkKinds walk_kinds(std::string walk, const std::vector<cachebook::Access>& trace,
+                     const cachebook::CacheConfig& cache) {
+    std::vector<std::uint64_t> addresses;
+    for (const auto& x : trace) addresses.push_back(x.address);
+    WalkKinds w{std::move(walk), cachebook::classify_misses(cache, addresses), 0,
+                cachebook::optimal_misses(cache, addresses)};
+    // compulsory + capacity is, by the definition of capacity, the fully associative cache's count.
+    w.fully_associative = static_cast<std::uint64_t>(static_cast<std::int64_t>(w.kinds.compulsory) + w.kinds.capacity);
+    return w;
+}
+}  // namespace
+
+std::vector<WalkKinds> transpose_kinds(std::size_t n, const std::vector<std::size_t>& tiles,
+                                       const cachebook::CacheConfig& cache) {
+    std::vector<WalkKinds> out;
+    for (std::size_t tile : tiles)
+        out.push_back(walk_kinds(tile == 0 ? "none" : fmt::format("{}", tile), tiled_transpose_trace(n, tile), cache));
+    out.push_back(walk_kinds("recursive", recursive_transpose_trace(n), cache));
+    return out;
+}
+
 RecursiveTiming time_recursive_product(std::size_t n, std::size_t tile, int runs) {
     const auto m = cachebook::integer_valued_matrices(n);
     std::vector<double> tiled(n * n), recursive(n * n);

@@ -41,6 +41,19 @@ void caches_table(Report& report, const std::string& key, const std::vector<Cach
 }
 }  // namespace
 
+void kinds_table(Report& report, std::size_t n, const cachebook::CacheConfig& cache) {
+    report.line("  why each walk misses: compulsory, capacity and conflict misses, and the fewest misses any");
+    report.line("  replacement could take (Belady's OPT), beside LRU's:");
+    auto table = report.table_of_rows(
+        "miss_kinds", {"tile", "LRU misses", "compulsory", "fully assoc. LRU", "capacity", "conflict", "OPT"});
+    for (const auto& w : transpose_kinds(n, kModelTiles, cache))
+        table.row({Value::exact("walk", w.walk), Value::exact("misses", w.kinds.misses),
+                   Value::exact("compulsory", w.kinds.compulsory),
+                   Value::exact("fully_associative", w.fully_associative), Value::exact("capacity", w.kinds.capacity),
+                   Value::exact("conflict", w.kinds.conflict), Value::exact("optimal", w.optimal)});
+    table.print();
+}
+
 void oblivious_model_section(Report& report) {
     const std::vector<cachebook::CacheConfig> caches = {lab_cache(), large_cache()};
     const std::size_t transpose_n = 520, product_n = 96;

@@ -265,6 +265,7 @@ void lab_section(Report& report) {
     report.line("  best_tile: {} ({}x fewer misses than none)", Value::exact("misses_by_tile.best", lab.best),
                 Value::exact("misses_by_tile.gain", lab.gain, 2));
     report.record("misses_by_tile.largest", ch04::kModelTiles.back());
+    ch04::kinds_table(report, 73, cache);
 }
 
 void transpose_section(Report& report, const Options& options) {
