@@ -12,6 +12,7 @@
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
+#include "cachebook/tile_rule.hpp"
 #include "matmul.hpp"
 #include "support.hpp"
 
@@ -293,9 +294,14 @@ TEST_CASE("cache blocks and tiles derive from the cache sizes as the chapter say
     CHECK(xeon.nc == 4096);
     // A small L3 limits NC: 1 MiB / 2 / (384 x 4) = 341 -> 336 (16s).
     CHECK(ch09::derive_blocking(32 << 10, 256 << 10, 1 << 20, 6, 16).nc == 336);
-    CHECK(ch09::tile_from_l1(32 << 10) == 32);  // 3 x 32^2 x 4 = 12 KiB; 3 x 64^2 x 4 = 48 KiB does not fit
-    CHECK(ch09::tile_from_l1(48 << 10) == 64);
-    CHECK(ch09::tile_from_l1(1024) == 8);
+    // 3/4 of 32 KiB is 24 KiB: 3 x 32^2 x 4 = 12 KiB fits, 3 x 64^2 x 4 = 48 KiB does not.
+    CHECK(ch09::tile_from_l1(32 << 10) == 32);
+    // 3/4 of 48 KiB is 36 KiB: 64 would fill all 48 KiB, so 32, as for doubles in chapter 4.
+    CHECK(ch09::tile_from_l1(48 << 10) == 32);
+    CHECK(ch09::tile_from_l1(48 << 10) == cachebook::rule_tile(48 << 10, sizeof(float)));
+    CHECK(ch09::tile_from_l1(128 << 10) == 64);  // 3 x 64^2 x 4 = 48 KiB <= 96 KiB
+    CHECK(ch09::tile_from_l1(1024) == 8);        // 3 x 8^2 x 4 = 768 B, just 3/4 of 1 KiB
+    CHECK(ch09::tile_from_l1(256) == 8);         // the rule gives 4 here; the floor is one vector of eight floats
     CHECK(ch09::intensity_naive(64) == 2.0 / 64);
     CHECK(ch09::intensity_ikj() == 0.5);
     CHECK(ch09::intensity_tiled(32) == 16.0);

@@ -1,6 +1,6 @@
 """Chapter 9's plots: GFLOPS of each step against the measured peak (OpenBLAS and BLIS as steps
 of their own, told apart by a legend), the roofline (each step a marker of its own, named in
-the legend), the tile sweep (GFLOPS against the tile, with the tile whose three tiles fill L1
+the legend), the tile sweep (GFLOPS against the tile, with the tile whose three tiles fill 3/4 of L1
 marked), and the speed-up from one thread to two set against Amdahl's and Gustafson's laws
 (Gustafson's with its own share, speedup.*_gustafson_share)."""
 
@@ -94,13 +94,13 @@ def tile_sweep(data):
         ax.axhline(r[key_vector], color=OPENBLAS_COLOR, linestyle=":", linewidth=1, label="step 4's code, untiled")
     l1_kib = (data.get("machine") or {}).get("l1_kib")
     if l1_kib:
-        # Three T x T tiles of floats fill L1 when 3 T^2 x 4 = L1.
-        t_l1 = math.sqrt(l1_kib * 1024 / 12)
+        # The tile rule's bound: three T x T tiles of floats in 3/4 of L1, 3 T^2 x 4 = 3/4 L1.
+        t_l1 = math.sqrt(l1_kib * 1024 / 16)
         ax.axvline(t_l1, color="#555555", linestyle="--", linewidth=1,
-                   label=f"3 tiles fill L1 ({l1_kib} KiB): T = {t_l1:.0f}")
+                   label=f"3 tiles in 3/4 of L1 ({l1_kib} KiB): T = {t_l1:.0f}")
     l1_found = ((data.get("caches_measured") or {}).get("l1_bytes"))
     if l1_found:
-        t_found = math.sqrt(l1_found / 12)
+        t_found = math.sqrt(l1_found / 16)
         ax.axvline(t_found, color="#999999", linestyle="-.", linewidth=1,
                    label=f"the same for the L1 chapter 8 measured ({l1_found / 1024:.1f} KiB): T = {t_found:.0f}")
     ax.set_xscale("log", base=2)

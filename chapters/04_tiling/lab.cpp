@@ -55,9 +55,6 @@ BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs) {
     return t;
 }
 
-namespace {
-// decide(), or inconclusive with the reason when the run's order n is not the claim's, or a
-// side has fewer than two runs.
 cachebook::ClaimResult decide_runs(const cachebook::Timing& slow, const cachebook::Timing& fast, double threshold,
                                    std::size_t n, std::size_t claim_n, double max_noise) {
     cachebook::ClaimResult none{slow.min() / fast.min(), 0, threshold, cachebook::Verdict::inconclusive, ""};
@@ -71,7 +68,6 @@ cachebook::ClaimResult decide_runs(const cachebook::Timing& slow, const cacheboo
     }
     return cachebook::decide(slow.runs, fast.runs, {threshold, static_cast<int>(slow.runs.size()), max_noise});
 }
-}  // namespace
 
 cachebook::ClaimResult blocked_claim(const BlockedTiming& timing, double max_noise) {
     return decide_runs(timing.naive, timing.blocked, kBlockedThreshold, timing.n, kBlockedN, max_noise);

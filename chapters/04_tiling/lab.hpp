@@ -14,6 +14,7 @@
 #include "cachebook/claim.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
+#include "cachebook/miss_kinds.hpp"
 #include "tiling.hpp"
 
 namespace ch04 {
@@ -52,6 +53,10 @@ BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs);
 inline constexpr double kBlockedThreshold = 3.0;
 inline constexpr double kTransposeThreshold = 1.15;
 inline constexpr std::size_t kBlockedN = 512, kTransposeN = 2048;
+/// decide() on two sides' runs, or inconclusive with the reason when the run's order n is not the
+/// claim's, or a side has fewer than two runs.
+cachebook::ClaimResult decide_runs(const cachebook::Timing& slow, const cachebook::Timing& fast, double threshold,
+                                   std::size_t n, std::size_t claim_n, double max_noise);
 /// The claims decided by the book's rule (cachebook/claim.hpp), on the runs as timed (naive and
 /// the other in turn); the control is each side's odd runs against its even runs. Inconclusive,
 /// with the reason, when the run's N is not the claim's (--quick, --n) or one run of each gives
@@ -88,6 +93,19 @@ struct TileTable {
 };
 TileTable tile_table(std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::CacheConfig& cache);
 
+/// Why the lab's transpose misses (cachebook/miss_kinds.hpp): each walk's LRU misses split into
+/// compulsory, capacity and conflict, the fully associative LRU cache's, and OPT's.
+struct WalkKinds {
+    std::string walk;  ///< "none", a tile, or "recursive"
+    cachebook::MissKinds kinds;
+    std::uint64_t fully_associative = 0, optimal = 0;
+};
+/// For each tile of `tiles` (0: untiled) and then the recursive walk, the transpose of n x n doubles.
+std::vector<WalkKinds> transpose_kinds(std::size_t n, const std::vector<std::size_t>& tiles,
+                                       const cachebook::CacheConfig& cache);
+/// Section 7's second table (lab_report.cpp).
+void kinds_table(cachebook::Report& report, std::size_t n, const cachebook::CacheConfig& cache);
+
 /// The real transposes timed against each other, both writing the same dst.
 struct TransposeTiming {
     std::size_t n = 0, tile = 0;
@@ -115,6 +133,59 @@ struct StudyData {
 StudyData read_study_data(const std::string& path);
 /// Whether every study counted the same misses for each tile (the counts depend only on the addresses).
 bool same_counts(const std::vector<Study>& studies);
+
+/// Cache-oblivious blocking in the model: each walk's accesses, as the traces of common/ number
+/// them (A 1, B 2, C 3), run through two caches. The transposes put dst right after src; the
+/// products lay A, B, C out one after another (MatmulLayout::packed).
+inline cachebook::CacheConfig large_cache() {
+    return cachebook::CacheConfig{64, 8, 64};  // 32 KiB, 64 sets x 8 ways x 64 B
+}
+std::vector<cachebook::Access> tiled_transpose_trace(std::size_t n, std::size_t tile);  ///< tile 0: naive
+std::vector<cachebook::Access> recursive_transpose_trace(std::size_t n);
+std::vector<cachebook::Access> tiled_product_trace(std::size_t n, std::size_t tile);  ///< tile 0: ikj
+std::vector<cachebook::Access> recursive_product_trace(std::size_t n);
+/// The misses of a trace through a fresh cache of that geometry.
+std::uint64_t trace_misses(const std::vector<cachebook::Access>& trace, const cachebook::CacheConfig& cache);
+
+/// A walk's misses in one cache: tiled with each tile (0: untiled), and recursive.
+struct CacheMisses {
+    std::string cache;  ///< CacheConfig::describe()
+    std::size_t capacity = 0;
+    std::vector<std::pair<std::size_t, std::uint64_t>> by_tile;
+    std::size_t best = 0;  ///< the tile with the fewest misses (the first such)
+    std::uint64_t recursive = 0;
+};
+/// The tiles of the two-cache tables: 0 (untiled, ikj for the product) and the powers of two.
+inline const std::vector<std::size_t> kTransposeTiles = {0, 4, 8, 16, 32, 64};
+inline const std::vector<std::size_t> kProductTiles = {0, 4, 8, 16, 32};
+/// The transpose and the product of n x n doubles, tiled and recursive, in each cache.
+std::vector<CacheMisses> transpose_in_caches(std::size_t n, const std::vector<cachebook::CacheConfig>& caches);
+std::vector<CacheMisses> product_in_caches(std::size_t n, const std::vector<cachebook::CacheConfig>& caches);
+
+/// The recursive walk timed against the tiled one, in turn, each run on the same inputs.
+struct RecursiveTiming {
+    std::size_t n = 0, tile = 0;
+    cachebook::Timing tiled, recursive;
+    bool identical = false;
+    [[nodiscard]] double ratio() const { return recursive.min() / tiled.min(); }  ///< recursive / tiled
+};
+RecursiveTiming time_recursive_product(std::size_t n, std::size_t tile, int runs);
+RecursiveTiming time_recursive_transpose(std::size_t n, std::size_t tile, int runs);
+/// The claims: the recursive walk takes at most kRecursiveSlack times the tiled one's time, as
+/// "tiled / recursive at least 1 / kRecursiveSlack", at the N of the other claims.
+inline constexpr double kRecursiveSlack = 2.0;
+cachebook::ClaimResult recursive_claim(const RecursiveTiming& timing, std::size_t claim_n, double max_noise = 0.2);
+/// The tile of the tiled transpose the recursive one is timed against: the transpose claim's.
+inline constexpr std::size_t kRecursiveTransposeTile = 8;
+
+/// The sections on cache-oblivious blocking (lab_report.cpp): the model at two cache sizes, and
+/// the recursive walks timed against the tiled ones, the product with the blocked product's tile.
+void oblivious_model_section(cachebook::Report& report);
+struct ObliviousRun {
+    std::size_t n = 0, transpose_n = 0, tile = 0;
+    int runs = 0;
+};
+void oblivious_timing_section(cachebook::Report& report, const ObliviousRun& run);
 
 /// The M / H string of steps [first, last), three letters per iteration separated by spaces.
 std::string stepper_marks(const MatmulStepper& run, std::size_t first, std::size_t last);

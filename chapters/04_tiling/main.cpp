@@ -36,8 +36,8 @@ void read_study_data(Options& options) {
 // Parses and checks the options; an exit status when the program should stop now.
 std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char** argv) {
     cli.add_int("--n", options.n, "Order of the matrices multiplied for real", 16, 4096);
-    cli.add_int("--tile", options.tile, "Tile of the blocked product (0: from this machine's L1 by 3 T^2 S <= L1)", 0,
-                4096);
+    cli.add_int("--tile", options.tile, "Tile of the blocked product (0: from this machine's L1 by 3 T^2 S <= 3/4 L1)",
+                0, 4096);
     cli.add_int("--runs", options.runs, "Timed runs of each measurement (the minimum is reported)", 1, 100);
     cli.add_int("--transpose-n", options.transpose_n, "Order of the matrix transposed for real", 16, 32768);
     cli.add_int("--study-n", options.study_n, "Order of the lag matrix of the study", 2, 1024);
@@ -88,8 +88,8 @@ void tile_choice_lines(Report& report, const ch04::TileChoice& choice, const std
     };
     const std::string bound = bound_text(choice.bound);
     const std::string estimate = fmt::format("{:.4f}", choice.estimate);
-    report.line("  3 x T^2 x {} <= {} B  =>  T <= {}  =>  T = {} (largest power of two dividing N = {})", choice.elem,
-                value("cache_bytes", choice.cache_bytes, fmt::format("{}", choice.cache_bytes)),
+    report.line("  3 x T^2 x {} <= 3/4 x {} B  =>  T <= {}  =>  T = {} (largest power of two dividing N = {})",
+                choice.elem, value("cache_bytes", choice.cache_bytes, fmt::format("{}", choice.cache_bytes)),
                 value("bound", bound, bound), value("tile", choice.tile, fmt::format("{}", choice.tile)),
                 Value::exact(key + ".n", choice.n));
     report.line(
@@ -105,7 +105,7 @@ void tile_choice_lines(Report& report, const ch04::TileChoice& choice, const std
 // The tile lines in the same shape when the machine reports no L1d.
 void unknown_tile_lines(Report& report, std::size_t n) {
     const auto unknown = Value::unknown("", "unknown");
-    report.line("  3 x T^2 x 8 <= {} B  =>  T <= {}  =>  T = {} (largest power of two dividing N = {})", unknown,
+    report.line("  3 x T^2 x 8 <= 3/4 x {} B  =>  T <= {}  =>  T = {} (largest power of two dividing N = {})", unknown,
                 unknown, unknown, n);
     report.line(
         "  three tiles: {} B = {} KiB; misses per iteration, one per line of a tile of A and of B: 2 / (8 x T) = {}",
@@ -124,9 +124,14 @@ void visits_section(Report& report) {
 // The tile of the blocked product: --tile, else this machine's L1d's, else the course notes' L1's.
 std::size_t tile_section(Report& report, const Options& options) {
     const auto n = static_cast<std::size_t>(options.n);
-    report.section("The tile from the L1's size: three T x T tiles of doubles must fit");
+    report.section("The tile from the L1's size: three T x T tiles of doubles in three quarters of it");
     report.line("  the course notes' L1, 32 KiB:");
     tile_choice_lines(report, ch04::tile_from_cache(32 * 1024, 512), "l1_32kib_tile", false);
+    const auto floats = ch04::tile_from_cache(48 * 1024, 512, 4), doubles = ch04::tile_from_cache(48 * 1024, 512, 8);
+    report.record("rule_48kib", {{"float", floats.tile},
+                                 {"float_bound", bound_text(floats.bound)},
+                                 {"double", doubles.tile},
+                                 {"double_bound", bound_text(doubles.bound)}});
     const auto& machine = cachebook::machine();
     const auto l1 = machine.data_cache(1);
     const auto mine = ch04::machine_tile(machine, n);
@@ -172,7 +177,7 @@ void stepper_section(Report& report) {
         "({} B)",
         exact("line_bytes", cache.line_bytes), exact("three_tiles_lines", cache.three_tiles_lines),
         exact("cache_lines", cache.cache_lines), exact("cache_bytes", cache.cache_bytes()));
-    report.line("  the tile formula on that cache: 3 x T^2 x {} <= {} B  =>  T <= {}  =>  T = {}",
+    report.line("  the tile rule on that cache: 3 x T^2 x {} <= 3/4 x {} B  =>  T <= {}  =>  T = {}",
                 exact("elem", cache.elem), cache.cache_bytes(), exact("bound", bound_text(formula.bound)),
                 exact("formula_tile", formula.tile));
     report.record("stepper_cache.three_tiles_bytes", 3 * tile * tile * cache.elem);
@@ -260,6 +265,7 @@ void lab_section(Report& report) {
     report.line("  best_tile: {} ({}x fewer misses than none)", Value::exact("misses_by_tile.best", lab.best),
                 Value::exact("misses_by_tile.gain", lab.gain, 2));
     report.record("misses_by_tile.largest", ch04::kModelTiles.back());
+    ch04::kinds_table(report, 73, cache);
 }
 
 void transpose_section(Report& report, const Options& options) {
@@ -369,7 +375,7 @@ int main(int argc, char** argv) {
         visits_section(report);
         const std::size_t tile = tile_section(report, options);
         stepper_section(report);
-        cachebook::Progress progress("measuring", 3);
+        cachebook::Progress progress("measuring", 4);
         blocked_section(report, options, tile);
         progress.step("naive vs blocked");
         sweep_section(report, options, tile);
@@ -380,6 +386,11 @@ int main(int argc, char** argv) {
         progress.step("transpose");
         study_section(report, options);
         prefetch_section(report);
+        ch04::oblivious_model_section(report);
+        ch04::oblivious_timing_section(
+            report, {static_cast<std::size_t>(options.n), static_cast<std::size_t>(options.transpose_n), tile,
+                     static_cast<int>(options.runs)});
+        progress.step("recursive walks");
         report.save(cli.json_path());
         return 0;
     });

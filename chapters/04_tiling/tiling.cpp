@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 #include "cachebook/chase.hpp"
+#include "cachebook/tile_rule.hpp"
 #include "cachebook/trace.hpp"
 
 namespace ch04 {
@@ -36,10 +36,8 @@ void matmul_blocked(std::size_t n, std::size_t tile, const double* __restrict a,
 // [snippet: tile-formula]
 TileChoice tile_from_cache(std::size_t cache_bytes, std::size_t n, std::size_t elem) {
     TileChoice t{cache_bytes, elem, n};
-    t.bound = std::sqrt(static_cast<double>(cache_bytes) / (3.0 * static_cast<double>(elem)));  // 3 T^2 S <= L1
-    t.tile = 1;
-    for (std::size_t p = 1; static_cast<double>(p) <= t.bound; p *= 2)
-        if (n % p == 0) t.tile = p;
+    t.bound = cachebook::tile_bound(cache_bytes, elem);   // 3 T^2 S <= 3/4 L1
+    t.tile = cachebook::rule_tile(cache_bytes, elem, n);  // a power of two within it, dividing n
     t.three_tiles = 3 * t.tile * t.tile * elem;
     t.estimate = 2.0 / (static_cast<double>(64 / elem) * static_cast<double>(t.tile));
     return t;
@@ -119,6 +117,73 @@ void transpose_tiled(std::size_t n, std::size_t tile, const double* __restrict s
                     dst[j * n + i] = src[i * n + j];
 }
 // [end: transpose]
+
+// [snippet: oblivious]
+namespace {
+// Where a span is cut in two: near its middle, on a multiple of kLeaf, so that every leaf but the
+// last of a row starts and ends on the same cells as a tiled walk's tiles of kLeaf.
+std::size_t cut(Span s) {
+    return s.begin + std::max(kLeaf, s.size() / 2 / kLeaf * kLeaf);
+}
+Span first_half(Span s) {
+    return {s.begin, cut(s)};
+}
+Span second_half(Span s) {
+    return {cut(s), s.end};
+}
+}  // namespace
+
+void split_transpose(Span rows, Span cols, const TransposeLeaf& leaf) {
+    if (rows.size() <= kLeaf && cols.size() <= kLeaf) return leaf(rows, cols);
+    if (rows.size() >= cols.size()) {  // halve the longer side
+        split_transpose(first_half(rows), cols, leaf);
+        split_transpose(second_half(rows), cols, leaf);
+    } else {
+        split_transpose(rows, first_half(cols), leaf);
+        split_transpose(rows, second_half(cols), leaf);
+    }
+}
+
+void split_product(Span i, Span k, Span j, const ProductLeaf& leaf) {
+    const std::size_t longest = std::max({i.size(), k.size(), j.size()});
+    if (longest <= kLeaf) return leaf(i, k, j);
+    if (i.size() == longest) {  // two halves of C's rows: independent
+        split_product(first_half(i), k, j, leaf);
+        split_product(second_half(i), k, j, leaf);
+    } else if (j.size() == longest) {  // two halves of C's columns: independent
+        split_product(i, k, first_half(j), leaf);
+        split_product(i, k, second_half(j), leaf);
+    } else {  // two halves of the sum over k: both add to the same block of C
+        split_product(i, first_half(k), j, leaf);
+        split_product(i, second_half(k), j, leaf);
+    }
+}
+
+namespace {
+// The leaves: the plain loops of the tiled walks, on one block.
+void transpose_block(std::size_t n, const double* __restrict src, double* __restrict dst, Span rows, Span cols) {
+    for (std::size_t i = rows.begin; i < rows.end; ++i)
+        for (std::size_t j = cols.begin; j < cols.end; ++j) dst[j * n + i] = src[i * n + j];
+}
+void product_block(std::size_t n, const double* __restrict a, const double* __restrict b, double* __restrict c, Span is,
+                   Span ks, Span js) {
+    for (std::size_t i = is.begin; i < is.end; ++i)
+        for (std::size_t k = ks.begin; k < ks.end; ++k) {
+            const double r = a[i * n + k];
+            for (std::size_t j = js.begin; j < js.end; ++j) c[i * n + j] += r * b[k * n + j];
+        }
+}
+}  // namespace
+
+void transpose_recursive(std::size_t n, const double* src, double* dst) {
+    split_transpose({0, n}, {0, n}, [&](Span rows, Span cols) { transpose_block(n, src, dst, rows, cols); });
+}
+
+void matmul_recursive(std::size_t n, const double* a, const double* b, double* c) {
+    std::fill(c, c + n * n, 0.0);
+    split_product({0, n}, {0, n}, {0, n}, [&](Span i, Span k, Span j) { product_block(n, a, b, c, i, k, j); });
+}
+// [end: oblivious]
 
 // [snippet: lab]
 std::uint64_t transpose_misses(std::size_t n, std::size_t tile, const cachebook::CacheConfig& config) {

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "cachebook/tile_rule.hpp"
 #include "kernels.hpp"
 
 namespace ch09 {
@@ -29,9 +30,8 @@ double formula_peak_gflops(int cores, double ghz, int width, int fma_ports) {
 
 // [snippet: tile_from_l1]
 std::size_t tile_from_l1(std::size_t l1_bytes) {
-    std::size_t t = 8;
-    while (3 * (2 * t) * (2 * t) * sizeof(float) <= l1_bytes) t *= 2;  // three tiles of 2t still fit
-    return t;
+    // Chapter 4's rule, 3 T^2 S <= 3/4 L1, on floats; at least one vector of eight floats.
+    return std::max<std::size_t>(8, cachebook::rule_tile(l1_bytes, sizeof(float)));
 }
 // [end: tile_from_l1]
 

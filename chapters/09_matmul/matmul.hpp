@@ -167,7 +167,8 @@ void fill_random(float* p, std::size_t count, std::uint32_t start);
 /// while k * 4 < 2^24, so every correct step gives exactly the reference.
 void fill_small_integers(float* p, std::size_t count, std::uint32_t start);
 
-/// The largest power of two t with three t x t float tiles in `l1_bytes` (3 t^2 x 4 <= L1), at least 8.
+/// Chapter 4's tile rule on floats: the largest power of two t with three t x t tiles in three quarters
+/// of `l1_bytes` (3 t^2 x 4 <= 3/4 L1, cachebook::rule_tile), at least 8.
 std::size_t tile_from_l1(std::size_t l1_bytes);
 
 }  // namespace ch09

@@ -245,10 +245,12 @@ class Quiz:
                        "columns are read, each line misses once.")
         cache_kib = self.rng.choice([16, 24, 32, 48, 64])
         elem = self.rng.choice([4, 8])
-        t = math.isqrt(cache_kib * 1024 // (3 * elem))
+        t = math.isqrt(cache_kib * 1024 // (4 * elem))
         self.add(f"A tiled C = A x B keeps one T x T tile of each of A, B and C ({elem}-byte elements) in a "
-                 f"{cache_kib} KiB cache. What is the largest T for which the three tiles fit?", t,
-                 f"3 x T x T x {elem} <= {cache_kib * 1024} gives T <= sqrt({cache_kib * 1024 // (3 * elem)}), so T = {t}.")
+                 f"{cache_kib} KiB cache. By the book's tile rule the three tiles take at most three quarters of "
+                 "the cache. What is the largest T?", t,
+                 f"3 x T x T x {elem} <= 3/4 x {cache_kib * 1024} gives T <= sqrt({cache_kib * 1024 // (4 * elem)}), "
+                 f"so T = {t}.")
 
     def blocking_questions(self):
         l1_kib, nr = self.rng.choice([32, 48, 64]), self.rng.choice([8, 16, 24, 32])

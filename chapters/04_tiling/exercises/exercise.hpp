@@ -17,8 +17,8 @@ std::vector<std::pair<std::size_t, std::uint64_t>> misses_by_tile(std::size_t n,
                                                                   const cachebook::CacheConfig& cache);
 std::size_t best_tile(std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::CacheConfig& cache);
 
-/// Exercise 2 (the tile-size rule): the largest power of two T that divides n with
-/// 3 * T * T * elem <= cache_bytes; 1 if none larger does.
+/// Exercise 2 (the tile rule): the largest power of two T that divides n with three tiles
+/// in three quarters of the cache, 3 * T * T * elem <= 3/4 * cache_bytes; 1 if none larger does.
 std::size_t tile_for_cache(std::size_t cache_bytes, std::size_t n, std::size_t elem);
 
 }  // namespace ch04_exercise

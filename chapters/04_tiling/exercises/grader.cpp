@@ -20,7 +20,7 @@ TEST_CASE("exercise 1: misses_by_tile and best_tile match the book's lab", "[2 p
         }
 }
 
-TEST_CASE("exercise 2: tile_for_cache matches the program's 3 T^2 S <= L1 choice", "[1 point]") {
+TEST_CASE("exercise 2: tile_for_cache matches the program's 3 T^2 S <= 3/4 L1 choice", "[1 point]") {
     CHECK(ch04_exercise::tile_for_cache(32 * 1024, 512, 8) == 32);
     for (std::size_t cache : {1024u, 4096u, 32u * 1024, 48u * 1024, 64u * 1024, 1024u * 1024})
         for (std::size_t n : {24u, 100u, 512u, 1000u, 4096u})

@@ -29,7 +29,7 @@ std::size_t best_tile(std::size_t n, const std::vector<std::size_t>& tiles, cons
 
 std::size_t tile_for_cache(std::size_t cache_bytes, std::size_t n, std::size_t elem) {
     std::size_t tile = 1;
-    for (std::size_t t = 2; 3 * t * t * elem <= cache_bytes; t *= 2)
+    for (std::size_t t = 2; 4 * 3 * t * t * elem <= 3 * cache_bytes; t *= 2)  // 3 T^2 S <= 3/4 L1, in integers
         if (n % t == 0) tile = t;
     return tile;
 }

@@ -1,0 +1,105 @@
+// Chapter 4's sections on cache-oblivious blocking, as the Report's lines and tables: the
+// recursive walks in the model at two cache sizes, and timed against the tiled walks.
+#include <fmt/format.h>
+
+#include "lab.hpp"
+
+namespace ch04 {
+
+using cachebook::Report;
+using cachebook::Value;
+
+namespace {
+std::string tile_column(std::size_t tile, const char* untiled) {
+    return tile == 0 ? untiled : fmt::format("{}", tile);
+}
+std::string tile_field(std::size_t tile) {
+    return tile == 0 ? "none" : fmt::format("t{}", tile);
+}
+
+// One table: a row per cache, the misses of each tile, the best tile and the recursive walk.
+// `rule`: the product's rows also show the tile the rule gives for that cache.
+void caches_table(Report& report, const std::string& key, const std::vector<CacheMisses>& caches,
+                  const std::vector<std::size_t>& tiles, const char* untiled, std::size_t n, bool rule) {
+    std::vector<std::string> headers = {"cache"};
+    for (std::size_t tile : tiles) headers.push_back(tile_column(tile, untiled));
+    headers.emplace_back("best");
+    if (rule) headers.emplace_back("rule's T");
+    headers.emplace_back("recursive");
+    auto table = report.table_of_rows(key, headers);
+    for (const auto& c : caches) {
+        std::vector<Value> cells = {
+            Value::exact_as("kib", c.capacity / 1024, fmt::format("{} KiB", c.capacity / 1024))};
+        for (const auto& [tile, misses] : c.by_tile)
+            cells.push_back(Value::exact("by_tile." + tile_field(tile), misses));
+        cells.push_back(Value::exact("best", c.best));
+        if (rule) cells.push_back(Value::exact("rule_tile", tile_from_cache(c.capacity, n).tile));
+        cells.push_back(Value::exact("recursive", c.recursive));
+        table.row(cells, {{"cache", c.cache}});
+    }
+    table.print();
+}
+}  // namespace
+
+void kinds_table(Report& report, std::size_t n, const cachebook::CacheConfig& cache) {
+    report.line("  why each walk misses: compulsory, capacity and conflict misses, and the fewest misses any");
+    report.line("  replacement could take (Belady's OPT), beside LRU's:");
+    auto table = report.table_of_rows(
+        "miss_kinds", {"tile", "LRU misses", "compulsory", "fully assoc. LRU", "capacity", "conflict", "OPT"});
+    for (const auto& w : transpose_kinds(n, kModelTiles, cache))
+        table.row({Value::exact("walk", w.walk), Value::exact("misses", w.kinds.misses),
+                   Value::exact("compulsory", w.kinds.compulsory),
+                   Value::exact("fully_associative", w.fully_associative), Value::exact("capacity", w.kinds.capacity),
+                   Value::exact("conflict", w.kinds.conflict), Value::exact("optimal", w.optimal)});
+    table.print();
+}
+
+void oblivious_model_section(Report& report) {
+    const std::vector<cachebook::CacheConfig> caches = {lab_cache(), large_cache()};
+    const std::size_t transpose_n = 520, product_n = 96;
+    report.section("Cache-oblivious blocking in the model: the same walks in a {} KiB and a {} KiB cache",
+                   caches[0].capacity_bytes() / 1024, caches[1].capacity_bytes() / 1024);
+    for (const auto& cache : caches) report.line("  cache: {}", cache.describe());
+    report.line("  misses of the transpose of {0} x {0} doubles, dst right after src, tiled and recursive:",
+                Value::exact("oblivious.transpose.n", transpose_n));
+    caches_table(report, "oblivious.transpose.caches", transpose_in_caches(transpose_n, caches), kTransposeTiles,
+                 "none", transpose_n, false);
+    report.line("  misses of C = A x B on {0} x {0} doubles, A, B, C one after another, tiled and recursive:",
+                Value::exact("oblivious.product.n", product_n));
+    caches_table(report, "oblivious.product.caches", product_in_caches(product_n, caches), kProductTiles, "ikj",
+                 product_n, true);
+    report.line("  recursive: halve the longest side until every side is at most {}, cutting on multiples of {}",
+                Value::exact("oblivious.leaf", kLeaf), kLeaf);
+}
+
+namespace {
+// `tile_measured`: the tile came from this machine's L1.
+std::vector<Value> timing_row(const std::string& key, const std::string& walk, const RecursiveTiming& t,
+                              bool tile_measured) {
+    auto ratio = Value::measured(key + "ratio", t.ratio(), "{:.2f}");
+    return {walk,
+            Value::exact(key + "n", t.n),
+            tile_measured ? Value::measured(key + "tile", t.tile) : Value::exact(key + "tile", t.tile),
+            Value::measured(key + "tiled_ms", t.tiled.min() * 1e3, "{:.1f}"),
+            Value::measured(key + "recursive_ms", t.recursive.min() * 1e3, "{:.1f}"),
+            ratio.quoted("{:.1f}"),
+            Value::exact_as(key + "identical", t.identical, t.identical ? "yes" : "NO")};
+}
+}  // namespace
+
+void oblivious_timing_section(Report& report, const ObliviousRun& run) {
+    report.section("Measured: the recursive walks against the tiled ones (minimum of {} runs)",
+                   Value::exact("recursive.runs", run.runs));
+    const auto product = time_recursive_product(run.n, run.tile, run.runs);
+    const auto transpose = time_recursive_transpose(run.transpose_n, kRecursiveTransposeTile, run.runs);
+    auto table = report.table({"walk", "N", "tile", "tiled ms", "recursive ms", "recursive / tiled", "identical"});
+    table.row(timing_row("recursive.product.", "product", product, true));
+    table.row(timing_row("recursive.transpose.", "transpose", transpose, false));
+    table.print();
+    cachebook::report_claim(report, "recursive_product", "tiled / recursive product",
+                            recursive_claim(product, kBlockedN));
+    cachebook::report_claim(report, "recursive_transpose", "tiled / recursive transpose",
+                            recursive_claim(transpose, kTransposeN));
+}
+
+}  // namespace ch04
