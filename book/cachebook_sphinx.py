@@ -7,7 +7,8 @@
   ``:lines: 1-3,5`` (applied last), ``:caption: TEXT``; a block of more than FOLD_LINES
   lines, or one with ``:fold:``, is folded (a click shows it).
 - ``chart chNN NAME``: the SVG that book/plots/chNN.py drew as NAME, with the content
-  as caption and a sentence naming the machine that produced the data.
+  as caption and a sentence naming the machine that produced the data (``:simulated:``:
+  a sentence saying the counts are the cache model's, the same on every machine).
 - ``stepper chNN KEY``: an interactive stepper over the list of walks at ``chNN[KEY]``
   (see book/_static/stepper.js for the fields it reads).
 - ``chapter-list``: the chapters in order, one line each; links where a page exists.
@@ -140,6 +141,9 @@ class ProgramOutput(SphinxDirective):
 class Chart(SphinxDirective):
     required_arguments = 2
     has_content = True
+    # :simulated: a figure of the cache model's counts, the same on every machine: its caption
+    # says so instead of naming the build machine, whose caches play no part in it.
+    option_spec = {"simulated": directives.flag}
 
     def run(self):
         key, name = self.arguments
@@ -162,8 +166,9 @@ class Chart(SphinxDirective):
         para = caption.children[0] if caption.children and isinstance(caption.children[0], nodes.paragraph) else None
         machine = self.env.config.myst_substitutions.get("machine")
         summary = machine.summary if machine is not None else "an unknown machine"
-        note = nodes.inline("", f" Data from {summary}.",
-                            classes=["machine-note"])
+        text = (" Simulated: the cache model's counts, the same on every machine."
+                if "simulated" in self.options else f" Data from {summary}.")
+        note = nodes.inline("", text, classes=["machine-note"])
         if para is not None:
             caption = nodes.caption("", "", *para.children, note)
         else:

@@ -361,3 +361,39 @@ TEST_CASE("measured: non-temporal stores beat plain stores on an array beyond th
     CHECK(t.same_result);
     CH05_REQUIRE_CLAIMS(ch05::stores_claim(t));
 }
+
+TEST_CASE("which placement of the fusion arrays is slower: the rule's verdict, or neither", "[ch05]") {
+    // Each placement's two versions are added up round by round: apart 2 + 1 = 3 s, close
+    // 4 + 2 = 6 s, every round alike, so the noise is 0 and the effect 6 / 3 = 2.
+    ch05::FusionTimes t;
+    t.separate.runs = {2.0, 2.0, 2.0, 2.0};
+    t.fused.runs = {1.0, 1.0, 1.0, 1.0};
+    t.separate_close.runs = {4.0, 4.0, 4.0, 4.0};
+    t.fused_close.runs = {2.0, 2.0, 2.0, 2.0};
+    auto v = ch05::placement_verdict(t);
+    CHECK(v.slower == "close");
+    CHECK(v.result.effect == Approx(2.0));
+    std::swap(t.separate, t.separate_close);
+    std::swap(t.fused, t.fused_close);
+    v = ch05::placement_verdict(t);
+    CHECK(v.slower == "apart");
+    CHECK(v.result.effect == Approx(2.0));
+    t.separate_close = t.separate;
+    t.fused_close = t.fused;
+    CHECK(ch05::placement_verdict(t).slower == "neither");
+    // Close 5 % slower, but each side's odd and even runs differ by 10 %: within the noise.
+    t.separate.runs = {1.0, 1.1, 1.0, 1.1};
+    t.fused.runs = {1.0, 1.1, 1.0, 1.1};
+    t.separate_close.runs = {1.05, 1.155, 1.05, 1.155};
+    t.fused_close.runs = {1.05, 1.155, 1.05, 1.155};
+    CHECK(ch05::placement_verdict(t).slower == "neither");
+}
+
+TEST_CASE("a struct's field list wraps at spaces, further lines indented under the first", "[ch05]") {
+    // "ab: one two" is 11 columns; " three" would make 17, past 12, so it starts a new line
+    // indented by the 4 columns of "ab: ".
+    CHECK(ch05::wrap_words("ab: ", "one two three", 12) == "ab: one two\n    three");
+    CHECK(ch05::wrap_words("ab: ", "one two", 100) == "ab: one two");
+    // A word longer than the width stays whole.
+    CHECK(ch05::wrap_words("ab: ", "abcdefghijklmnop", 12) == "ab: abcdefghijklmnop");
+}

@@ -140,10 +140,6 @@ std::string first_columns(const std::vector<std::uint64_t>& misses, std::size_t 
     return text;
 }
 
-double per_access(const ColumnWalk& walk) {
-    return static_cast<double>(walk.total) / static_cast<double>(walk.rows * walk.cols_walked);
-}
-
 nlohmann::json cache_json(const cachebook::CacheConfig& cache) {
     return {{"bytes", cache.capacity_bytes()},
             {"kib", cache.capacity_bytes() / 1024},

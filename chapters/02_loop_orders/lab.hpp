@@ -87,8 +87,6 @@ cachebook::ClaimResult sum_claim(const SumTiming& timing, const std::optional<ca
 nlohmann::json to_json(const ColumnWalk& w);
 /// The misses of the first `count` columns, as "256 32 32 ...".
 std::string first_columns(const std::vector<std::uint64_t>& misses, std::size_t count);
-/// Misses per element read.
-double per_access(const ColumnWalk& walk);
 /// A cache's geometry as the book's page reads it.
 nlohmann::json cache_json(const cachebook::CacheConfig& cache);
 

@@ -1,5 +1,6 @@
 #include "loop_orders.hpp"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -10,33 +11,37 @@ namespace ch02 {
 // [snippet: per-element]
 PerElement per_element(std::size_t line_bytes, std::size_t elem_bytes) {
     if (elem_bytes == 0 || line_bytes % elem_bytes != 0)
-        throw std::invalid_argument("per_element: the line must hold a whole number of elements");
+        throw std::invalid_argument("per_element: a line must hold whole elements");
     const std::size_t b = line_bytes / elem_bytes;
     return {line_bytes, elem_bytes, b, 1.0 / static_cast<double>(b), 1.0};
 }
 // [end: per-element]
 
 // [snippet: matrix-read-cache]
-cachebook::CacheConfig matrix_read_cache() {
-    return cachebook::CacheConfig{8, 8, 64};
+CacheConfig matrix_read_cache() {
+    return CacheConfig{8, 8, 64};
 }
 // [end: matrix-read-cache]
 
 // [snippet: footprint]
-ColumnFootprint column_footprint(const cachebook::CacheConfig& cache, std::size_t rows, std::size_t leading,
-                                 std::size_t elem) {
+ColumnFootprint column_footprint(const CacheConfig& cache,
+                                 std::size_t rows,     // rows of the matrix
+                                 std::size_t leading,  // elements from row to row
+                                 std::size_t elem) {   // bytes per element
     std::set<std::uint64_t> lines, sets;
     for (std::size_t i = 0; i < rows; ++i) {
-        const std::uint64_t line = cachebook::row_major_address(0, i, 0, leading, elem) / cache.line_bytes;
+        const auto address = cachebook::row_major_address(0, i, 0, leading, elem);
+        const std::uint64_t line = address / cache.line_bytes;
         lines.insert(line);
-        sets.insert(line % cache.sets);  // the set index: the line number modulo the number of sets
+        // The set index: the line number modulo the number of sets.
+        sets.insert(line % cache.sets);
     }
     return {lines.size(), sets.size(), sets.size() * cache.ways};
 }
 // [end: footprint]
 
 // [snippet: matrix-read-row]
-MatrixReadRow matrix_read_row(const cachebook::CacheConfig& cache, std::size_t n) {
+MatrixReadRow matrix_read_row(const CacheConfig& cache, std::size_t n) {
     MatrixReadRow r;
     r.n = n;
     r.matrix_bytes = static_cast<std::uint64_t>(n) * n * 8;
@@ -48,32 +53,40 @@ MatrixReadRow matrix_read_row(const cachebook::CacheConfig& cache, std::size_t n
 // [end: matrix-read-row]
 
 // [snippet: l1]
-cachebook::CacheConfig l1_32kib() {
-    return cachebook::CacheConfig::from_capacity(32 * 1024, 8, 64);
+CacheConfig l1_32kib() {
+    return CacheConfig::from_capacity(32 * 1024, 8, 64);
 }
 // [end: l1]
 
 // [snippet: column-walk]
-ColumnWalk column_walk(const cachebook::CacheConfig& config, std::size_t rows, std::size_t cols_walked,
-                       std::size_t leading, std::size_t elem) {
-    ColumnWalk w{rows, cols_walked, leading, elem, column_footprint(config, rows, leading, elem), {}, 0};
+ColumnWalk column_walk(const CacheConfig& config,
+                       std::size_t rows,         // rows of the matrix
+                       std::size_t cols_walked,  // columns walked, from column 0
+                       std::size_t leading,      // elements from row to row
+                       std::size_t elem) {       // bytes per element
+    const auto footprint = column_footprint(config, rows, leading, elem);
+    ColumnWalk w{rows, cols_walked, leading, elem, footprint, {}, 0};
     cachebook::Cache cache(config);
     std::uint64_t before = 0, seen = 0;
-    cachebook::for_each_column_walk(rows, cols_walked, leading, elem, [&](std::uint64_t address) {
+    const auto read = [&](std::uint64_t address) {
         cache.access(address);
         if (++seen % rows == 0) {  // a column is done
             w.misses_per_column.push_back(cache.total().misses - before);
             before = cache.total().misses;
         }
-    });
+    };
+    cachebook::for_each_column_walk(rows, cols_walked, leading, elem, read);
     w.total = cache.total().misses;
     return w;
 }
 // [end: column-walk]
 
 // [snippet: trap]
-std::vector<ColumnWalk> power_of_two_trap(const cachebook::CacheConfig& cache, std::size_t n, std::size_t cols_walked) {
-    const std::size_t line_of_doubles = cache.line_bytes / 8 == 0 ? 1 : cache.line_bytes / 8;
+std::vector<ColumnWalk> power_of_two_trap(const CacheConfig& cache,
+                                          std::size_t n,              // n x n doubles
+                                          std::size_t cols_walked) {  // from column 0
+    // One line of doubles, at least one double when a line is shorter than that.
+    const std::size_t line_of_doubles = std::max<std::size_t>(cache.line_bytes / 8, 1);
     std::vector<ColumnWalk> out;
     for (std::size_t leading : {n, n + 1, n + line_of_doubles})
         out.push_back(column_walk(cache, n, cols_walked, leading, 8));

@@ -11,6 +11,8 @@
 
 namespace ch02 {
 
+using cachebook::CacheConfig;  // a cache's geometry: sets, ways, line size, replacement
+
 /// Misses per element of the two walks when the cache cannot keep a column's lines.
 struct PerElement {
     std::size_t line_bytes = 0, elem_bytes = 0;

@@ -30,8 +30,8 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
     return std::nullopt;
 }
 
-const std::vector<std::string> kTrapHeaders = {"leading dim",         "row bytes", "column's sets", "room (lines)",
-                                               "misses, columns 0-8", "total",     "per access"};
+const std::vector<std::string> kTrapHeaders = {"leading dim",  "row bytes",           "column's sets",
+                                               "room (lines)", "misses, columns 0-8", "total"};
 
 // The trap's table, one JSON row object per walk under `array_key`; `measured` for this machine's cache.
 void trap_table(Report& report, const std::vector<ch02::ColumnWalk>& walks, const std::string& array_key,
@@ -47,7 +47,7 @@ void trap_table(Report& report, const std::vector<ch02::ColumnWalk>& walks, cons
                    cell("column_sets", walk.column.sets, "{}"), cell("column_capacity", walk.column.capacity, "{}"),
                    measured ? Value::measured_as("misses_per_column", walk.misses_per_column, misses)
                             : Value::exact_as("misses_per_column", walk.misses_per_column, misses),
-                   cell("total", walk.total, "{}"), cell("", ch02::per_access(walk), "{:.3f}")},
+                   cell("total", walk.total, "{}")},
                   {{"rows", walk.rows}, {"cols_walked", walk.cols_walked}, {"column_lines", walk.column.lines}});
     }
     table.print();
@@ -60,7 +60,7 @@ void unknown_trap_table(Report& report, const std::vector<ch02::ColumnWalk>& lik
     const auto unknown = Value::unknown("", "unknown");
     for (const auto& walk : like)
         table.row({Value::measured("", walk.leading), Value::measured("", walk.leading * walk.elem), unknown, unknown,
-                   unknown, unknown, unknown});
+                   unknown, unknown});
     table.print();
     report.record("trap_machine.walks", nullptr);
 }
@@ -121,7 +121,7 @@ void matrix_read_section(Report& report) {
     report.section("Each cell of a double n x n matrix read once, row by row or column by column");
     report.line("  cache: {}", cache.describe());
     report.record("matrix_reads_cache", ch02::cache_json(cache));
-    auto table = report.table_of_rows("matrix_reads", {"n", "matrix bytes", "fits", "column's lines", "its sets",
+    auto table = report.table_of_rows("matrix_reads", {"n", "bytes", "fits", "column's lines", "its sets",
                                                        "room (lines)", "row misses", "column misses", "column / row"});
     for (const auto& row : ch02::matrix_read_table(cache))
         table.row({Value::exact("n", row.n), Value::exact("matrix_bytes", row.matrix_bytes),
@@ -180,13 +180,14 @@ void footprint_lines(Report& report, std::size_t n) {
     const auto count = [](const char* key, bool known, std::size_t value) {
         return known ? Value::measured(key, value) : Value::unknown("", "unknown");
     };
-    report.line(
-        "  why: a column spans {} lines; in this machine's L1d they fall in {} of {} sets "
-        "(room for {} lines), in its L2 in {} of {} sets (room for {})",
-        Value::exact("sum.column_lines", in_l1.lines), count("sum.l1.column_sets", l1.has_value(), in_l1.sets),
-        count("sum.l1.sets", l1.has_value(), l1 ? l1->sets : 0), count("sum.l1.room", l1.has_value(), in_l1.capacity),
-        count("sum.l2.column_sets", l2.has_value(), in_l2.sets),
-        count("sum.l2.sets", l2.has_value(), l2 ? l2->sets : 0), count("sum.l2.room", l2.has_value(), in_l2.capacity));
+    report.line("  why: a column spans {} lines;", Value::exact("sum.column_lines", in_l1.lines));
+    report.line("    in this machine's L1d they fall in {} of {} sets (room for {} lines),",
+                count("sum.l1.column_sets", l1.has_value(), in_l1.sets),
+                count("sum.l1.sets", l1.has_value(), l1 ? l1->sets : 0),
+                count("sum.l1.room", l1.has_value(), in_l1.capacity));
+    report.line("    in its L2 in {} of {} sets (room for {})", count("sum.l2.column_sets", l2.has_value(), in_l2.sets),
+                count("sum.l2.sets", l2.has_value(), l2 ? l2->sets : 0),
+                count("sum.l2.room", l2.has_value(), in_l2.capacity));
     report.line("  where the L2 comes from: {}",
                 Value::measured("", l2 ? cachebook::source_name(machine.data_cache(2)->source)
                                        : machine.why_unknown("the L2's size, ways or line size")));
@@ -201,12 +202,14 @@ void sum_section(Report& report, const Options& options) {
                 Value::exact("sum.column_sum", timing.column_sum),
                 timing.row_sum == timing.column_sum ? "equal" : "DIFFERENT");
     report.line("  row-wise:    {} ms (minimum of {} runs)",
-                Value::measured("sum.row_ms", timing.row.min() * 1e3, "{:.1f}"),
+                Value::measured("sum.row_ms", timing.row.min() * 1e3, "{:.2f}"),
                 Value::exact("sum.row_runs", timing.row.runs.size()));
     report.line("  column-wise: {} ms (minimum of {} runs)",
-                Value::measured("sum.column_ms", timing.column.min() * 1e3, "{:.1f}"),
+                Value::measured("sum.column_ms", timing.column.min() * 1e3, "{:.2f}"),
                 Value::exact("sum.runs", options.runs));
-    report.line("  column / row = {}", Value::measured("sum.ratio", timing.ratio(), "{:.1f}").quoted());
+    // The ratio of the unrounded minima: the two times above, rounded, may give a slightly different one.
+    report.line("  column / row = {} (of the unrounded times)",
+                Value::measured("sum.ratio", timing.ratio(), "{:.1f}").quoted());
     footprint_lines(report, size);
     cachebook::report_claim(report, "column_sum", "column / row",
                             ch02::sum_claim(timing, ch02::cache_geometry(cachebook::machine().data_cache(2))));

@@ -202,6 +202,13 @@ cachebook::ClaimResult aos_over_hot_cold_claim(const LayoutTimes& t);
 cachebook::ClaimResult scattered_over_vector_claim(const ListTimes& t);
 cachebook::ClaimResult scattered_over_gather_claim(const ListTimes& t);
 cachebook::ClaimResult fusion_claim(const FusionTimes& t);
+/// Which placement of the fusion arrays was slower, the two versions' runs added up, by the
+/// book's rule with a threshold of 1: slower by more than this run's noise, or neither.
+struct PlacementVerdict {
+    std::string slower;  ///< "close", "apart", or "neither" when the run cannot tell
+    cachebook::ClaimResult result;
+};
+PlacementVerdict placement_verdict(const FusionTimes& t);
 /// Plain stores against non-temporal ones; inconclusive, said why, where no non-temporal
 /// store ran or where the array lies within a cache (plain stores then hit, streamed ones not).
 cachebook::ClaimResult stores_claim(const StoreTimes& t);
@@ -231,6 +238,11 @@ cachebook::Value ratio(std::string key, const cachebook::Timing& a, const cacheb
 /// with its margin, effect / threshold - 1, for the page.
 void claim_lines(cachebook::Report& report, const std::string& name, const std::string& text,
                  const cachebook::ClaimResult& c);
+/// Which placement of the fusion arrays was slower, one line, recorded at fusion.placement.
+void placement_line(cachebook::Report& report, const PlacementVerdict& v);
+/// `head` then `words`, broken at spaces onto lines of at most `width` columns (one word
+/// longer than that stays whole), each further line indented as far as `head` is long.
+std::string wrap_words(const std::string& head, const std::string& words, std::size_t width);
 /// 66624 bytes as "65 KiB + 64 B".
 std::string kib_text(std::size_t bytes);
 

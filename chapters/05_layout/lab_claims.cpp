@@ -49,6 +49,33 @@ cachebook::ClaimResult fusion_claim(const FusionTimes& t) {
     return decide_bandwidth_claim(t.separate, t.fused, kSeparateOverFused, t.cpu_share);
 }
 
+namespace {
+
+// Each round's two versions added up: the time one placement costs the pair.
+cachebook::Timing both_versions(const cachebook::Timing& separate, const cachebook::Timing& fused) {
+    cachebook::Timing sum;
+    for (std::size_t r = 0; r < separate.runs.size() && r < fused.runs.size(); ++r)
+        sum.runs.push_back(separate.runs[r] + fused.runs[r]);
+    return sum;
+}
+
+}  // namespace
+
+PlacementVerdict placement_verdict(const FusionTimes& t) {
+    const auto apart = both_versions(t.separate, t.fused);
+    const auto close = both_versions(t.separate_close, t.fused_close);
+    const ClaimBound slower{1.0, kSeparateOverFused.max_noise};
+    // Slower means by more than the noise; equal times in a run without noise are neither.
+    const auto is_slower = [](const cachebook::ClaimResult& r) {
+        return r.verdict == cachebook::Verdict::holds && r.effect > 1.0;
+    };
+    const auto close_slower = decide_claim(close, apart, slower);
+    if (is_slower(close_slower)) return {"close", close_slower};
+    const auto apart_slower = decide_claim(apart, close, slower);
+    if (is_slower(apart_slower)) return {"apart", apart_slower};
+    return {"neither", close_slower};
+}
+
 nlohmann::json to_json(const cachebook::ClaimResult& c) {
     return {{"verdict", cachebook::verdict_name(c.verdict)},
             {"effect", c.effect},

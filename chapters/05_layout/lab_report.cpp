@@ -1,6 +1,8 @@
 // Chapter 5's results as the Report's cells: each figure a Value made once, with its JSON key.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "lab.hpp"
 
 namespace ch05 {
@@ -46,6 +48,40 @@ void claim_lines(Report& report, const std::string& name, const std::string& tex
 std::string kib_text(std::size_t bytes) {
     return bytes % 1024 == 0 ? fmt::format("{} KiB", bytes >> 10)
                              : fmt::format("{} KiB + {} B", bytes >> 10, bytes % 1024);
+}
+
+void placement_line(Report& report, const ch05::PlacementVerdict& v) {
+    const auto& r = v.result;
+    // The effect is the slower placement's time over the other's; close over apart for neither.
+    const std::string ratio = v.slower == "apart" ? "apart / close" : "close / apart";
+    const std::string figures = fmt::format("{} {:.2f}x, noise {:.0f} %", ratio, r.effect, 100 * r.noise);
+    const std::string text = v.slower == "neither" ? fmt::format("neither beyond the noise ({})", figures)
+                                                   : fmt::format("arrays {} ({})", v.slower, figures);
+    report.line("  slower placement (both versions): {}",
+                Value::measured_as("fusion.placement.slower", v.slower, text));
+    report.record("fusion.placement.effect", r.effect);
+    report.record("fusion.placement.noise", r.noise);
+}
+
+std::string wrap_words(const std::string& head, const std::string& words, std::size_t width) {
+    std::string out = head, line = head;
+    std::size_t start = 0;
+    while (start < words.size()) {
+        const std::size_t end = std::min(words.find(' ', start), words.size());
+        const std::string word = words.substr(start, end - start);
+        const bool first = line.size() == head.size();
+        if (!first && line.size() + 1 + word.size() > width) {
+            line = std::string(head.size(), ' ');
+            out += "\n" + line;
+        } else if (!first) {
+            line += ' ';
+            out += ' ';
+        }
+        line += word;
+        out += word;
+        start = end + 1;
+    }
+    return out;
 }
 
 }  // namespace ch05

@@ -21,21 +21,24 @@ std::uint64_t lines_for(std::uint64_t bytes, std::size_t line_bytes) {
     return (bytes + line_bytes - 1) / line_bytes;
 }
 
-// The loop `walk` describes, replayed through a small fully associative cache of the model:
-// its misses are the lines read, a store's miss included (the cache fills a line before
-// writing part of it). A written (dirty) line goes back to memory when it leaves the cache.
-// After the walk, reading as many other lines as the cache holds, from `elsewhere` (past
-// every array), pushes out the last written lines: each must reach memory some time, so
-// every line the loop wrote is counted once, whatever the size of the cache.
+// The loop `walk` describes, replayed through a small fully associative cache of the
+// model: its misses are the lines read, a store's miss included (the cache fills a line
+// before writing part of it). A written (dirty) line goes back to memory when it leaves
+// the cache. After the walk, reading as many other lines as the cache holds, from
+// `elsewhere` (past every array), pushes out the last written lines: each must reach
+// memory some time, so every line the loop wrote is counted once, whatever the cache.
 namespace {
 constexpr std::size_t kCacheLines = 8;
 template <class Walk>
 LineTraffic replay(Walk&& walk, std::uint64_t elsewhere, std::size_t line_bytes) {
-    cachebook::Cache cache(cachebook::CacheConfig::fully_associative(kCacheLines, line_bytes));
+    using cachebook::CacheConfig;
+    cachebook::Cache cache(CacheConfig::fully_associative(kCacheLines, line_bytes));
     walk([&](std::uint64_t address, bool write) { cache.access(address, 0, write); });
     LineTraffic t;
     t.read = cache.total().misses;
-    for (std::uint64_t k = 0; k < kCacheLines; ++k) cache.access(elsewhere + k * line_bytes);
+    for (std::uint64_t k = 0; k < kCacheLines; ++k) {
+        cache.access(elsewhere + k * line_bytes);
+    }
     t.written = cache.total().dirty_evictions;
     return t;
 }
@@ -48,12 +51,13 @@ ParticleLines particle_lines(std::uint64_t n, std::size_t line_bytes) {
     r.aos = lines_for(n * sizeof(Particle), line_bytes);
     r.soa = 2 * lines_for(n * sizeof(double), line_bytes);
     r.hot_cold = lines_for(n * sizeof(HotParticle), line_bytes);
-    r.used_fraction = static_cast<double>(sizeof(Particle::x) + sizeof(Particle::vx)) / sizeof(Particle);
-    r.hot_cold_used_fraction =
-        static_cast<double>(sizeof(HotParticle::x) + sizeof(HotParticle::vx)) / sizeof(HotParticle);
+    // The bytes the loop uses of each particle: its x and its vx.
+    const auto used = static_cast<double>(sizeof(Particle::x) + sizeof(Particle::vx));
+    r.used_fraction = used / sizeof(Particle);
+    r.hot_cold_used_fraction = used / sizeof(HotParticle);
 
     // The loop's own addresses, each array starting on a line: it reads vx and writes x.
-    const std::uint64_t elsewhere = lines_for(n * sizeof(Particle), line_bytes) * line_bytes;  // past every array
+    const std::uint64_t elsewhere = r.aos * line_bytes;  // past every array
     const LineTraffic aos = replay(
         [&](auto&& touch) {
             for (std::uint64_t i = 0; i < n; ++i) {
@@ -96,7 +100,7 @@ void update(ParticlesAoS& s, double dt) {
 void update(ParticlesSoA& s, double dt) {
     double* x = s.x.data();
     const double* vx = s.vx.data();
-    for (std::size_t i = 0, n = s.x.size(); i < n; ++i) x[i] += vx[i] * dt;  // every byte used
+    for (std::size_t i = 0, n = s.x.size(); i < n; ++i) x[i] += vx[i] * dt;  // all used
 }
 void update(ParticlesHotCold& s, double dt) {
     for (HotParticle& p : s.hot) p.x += p.vx * dt;  // 16 of 48: the cold 24 stay away
@@ -108,7 +112,8 @@ double Straddle::lines_per_object() const {
     return n == 0 ? 0.0 : static_cast<double>(lines_touched) / static_cast<double>(n);
 }
 
-Straddle straddle(std::size_t size, std::size_t stride, std::uint64_t n, std::uint64_t base, std::size_t line_bytes) {
+Straddle straddle(std::size_t size, std::size_t stride,  // bytes: one, one to the next
+                  std::uint64_t n, std::uint64_t base, std::size_t line_bytes) {
     Straddle s{size, stride, n, 0, 0};
     for (std::uint64_t k = 0; k < n; ++k) {
         const std::uint64_t first = (base + k * stride) / line_bytes;
@@ -125,9 +130,11 @@ AlignmentFacts alignment_facts() {
     AlignmentFacts f;
     f.max_align = alignof(std::max_align_t);
     constexpr std::size_t k = 4;
-    void* plain = std::malloc(sizeof(Body));                       // aligned for any scalar, no more
-    void* lined = std::aligned_alloc(kLineBytes, k * kLineBytes);  // size: a multiple of the alignment
-    auto bodies = std::make_unique<AlignedBody[]>(k);              // new of an over-aligned type (C++17)
+    // malloc aligns for any scalar, no more; aligned_alloc wants a size that is a
+    // multiple of the alignment; new aligns an over-aligned type (C++17).
+    void* plain = std::malloc(sizeof(Body));
+    void* lined = std::aligned_alloc(kLineBytes, k * kLineBytes);
+    auto bodies = std::make_unique<AlignedBody[]>(k);
     f.malloc_offset = reinterpret_cast<std::uintptr_t>(plain) % kLineBytes;
     f.aligned_alloc_offset = reinterpret_cast<std::uintptr_t>(lined) % kLineBytes;
     f.aligned_new_offset = reinterpret_cast<std::uintptr_t>(bodies.get()) % kLineBytes;
@@ -148,7 +155,8 @@ AlignmentFacts alignment_facts() {
 // [snippet: list_sum]
 std::int64_t sum_list(const Node* head) {
     std::int64_t s = 0;
-    for (const Node* p = head; p != nullptr; p = p->next) s += p->value;  // the next address is in the node
+    // The next address is in the node.
+    for (const Node* p = head; p != nullptr; p = p->next) s += p->value;
     return s;
 }
 std::int64_t sum_vector(const std::vector<std::int64_t>& v) {
@@ -156,7 +164,8 @@ std::int64_t sum_vector(const std::vector<std::int64_t>& v) {
     for (std::int64_t x : v) s += x;  // the next address is known: base + i * 8
     return s;
 }
-std::int64_t sum_gather(const std::vector<std::int64_t>& v, const std::vector<std::uint32_t>& order) {
+std::int64_t sum_gather(const std::vector<std::int64_t>& v,  // the values
+                        const std::vector<std::uint32_t>& order) {
     std::int64_t s = 0;
     for (std::uint32_t k : order) s += v[k];  // random, but every address known up front
     return s;
@@ -164,12 +173,14 @@ std::int64_t sum_gather(const std::vector<std::int64_t>& v, const std::vector<st
 // [end: list_sum]
 
 // [snippet: prefetch]
-double gather(const double* a, const std::uint32_t* idx, std::size_t n, std::size_t distance) {
+double gather(const double* a, const std::uint32_t* idx,  // reads a[idx[i]], i < n
+              std::size_t n, std::size_t distance) {
     double s = 0;
     std::size_t i = 0;
     if (distance > 0 && n > distance) {
         for (; i < n - distance; ++i) {
-            __builtin_prefetch(&a[idx[i + distance]], 0 /* read */, 1 /* low temporal locality */);
+            // Prefetch `distance` reads ahead: to read (0), low temporal locality (1).
+            __builtin_prefetch(&a[idx[i + distance]], 0, 1);
             s += a[idx[i]];
         }
     }
@@ -193,7 +204,8 @@ void fused_loop(const double* a, double* b, double* c, std::size_t n) {
 
 // [snippet: fusion_lines]
 FusionLines fusion_lines(std::uint64_t n, std::size_t line_bytes) {
-    const std::uint64_t array = lines_for(n * sizeof(double), line_bytes) * line_bytes;  // each on lines of its own
+    // Each array on lines of its own.
+    const std::uint64_t array = lines_for(n * sizeof(double), line_bytes) * line_bytes;
     auto a = [&](std::uint64_t i) { return i * sizeof(double); };
     auto b = [&](std::uint64_t i) { return array + i * sizeof(double); };
     auto c = [&](std::uint64_t i) { return 2 * array + i * sizeof(double); };
@@ -201,13 +213,16 @@ FusionLines fusion_lines(std::uint64_t n, std::size_t line_bytes) {
     r.n = n;
     r.separate = replay(
         [&](auto&& touch) {
-            for (std::uint64_t i = 0; i < n; ++i) touch(a(i), false), touch(b(i), true);  // b = 2a
-            for (std::uint64_t i = 0; i < n; ++i) touch(b(i), false), touch(c(i), true);  // c = b + 1
+            // b = 2a, then c = b + 1.
+            for (std::uint64_t i = 0; i < n; ++i) touch(a(i), false), touch(b(i), true);
+            for (std::uint64_t i = 0; i < n; ++i) touch(b(i), false), touch(c(i), true);
         },
         3 * array, line_bytes);
     r.fused = replay(
         [&](auto&& touch) {
-            for (std::uint64_t i = 0; i < n; ++i) touch(a(i), false), touch(b(i), true), touch(c(i), true);
+            for (std::uint64_t i = 0; i < n; ++i) {
+                touch(a(i), false), touch(b(i), true), touch(c(i), true);
+            }
         },
         3 * array, line_bytes);
     return r;
@@ -215,19 +230,22 @@ FusionLines fusion_lines(std::uint64_t n, std::size_t line_bytes) {
 // [end: fusion_lines]
 
 // [snippet: fission]
-void one_loop_many_arrays(std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b) {
+void one_loop_many_arrays(std::vector<std::vector<double>>& a,  // a_k += b_k
+                          const std::vector<std::vector<double>>& b) {
     const std::size_t n = a[0].size(), ways = a.size();
     std::vector<double*> pa(ways);
     std::vector<const double*> pb(ways);
     for (std::size_t k = 0; k < ways; ++k) pa[k] = a[k].data(), pb[k] = b[k].data();
     for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t k = 0; k < ways; ++k) pa[k][i] += pb[k][i];  // 2 x ways streams at once
+        for (std::size_t k = 0; k < ways; ++k) pa[k][i] += pb[k][i];  // 2 x ways streams
 }
-void one_loop_per_array(std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b) {
+void one_loop_per_array(std::vector<std::vector<double>>& a,  // a_k += b_k
+                        const std::vector<std::vector<double>>& b) {
     for (std::size_t k = 0; k < a.size(); ++k) {
         double* pa = a[k].data();
         const double* pb = b[k].data();
-        for (std::size_t i = 0, n = a[k].size(); i < n; ++i) pa[i] += pb[i];  // two streams
+        // Two streams.
+        for (std::size_t i = 0, n = a[k].size(); i < n; ++i) pa[i] += pb[i];
     }
 }
 // [end: fission]
@@ -242,7 +260,7 @@ void read_modify_write(std::uint64_t* a, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) a[i] += 1;  // each line comes in and goes back
 }
 void plain_stores(std::uint64_t* a, std::size_t n, std::uint64_t x) {
-    for (std::size_t i = 0; i < n; ++i) a[i] = x;  // the same: each line is read for ownership first
+    for (std::size_t i = 0; i < n; ++i) a[i] = x;  // read for ownership first, too
 }
 // [end: stores]
 
@@ -250,11 +268,14 @@ void plain_stores(std::uint64_t* a, std::size_t n, std::uint64_t x) {
 #if defined(__x86_64__)
 void streaming_stores(std::uint64_t* a, std::size_t n, std::uint64_t x) {
     std::size_t i = 0;
-    for (; i < n && reinterpret_cast<std::uintptr_t>(a + i) % 16 != 0; ++i) a[i] = x;  // to a 16-byte boundary
+    // Plain stores up to a 16-byte boundary, then pairs past the caches.
+    for (; i < n && reinterpret_cast<std::uintptr_t>(a + i) % 16 != 0; ++i) a[i] = x;
     const __m128i pair = _mm_set1_epi64x(static_cast<long long>(x));
-    for (; i + 2 <= n; i += 2) _mm_stream_si128(reinterpret_cast<__m128i*>(a + i), pair);  // past the caches
+    for (; i + 2 <= n; i += 2) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(a + i), pair);
+    }
     for (; i < n; ++i) a[i] = x;
-    _mm_sfence();  // streamed stores are weakly ordered: let them all land before any later store
+    _mm_sfence();  // streamed stores are weakly ordered: let them land first
 }
 const char* streaming_store_instruction() {
     return "MOVNTDQ (_mm_stream_si128), then SFENCE";
@@ -262,7 +283,9 @@ const char* streaming_store_instruction() {
 #elif defined(__aarch64__)
 void streaming_stores(std::uint64_t* a, std::size_t n, std::uint64_t x) {
     std::size_t i = 0;
-    for (; i + 2 <= n; i += 2) asm volatile("stnp %1, %1, [%0]" : : "r"(a + i), "r"(x) : "memory");  // a pair
+    for (; i + 2 <= n; i += 2) {  // a pair at a time
+        asm volatile("stnp %1, %1, [%0]" : : "r"(a + i), "r"(x) : "memory");
+    }
     for (; i < n; ++i) a[i] = x;
 }
 const char* streaming_store_instruction() {
@@ -270,7 +293,7 @@ const char* streaming_store_instruction() {
 }
 #else
 void streaming_stores(std::uint64_t* a, std::size_t n, std::uint64_t x) {
-    plain_stores(a, n, x);  // the book knows no non-temporal store of this instruction set
+    plain_stores(a, n, x);  // the book knows no non-temporal store here
 }
 const char* streaming_store_instruction() {
     return "";
@@ -280,7 +303,8 @@ const char* streaming_store_instruction() {
 
 // [snippet: store_lines]
 StoreLines store_lines(std::uint64_t n, std::size_t line_bytes) {
-    const std::uint64_t elsewhere = lines_for(n * sizeof(std::uint64_t), line_bytes) * line_bytes;
+    const std::uint64_t lines = lines_for(n * sizeof(std::uint64_t), line_bytes);
+    const std::uint64_t elsewhere = lines * line_bytes;  // past the array
     auto walk = [&](bool read, bool write) {
         return replay(
             [&](auto&& touch) {
@@ -296,7 +320,7 @@ StoreLines store_lines(std::uint64_t n, std::size_t line_bytes) {
     r.read_only = walk(true, false);
     r.modify = walk(true, true);
     r.store = walk(false, true);
-    r.stream = {0, lines_for(n * sizeof(std::uint64_t), line_bytes)};  // by its definition: written, never read
+    r.stream = {0, lines};  // by its definition: written, never read
     return r;
 }
 // [end: store_lines]

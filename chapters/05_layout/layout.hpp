@@ -15,7 +15,8 @@ namespace ch05 {
 inline constexpr std::size_t kLineBytes = 64;
 
 // [snippet: particle]
-struct Particle {  // the particle of "Cache-friendly programs": one struct per particle (AoS)
+// The particle of "Cache-friendly programs": one struct per particle (AoS).
+struct Particle {
     double x, y, z, vx, vy, vz;
     int id;
     char name[20];

@@ -61,9 +61,11 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
     return std::nullopt;
 }
 
+// A struct's layout, its fields wrapped onto further lines past 100 columns.
 void struct_line(Report& report, const ch05::StructLayout& s) {
-    report.line("  {:<14} sizeof {:>2}, alignof {}, padding {:>2}: {}", s.name, s.size, s.align, s.padding(),
-                s.picture());
+    const auto head =
+        fmt::format("  {:<14} sizeof {:>2}, alignof {}, padding {:>2}: ", s.name, s.size, s.align, s.padding());
+    report.line("{}", ch05::wrap_words(head, s.picture(), 100));
 }
 
 void particle_section(Report& report) {
@@ -79,8 +81,7 @@ void particle_section(Report& report) {
     report.blank_line();
     report.line("  x += vx * dt over {} particles, {}-byte lines:", count("particle_lines.n", kCountedParticles),
                 lines.line_bytes);
-    auto table =
-        report.table({"layout", "lines brought in", "simulated misses", "lines written back", "bytes used per line"});
+    auto table = report.table({"layout", "lines in", "simulated misses", "written back", "bytes used per line"});
     const double used_percent = 100.0 * lines.used_fraction;
     table.row({"AoS (array of Particle)", count("particle_lines.aos_lines", lines.aos),
                Value::exact_as("particle_lines.aos_simulated", lines.aos_simulated, with_commas(lines.aos_simulated)),
@@ -104,8 +105,8 @@ void particle_section(Report& report) {
         return static_cast<double>(a) / static_cast<double>(b);
     };
     report.line(
-        "  lines moved both ways (brought in + written back): AoS / SoA = {}x; AoS / hot-cold = {}x; "
-        "hot-cold / SoA = {}x",
+        "  lines moved both ways (brought in + written back):\n"
+        "    AoS / SoA = {}x; AoS / hot-cold = {}x; hot-cold / SoA = {}x",
         Value::exact("particle_lines.traffic_aos_over_soa", traffic_ratio(lines.aos_traffic(), lines.soa_traffic()), 1),
         Value::exact("particle_lines.traffic_aos_over_hot_cold",
                      traffic_ratio(lines.aos_traffic(), lines.hot_cold_traffic()), 1),
@@ -273,7 +274,7 @@ void prefetch_section(Report& report, const Options& options) {
 // The fusion loops' lines, reads for ownership included, from the cache model.
 void fusion_lines_table(Report& report) {
     const auto lines = ch05::fusion_lines(kCountedWords);
-    report.line("  lines moved over {} doubles per array, from the cache model (a store that misses reads first):",
+    report.line("  lines moved over {} doubles per array, from the cache model\n  (a store that misses reads first):",
                 count("fusion_lines.n", kCountedWords));
     auto table = report.table({"loops", "lines read", "lines written back", "both ways"});
     auto row = [&](const char* name, const std::string& key, const ch05::LineTraffic& t) {
@@ -298,7 +299,7 @@ void fusion_section(Report& report, const Options& options) {
     cachebook::require_memory(5ull * size.bytes_per_array + 6ull * kWays * n_fission * sizeof(double),
                               "the fusion arrays");
     report.section("Loop fusion and fission");
-    report.line("  arrays of {} MiB each: {}",
+    report.line("  arrays of {} MiB each:\n    {}",
                 Value::measured("", static_cast<double>(size.bytes_per_array) / kMiB, "{:.0f}"),
                 Value::measured("fusion.reason", size.reason));
     report.record("fusion.bytes_per_array", size.bytes_per_array);
@@ -330,6 +331,7 @@ void fusion_section(Report& report, const Options& options) {
     close.print();
     report.line("  two loops / fused with the arrays close: {}",
                 ratio("fusion.close_separate_over_fused", fu.separate_close, fu.fused_close, 2));
+    ch05::placement_line(report, ch05::placement_verdict(fu));
     report.line("  results identical: {}",
                 Value::exact_as("fusion.same_result", fu.same_result, fu.same_result ? "yes" : "NO"));
 }
@@ -350,7 +352,7 @@ void stores_section(Report& report, const Options& options) {
     cachebook::require_memory(size.bytes_per_array, "the stores array");
     report.section("Writes: reads for ownership, write-backs and non-temporal stores");
     const auto t = ch05::time_stores(n, options.n_runs());
-    report.line("  one array of {} MiB ({}), {}; {} runs each, fastest shown",
+    report.line("  one array of {} MiB ({}), {};\n  {} runs each, fastest shown",
                 Value::measured("stores.mib", size.bytes_per_array >> 20),
                 Value::measured("stores.reason", size.reason),
                 Value::measured("stores.caches", t.fit.text().empty() ? "no cache sizes reported" : t.fit.text()),
