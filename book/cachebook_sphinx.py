@@ -545,4 +545,7 @@ def setup(app):
     app.add_role("given", _number_role("given-number"))
     app.connect("source-read", _optional_pages)
     app.connect("build-finished", _repair_debian_furo)
+    # The model in the page (book/model, shipped at _static/model/ by book/build.py) and its widgets.
+    app.add_js_file("live.js")
+    app.add_js_file("playground.js")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
