@@ -49,7 +49,7 @@ DRIVER = r"""
   var tries = 0;
   (function wait() {
     var form = document.querySelector(FORM);
-    if (!form) { if (++tries < 100) return setTimeout(wait, 100); report.push({error: "no " + FORM}); return done(); }
+    if (!form) { if (++tries < 3000) return setTimeout(wait, 100); report.push({error: "no " + FORM}); return done(); }
     report.push({before: document.querySelector(WHAT) ? document.querySelector(WHAT).textContent : ""});
     CHANGES.forEach(function (change) {
       Object.keys(change).forEach(function (k) { set(form, k, change[k]); });
@@ -76,7 +76,7 @@ def report_of(browser: str, url: str) -> list[dict]:
     with tempfile.TemporaryDirectory() as profile:
         r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                             f"--user-data-dir={profile}", "--allow-file-access-from-files",
-                            "--virtual-time-budget=20000", "--dump-dom", url],
+                            "--virtual-time-budget=600000", "--dump-dom", url],
                            capture_output=True, text=True, timeout=180)
     m = re.search(r'<pre id="cb-model-report">(.*?)</pre>', r.stdout, re.S)
     return json.loads(htmllib.unescape(m.group(1))) if m else [{"error": "no report from the page"}]
