@@ -39,8 +39,9 @@ def check_answers(folder, least=1):
             continue
         simulated += 1
         run = subprocess.run([str(cachesim), "-s", str(q["s"]), "-E", str(q["E"]), "-b", str(q["b"]),
-                              "--policy", q["policy"], "-t", str(folder / q["trace"])], capture_output=True, text=True)
-        m = re.search(rf"{q['count']}:(\d+)", run.stdout)
+                              "--policy", q["policy"], "-t", str(folder / q["trace"]), *q.get("flags", [])],
+                             capture_output=True, text=True)
+        m = re.search(rf"{q['count']}:(-?\d+)", run.stdout)
         if not m or int(m.group(1)) != q["answer"]:
             problems.append(f"{folder.name} {q['id']}: cachesim gives '{run.stdout.strip()}', the quiz {q['count']} {q['answer']}")
     if simulated < least:

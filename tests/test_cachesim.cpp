@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cachebook/miss_kinds.hpp"
 #include "cachebook/trace.hpp"
 #include "cachesim.hpp"
 
@@ -268,6 +269,18 @@ TEST_CASE("cachesim agrees with a plain list model on thousands of random traces
         }
         REQUIRE(sim.hierarchy().memory_writebacks() == plain.memory_writebacks);
         REQUIRE(verbose == plain.verbose);
+
+        // --policy opt and --classify on the first level (one line per access: not with --split).
+        if (!plain.split) {
+            const cachesim::Accesses a = cachesim::accesses_of(records, plain.modify_once);
+            const Counts l1 = plain.levels[0].counts, opt = optimal_counts(options.levels[0], a.addresses, a.writes);
+            REQUIRE(opt.accesses() == l1.accesses());
+            REQUIRE(opt.misses <= l1.misses);
+            if (options.levels[0].ways == 1 && levels == 1) REQUIRE(opt == l1);  // one way: no choice to make
+            const MissKinds k = split_misses(l1.misses, options.levels[0], a.addresses);
+            REQUIRE(static_cast<std::int64_t>(k.compulsory) + k.capacity + k.conflict ==
+                    static_cast<std::int64_t>(l1.misses));
+        }
 
         // One case in ten also goes through the text of a trace and the reader.
         if (t % 10 == 0) {

@@ -1,6 +1,7 @@
 // Chapter 2's claims: the miss arithmetic, the 4 KiB 8-way matrix-read table with its
 // explanation, the power-of-two trap and its cure, and the measured row / column sum.
 #include <catch2/catch.hpp>
+#include <iterator>
 #include <set>
 
 #include "../chapters/02_loop_orders/lab.hpp"
@@ -81,6 +82,59 @@ std::uint64_t distinct_lines(std::size_t rows, std::size_t cols, std::size_t lea
     return lines.size();
 }
 }  // namespace
+
+TEST_CASE("the notes' walks split into compulsory, capacity and conflict misses, with OPT", "[ch02][miss_kinds]") {
+    // The notes' cache: 4 KiB, 8 sets x 8 ways, 64-byte lines, 64 lines in all.
+    // Compulsory = distinct lines of the double n x n matrix = ceil(8 n^2 / 64):
+    // 32, 128, 288 and ceil(42632 / 64) = 667. A row walk reads each line's
+    // values one after another, so it misses once per line in any cache: its
+    // LRU, fully associative and OPT counts all equal the compulsory ones.
+    // Column walks, against the fully associative LRU cache of 64 lines:
+    // - 16: the whole matrix (32 lines) fits: compulsory only.
+    // - 32 and 48: a column's 32 or 48 lines fit in 64, and the next seven
+    //   columns reuse them: compulsory only, capacity 0. The 8-way cache misses
+    //   on every read (n^2 = 1024 and 2304; the column's lines fall in 2 and
+    //   4 sets): conflict 1024 - 128 = 896 and 2304 - 288 = 2016.
+    // - 73: a column's 73 lines exceed 64 lines, and LRU on a cycle longer than
+    //   the cache evicts each line just before its use: all 73^2 = 5329 reads
+    //   miss, capacity 5329 - 667 = 4662. The 8-way cache misses 4573 times
+    //   (the notes' count): conflict 4573 - 5329 = -756.
+    struct Expect {
+        std::size_t n;
+        bool by_columns;
+        cachebook::MissKinds kinds;
+    };
+    const Expect expect[] = {
+        {16, false, {32, 32, 0, 0}},     {16, true, {32, 32, 0, 0}},          {32, false, {128, 128, 0, 0}},
+        {32, true, {1024, 128, 0, 896}}, {48, false, {288, 288, 0, 0}},       {48, true, {2304, 288, 0, 2016}},
+        {73, false, {667, 667, 0, 0}},   {73, true, {4573, 667, 4662, -756}},
+    };
+    const auto walks = ch02::walk_kinds(ch02::matrix_read_cache());
+    REQUIRE(walks.size() == std::size(expect));
+    for (std::size_t k = 0; k < walks.size(); ++k) {
+        const auto& w = walks[k];
+        INFO(w.n << (w.by_columns ? " column" : " row"));
+        CHECK(w.n == expect[k].n);
+        CHECK(w.by_columns == expect[k].by_columns);
+        CHECK(w.kinds == expect[k].kinds);
+        CHECK(w.fully_associative ==
+              static_cast<std::uint64_t>(static_cast<std::int64_t>(w.kinds.compulsory) + w.kinds.capacity));
+        // OPT takes at least the compulsory misses and at most LRU's; where LRU
+        // takes only the compulsory ones, OPT takes exactly those.
+        CHECK(w.optimal >= w.kinds.compulsory);
+        CHECK(w.optimal <= w.kinds.misses);
+        if (w.kinds.misses == w.kinds.compulsory) CHECK(w.optimal == w.kinds.compulsory);
+    }
+    // No policy can do better than this bound, and OPT meets it. 32 x 32: the
+    // 8 columns of one 64-byte block of columns read the same 32 lines, 16 in
+    // each of 2 sets of 8 ways. A set sees 16 lines in turn, 8 times over: the
+    // first pass misses 16 times, and each later pass at least 16 - 8 = 8
+    // times, since at most 8 of its lines are held when it starts: 16 + 7 x 8
+    // = 72 per set, x 8 sets = 576. 48 x 48: a block's 48 lines fall 12 in each
+    // of 4 sets; 12 + 7 x (12 - 8) = 40 per set, x 4 sets x 6 blocks = 960.
+    CHECK(walks[3].optimal == 576);
+    CHECK(walks[5].optimal == 960);
+}
 
 TEST_CASE("a power-of-two leading dimension misses on every read and padding cures it", "[ch02][reference]") {
     const auto l1 = ch02::l1_32kib();

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "cachebook/cpu_time.hpp"
+#include "cachebook/trace.hpp"
 
 namespace ch02 {
 
@@ -41,6 +42,31 @@ std::vector<GeometryTrial> geometry_trials() {
         trials.push_back(t);
     }
     return trials;
+}
+
+std::vector<std::uint64_t> matrix_walk(std::size_t n, bool by_columns) {
+    std::vector<std::uint64_t> addresses;
+    addresses.reserve(n * n);
+    for (std::size_t outer = 0; outer < n; ++outer)
+        for (std::size_t inner = 0; inner < n; ++inner)
+            addresses.push_back(by_columns ? cachebook::row_major_address(0, inner, outer, n, 8)
+                                           : cachebook::row_major_address(0, outer, inner, n, 8));
+    return addresses;
+}
+
+std::vector<WalkKinds> walk_kinds(const cachebook::CacheConfig& cache) {
+    std::vector<WalkKinds> walks;
+    for (const auto& notes : notes_matrix_reads()) {
+        for (const bool by_columns : {false, true}) {
+            const std::vector<std::uint64_t> addresses = matrix_walk(notes.n, by_columns);
+            WalkKinds w{notes.n, by_columns, cachebook::classify_misses(cache, addresses), 0,
+                        cachebook::optimal_misses(cache, addresses)};
+            w.fully_associative =
+                static_cast<std::uint64_t>(static_cast<std::int64_t>(w.kinds.compulsory) + w.kinds.capacity);
+            walks.push_back(w);
+        }
+    }
+    return walks;
 }
 
 std::vector<int> sum_input(std::size_t n) {

@@ -14,6 +14,7 @@
 #include "cachebook/claim.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
+#include "cachebook/miss_kinds.hpp"
 #include "loop_orders.hpp"
 
 namespace ch02 {
@@ -42,6 +43,21 @@ struct GeometryTrial {
 };
 /// Every power-of-two associativity of a 4 KiB cache, direct-mapped (1 way) to fully associative.
 std::vector<GeometryTrial> geometry_trials();
+
+/// The addresses of a double n x n matrix at address 0, read row by row or column by column.
+std::vector<std::uint64_t> matrix_walk(std::size_t n, bool by_columns);
+
+/// One of the notes' walks in a cache: its misses split into the three kinds
+/// (cachebook/miss_kinds.hpp), and the fewest any policy could take (Belady's OPT).
+struct WalkKinds {
+    std::size_t n = 0;
+    bool by_columns = false;
+    cachebook::MissKinds kinds;
+    std::uint64_t fully_associative = 0;  ///< misses of the fully associative LRU cache of as many lines
+    std::uint64_t optimal = 0;
+};
+/// The row and the column walk of each size of notes_matrix_reads(), in `cache`.
+std::vector<WalkKinds> walk_kinds(const cachebook::CacheConfig& cache);
 
 /// The measured sum's input: an n x n int array, a[i][j] = (i + j) % 10.
 std::vector<int> sum_input(std::size_t n);

@@ -101,6 +101,21 @@ void geometry_section(Report& report) {
     table.print();
 }
 
+// Why each of the notes' walks misses in their cache: the three kinds, and OPT beside LRU.
+void kinds_section(Report& report, const cachebook::CacheConfig& cache) {
+    report.blank_line();
+    report.line("  why each walk misses in the notes' cache: compulsory, capacity and conflict misses, and the");
+    report.line("  fewest misses any replacement could take (Belady's OPT), beside LRU's:");
+    auto table = report.table_of_rows(
+        "miss_kinds", {"n", "walk", "LRU misses", "compulsory", "fully assoc. LRU", "capacity", "conflict", "OPT"});
+    for (const auto& w : ch02::walk_kinds(cache))
+        table.row({Value::exact("n", w.n), Value::exact("walk", std::string(w.by_columns ? "column" : "row")),
+                   Value::exact("misses", w.kinds.misses), Value::exact("compulsory", w.kinds.compulsory),
+                   Value::exact("fully_associative", w.fully_associative), Value::exact("capacity", w.kinds.capacity),
+                   Value::exact("conflict", w.kinds.conflict), Value::exact("optimal", w.optimal)});
+    table.print();
+}
+
 void matrix_read_section(Report& report) {
     const auto cache = ch02::matrix_read_cache();
     report.section("Each cell of a double n x n matrix read once, row by row or column by column");
@@ -117,6 +132,7 @@ void matrix_read_section(Report& report) {
                    Value::exact("ratio", row.misses.ratio(), "{:.2f}").quoted("{:.1f}")});
     table.print();
     geometry_section(report);
+    kinds_section(report, cache);
 }
 
 // The trap in this machine's L1d, or a table of unknowns in the same shape.

@@ -227,28 +227,105 @@ Result Simulator::run(const std::string& path, bool skip_bad, unsigned threads, 
     return r;
 }
 
+std::vector<LackeyRecord> read_records(const std::string& path, bool skip_bad, unsigned threads, Result& result) {
+    std::vector<LackeyRecord> records;
+    const LackeyTotals totals = read_lackey(path, skip_bad, threads, [&](std::span<const LackeyRecord> batch) {
+        const std::size_t wanted = records.size() + batch.size();
+        if (wanted > records.capacity())  // the vector will grow to about twice its size
+            cachebook::require_memory(2 * wanted * sizeof(LackeyRecord), "keeping the whole trace");
+        records.insert(records.end(), batch.begin(), batch.end());
+    });
+    result = Result{};
+    for (const LackeyRecord& r : records) {
+        if (r.op == 'L') ++result.loads;
+        if (r.op == 'S') ++result.stores;
+        if (r.op == 'M') ++result.modifies;
+        if (r.op == 'I') ++result.instructions;
+    }
+    result.lines = totals.lines;
+    result.skipped = totals.skipped;
+    result.first_skipped = totals.first_skipped;
+    return records;
+}
+
+Accesses accesses_of(std::span<const LackeyRecord> records, bool modify_once) {
+    // Per access the offline runs keep its address, its line, its next use and a share of
+    // the table of lines seen: about 48 bytes. Refuse a trace whose accesses cannot all be held.
+    cachebook::require_memory(2 * records.size() * 48,
+                              fmt::format("--policy opt and --classify on {} records", records.size()));
+    Accesses a;
+    const auto add = [&a](std::uint64_t address, bool write) {
+        a.addresses.push_back(address);
+        a.writes.push_back(write);
+    };
+    for (const LackeyRecord& r : records) {
+        if (r.op == 'L' || (r.op == 'M' && !modify_once)) add(r.address, false);
+        if (r.op == 'S' || r.op == 'M') add(r.address, true);
+    }
+    return a;
+}
+
+std::string kinds_line(const cachebook::MissKinds& kinds) {
+    return fmt::format("compulsory:{} capacity:{} conflict:{}", kinds.compulsory, kinds.capacity, kinds.conflict);
+}
+
 std::string summary_line(const cachebook::Counts& c) {
     return fmt::format("hits:{} misses:{} evictions:{}", c.hits, c.misses, c.evictions);
 }
 
+namespace {
+
+nlohmann::json counts_json(const cachebook::Counts& c) {
+    return nlohmann::json{{"hits", c.hits},
+                          {"misses", c.misses},
+                          {"evictions", c.evictions},
+                          {"dirty_evictions", c.dirty_evictions},
+                          {"miss_rate", c.miss_rate()}};
+}
+
+nlohmann::json level_json(const cachebook::CacheConfig& c) {
+    return {{"sets", c.sets}, {"ways", c.ways}, {"line_bytes", c.line_bytes}, {"capacity_bytes", c.capacity_bytes()}};
+}
+
+nlohmann::json records_json(const Result& result) {
+    return {{"I", result.instructions}, {"L", result.loads}, {"S", result.stores}, {"M", result.modifies}};
+}
+
+}  // namespace
+
+nlohmann::json kinds_json(const cachebook::MissKinds& kinds) {
+    return {{"misses", kinds.misses},
+            {"compulsory", kinds.compulsory},
+            {"capacity", kinds.capacity},
+            {"conflict", kinds.conflict}};
+}
+
+nlohmann::json optimal_json(const cachebook::CacheConfig& l1, const cachebook::Counts& counts, const Result& result,
+                            bool modify_once) {
+    nlohmann::json level = counts_json(counts);
+    level.update(level_json(l1));
+    level["name"] = level_name(0);
+    level["policy"] = "opt";
+    level["back_invalidations"] = 0;
+    return {{"levels", nlohmann::json::array({level})},
+            {"inclusion", "non-inclusive"},
+            {"split", false},
+            {"modify_once", modify_once},
+            {"lines", result.lines},
+            {"records", records_json(result)},
+            {"skipped", result.skipped},
+            {"memory_writebacks", counts.dirty_evictions}};
+}
+
 nlohmann::json to_json(const Simulator& sim, const Result& result) {
     const Hierarchy& h = sim.hierarchy();
-    auto counts = [](const cachebook::Counts& c) {
-        return nlohmann::json{{"hits", c.hits},
-                              {"misses", c.misses},
-                              {"evictions", c.evictions},
-                              {"dirty_evictions", c.dirty_evictions},
-                              {"miss_rate", c.miss_rate()}};
-    };
+    const auto counts = counts_json;
     nlohmann::json levels = nlohmann::json::array();
     for (int k = 0; k < h.levels(); ++k) {
         const cachebook::CacheConfig& c = h.cache(k).config();
         nlohmann::json level = counts(h.counts(k));
+        level.update(level_json(c));
         level["name"] = level_name(static_cast<std::size_t>(k));
-        level["sets"] = c.sets;
-        level["ways"] = c.ways;
-        level["line_bytes"] = c.line_bytes;
-        level["capacity_bytes"] = c.capacity_bytes();
         level["policy"] = cachebook::policy_name(c.policy);
         level["back_invalidations"] = h.back_invalidations(k);
         if (!sim.options().regions.empty()) {
@@ -260,15 +337,14 @@ nlohmann::json to_json(const Simulator& sim, const Result& result) {
         }
         levels.push_back(level);
     }
-    return {
-        {"levels", levels},
-        {"inclusion", h.inclusion() == Inclusion::Inclusive ? "inclusive" : "non-inclusive"},
-        {"split", sim.options().split},
-        {"modify_once", sim.options().modify_once},
-        {"lines", result.lines},
-        {"records", {{"I", result.instructions}, {"L", result.loads}, {"S", result.stores}, {"M", result.modifies}}},
-        {"skipped", result.skipped},
-        {"memory_writebacks", h.memory_writebacks()}};
+    return {{"levels", levels},
+            {"inclusion", h.inclusion() == Inclusion::Inclusive ? "inclusive" : "non-inclusive"},
+            {"split", sim.options().split},
+            {"modify_once", sim.options().modify_once},
+            {"lines", result.lines},
+            {"records", records_json(result)},
+            {"skipped", result.skipped},
+            {"memory_writebacks", h.memory_writebacks()}};
 }
 
 void write_transpose_trace(std::FILE* out, std::size_t n) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cachebook/cache.hpp"
+#include "cachebook/miss_kinds.hpp"
 #include "hierarchy.hpp"
 #include "lackey.hpp"
 
@@ -92,6 +93,32 @@ private:
     std::vector<std::uint64_t> refs_;  // feed()'s references
     Result tally_;
 };
+
+/// A trace's data accesses one by one, as the first level sees them without
+/// --split: each address, and whether it writes.
+struct Accesses {
+    std::vector<std::uint64_t> addresses;
+    std::vector<bool> writes;
+};
+
+/// Reads the whole trace at `path` ("-": standard input) and keeps every
+/// record: --policy opt and --classify need all of it before they start.
+/// `result` gets the lines read, the lines skipped and the records of each kind.
+std::vector<LackeyRecord> read_records(const std::string& path, bool skip_bad, unsigned threads, Result& result);
+
+/// The data accesses of `records` in order: L a load, S a store, M a load
+/// then a store (one store with `modify_once`), I nothing.
+Accesses accesses_of(std::span<const LackeyRecord> records, bool modify_once);
+
+/// The one line --classify prints: "compulsory:C capacity:P conflict:F".
+std::string kinds_line(const cachebook::MissKinds& kinds);
+
+/// The kinds as --json records them.
+nlohmann::json kinds_json(const cachebook::MissKinds& kinds);
+
+/// What a --policy opt run found, for --json: the shape to_json() gives, one level.
+nlohmann::json optimal_json(const cachebook::CacheConfig& l1, const cachebook::Counts& counts, const Result& result,
+                            bool modify_once);
 
 /// The one line csim-ref prints: "hits:H misses:M evictions:V".
 std::string summary_line(const cachebook::Counts& c);

@@ -110,6 +110,14 @@ def main() -> int:
             results[key] = {"references": level["hits"] + level["misses"], "hits": level["hits"],
                             "misses": level["misses"], "evictions": level["evictions"]}
 
+        # Why they miss, and the fewest misses any policy could take: --classify under LRU and under OPT.
+        kinds = {}
+        for policy in ("lru", "opt"):
+            out = tmp / f"kinds_{policy}.json"
+            run([str(cachesim), "-s", str(D1["sets_bits"]), "-E", str(D1["ways"]), "-b", str(D1["block_bits"]),
+                 "-t", str(trace), "--json", str(out), "--policy", policy, "--classify"])
+            kinds[policy] = json.loads(out.read_text())["classify"]
+
         # Which misses are the matrix's: the same run, cachegrind's rules, with a region.
         out = tmp / "regions.json"
         run([str(cachesim), "-s", str(D1["sets_bits"]), "-E", str(D1["ways"]), "-b", str(D1["block_bits"]),
@@ -133,7 +141,7 @@ def main() -> int:
             "trace": {"lines": sum(ops[k] for k in "ILSM"), **ops, "data": ops["L"] + ops["S"] + ops["M"]},
             "cachesim": results, "cachegrind": cachegrind,
             "matrix": {"start": matrix_start, "bytes": matrix_bytes, **regions["matrix"]},
-            "outside_matrix": regions["other"]}
+            "outside_matrix": regions["other"], "kinds": kinds}
     data["differences"] = {
         "modify_extra_references": results["reference"]["references"] - results["modify_once"]["references"],
         "split_extra_misses": results["cachegrind_rules"]["misses"] - results["modify_once"]["misses"],
@@ -154,6 +162,11 @@ def main() -> int:
 
     print(f"\n  --region matrix:{matrix_start}:{matrix_bytes}: {regions['matrix']['misses']} of the misses are the "
           f"matrix's ({regions['matrix']['references']} references), {regions['other']['misses']} are elsewhere")
+
+    for policy in ("lru", "opt"):
+        k = kinds[policy]
+        print(f"  --policy {policy} --classify: misses:{k['misses']} compulsory:{k['compulsory']} "
+              f"capacity:{k['capacity']} conflict:{k['conflict']}")
 
     if args.json:
         Path(args.json).write_text(json.dumps(data, indent=2) + "\n")
@@ -177,6 +190,16 @@ def main() -> int:
         expect = matrix_bytes // int_bytes + matrix_bytes // line_bytes  # every column-sum access, one per line of the fill
         if regions["matrix"]["misses"] != expect:
             problems.append(f"the matrix should miss {expect} times (the page says why), missed {regions['matrix']['misses']}")
+        for policy in ("lru", "opt"):
+            k = kinds[policy]
+            if k["compulsory"] + k["capacity"] + k["conflict"] != k["misses"]:
+                problems.append(f"--classify under {policy}: the three kinds do not add up to the misses")
+        if kinds["lru"]["misses"] != results["reference"]["misses"]:
+            problems.append("--classify should not change the misses")
+        if kinds["opt"]["misses"] > kinds["lru"]["misses"]:
+            problems.append("OPT should never miss more than LRU")
+        if 2 * kinds["lru"]["conflict"] <= kinds["lru"]["misses"] or kinds["opt"]["conflict"] <= 0:
+            problems.append("the page says conflict misses are most of LRU's, and OPT still has some")
         for p in problems:
             print(f"compare_cachegrind: check failed: {p}", file=sys.stderr)
         return 1 if problems else 0

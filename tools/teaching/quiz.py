@@ -90,13 +90,18 @@ class Simulator:
     def __init__(self, cachesim):
         self.cachesim = cachesim
 
-    def run(self, trace_path, s, E, b, policy):
-        cmd = [str(self.cachesim), "-s", str(s), "-E", str(E), "-b", str(b), "--policy", policy, "-t", str(trace_path)]
+    def run(self, trace_path, s, E, b, policy, flags=()):
+        cmd = [str(self.cachesim), "-s", str(s), "-E", str(E), "-b", str(b), "--policy", policy, "-t", str(trace_path),
+               *flags]
         done = subprocess.run(cmd, capture_output=True, text=True)
         m = re.search(r"hits:(\d+) misses:(\d+) evictions:(\d+)", done.stdout)
         if done.returncode != 0 or not m:
             raise RuntimeError(f"cachesim failed on {trace_path.name}: {done.stderr.strip() or done.stdout.strip()}")
-        return dict(zip(("hits", "misses", "evictions"), map(int, m.groups())))
+        result = dict(zip(("hits", "misses", "evictions"), map(int, m.groups())))
+        kinds = re.search(r"compulsory:(-?\d+) capacity:(-?\d+) conflict:(-?\d+)", done.stdout)  # --classify
+        if kinds:
+            result.update(zip(("compulsory", "capacity", "conflict"), map(int, kinds.groups())))
+        return result
 
 
 class Quiz:
@@ -127,16 +132,20 @@ class Quiz:
         self.questions.append(q)
         return q
 
-    def simulated(self, text, lines, cache, count, work):
-        """A question whose answer is `count` (hits, misses or evictions) of cachesim on `lines`."""
+    def simulated(self, text, lines, cache, count, work, flags=()):
+        """A question whose answer is `count` (hits, misses or evictions; with --classify among
+        `flags`, compulsory, capacity or conflict) of cachesim on `lines`."""
         name = f"q{len(self.questions) + 1}.trace"
         (self.where / name).write_text("\n".join(lines) + "\n")
-        result = self.sim.run(self.where / name, cache["s"], cache["E"], cache["b"], cache["policy"])
+        result = self.sim.run(self.where / name, cache["s"], cache["E"], cache["b"], cache["policy"], flags)
+        kinds = (f"; compulsory {result['compulsory']}, capacity {result['capacity']}, conflict {result['conflict']}"
+                 if "compulsory" in result else "")
         work = (f"{work} Simulated: {len(lines)} accesses give {result['hits']} hits, {result['misses']} misses "
-                f"and {result['evictions']} evictions (`cachesim -s {cache['s']} -E {cache['E']} -b {cache['b']} "
-                f"--policy {cache['policy']} -t {name}`).")
+                f"and {result['evictions']} evictions{kinds} (`cachesim -s {cache['s']} -E {cache['E']} -b {cache['b']} "
+                f"--policy {cache['policy']} -t {name}{''.join(' ' + f for f in flags)}`).")
+        extra = {"flags": list(flags)} if flags else {}
         return self.add(text, result[count], work, trace=name, s=cache["s"], E=cache["E"], b=cache["b"],
-                        policy=cache["policy"], count=count), result
+                        policy=cache["policy"], count=count, **extra), result
 
     # ---- question kinds ----
 
@@ -185,6 +194,31 @@ class Quiz:
         self.add(f"Which of the two walks takes {'more' if more else 'fewer'} misses?", pick,
                  f"Row walk {row['misses']} misses, column walk {col['misses']}.", kind="multichoice",
                  choices=["the row walk", "the column walk", "neither: they take as many"])
+
+    def kinds_questions(self):
+        c = self.cache()
+        rows, cols = self.rng.choice([32, 48, 64]), self.rng.choice([32, 48, 64])
+        base = self.rng.randrange(0x1000, 0x8000) // 64 * 64
+        walk = column_walk(base, rows, cols, 8)
+        shape = (f"a {rows} x {cols} row-major array of 8-byte elements at address 0x{base:X} "
+                 f"(element [i][j] at 0x{base:X} + (i x {cols} + j) x 8)")
+        self.simulated(f"A loop reads every element of {shape} once, column by column (i inner), through "
+                       f"{self.describe(c)}. How many of its misses are compulsory, first touches of a line?",
+                       walk, c, "compulsory",
+                       "Compulsory misses are the distinct lines the walk touches, whatever the cache.",
+                       flags=["--classify"])
+        self.simulated("In the same walk through the same cache, how many misses are conflict misses: its misses "
+                       "minus those of a fully associative LRU cache with as many lines? (The count may be negative.)",
+                       walk, c, "conflict",
+                       "Conflict = this cache's misses - the fully associative LRU cache's; capacity = the fully "
+                       "associative cache's misses - the compulsory ones. A negative count means one big LRU set did "
+                       "worse than the sets.", flags=["--classify"])
+        opt = dict(c, policy="opt")
+        self.simulated("The same walk, the same geometry, but with Belady's optimal replacement (OPT: on a miss in a "
+                       "full set, evict the line whose next use lies farthest ahead). How many misses does it take?",
+                       walk, opt, "misses",
+                       "No replacement policy misses less in the same geometry; with one way per set there is no "
+                       "choice, and OPT misses as LRU does.")
 
     def matmul_questions(self):
         c = self.cache()
@@ -244,7 +278,7 @@ class Quiz:
 
 KINDS = {
     "01": ["address_questions", "walk_questions"],
-    "02": ["walk_questions", "address_questions"],
+    "02": ["walk_questions", "address_questions", "kinds_questions"],
     "03": ["matmul_questions", "walk_questions"],
     "04": ["tile_questions", "matmul_questions"],
     "05": ["layout_questions", "address_questions"],
