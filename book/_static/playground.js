@@ -102,6 +102,10 @@
     }
     if (count > SHOWN_ACCESSES) cache.runTriples(triples.subarray(3 * SHOWN_ACCESSES), count - SHOWN_ACCESSES);
     const result = { count, log, streams, totals: [0, 1, 2, 3].map((s) => cache.totals(s)), sets: [] };
+    if (count > 0) {
+      result.kinds = cache.splitMisses(triples); // compulsory, capacity, conflict (miss_kinds.cpp)
+      result.optimal = cache.optimal(triples); // Belady's OPT in the same geometry
+    }
     for (let s = 0; s < cache.config.sets; s++) {
       const lines = cache.resident(s);
       if (lines.length) result.sets.push([s, lines]);
@@ -162,6 +166,12 @@
     out.appendChild(el("p", {}, "As cachesim prints it: "));
     out.lastChild.appendChild(el("code", { class: "cb-pg-line" }, "hits:" + t.hits + " misses:" + t.misses + " evictions:" + t.evictions));
     out.appendChild(totalsTable(result));
+    if (result.kinds) {
+      const k = result.kinds;
+      out.appendChild(el("p", { class: "cb-pg-kinds" }, "The misses by kind: " + k.compulsory + " compulsory, " + k.capacity +
+        " capacity, " + k.conflict + " conflict. Belady's optimal replacement (OPT) in the same sets and ways: " +
+        result.optimal.misses + " misses."));
+    }
     out.appendChild(contents(result));
     out.appendChild(el("p", {}, "The first accesses, one by one:"));
     out.appendChild(accessLog(result));

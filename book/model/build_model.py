@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Builds the book's cache model for the browser and Node: `book/model/build_model.py --out DIR`.
 
-Compiles common/src/cache.cpp, prefetch.cpp, trace.cpp and chase.cpp, unchanged, with
+Compiles common/src/cache.cpp, prefetch.cpp, trace.cpp, chase.cpp and miss_kinds.cpp, unchanged, with
 book/model/model.cpp (their C interface) for clang's wasm32-wasi target, and writes to DIR:
 
   cachebook_model.wasm  the module itself (for its size, and for tools that want it)
@@ -26,7 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-SOURCES = [ROOT / "common/src" / f for f in ("cache.cpp", "prefetch.cpp", "trace.cpp", "chase.cpp")] + [
+SOURCES = [ROOT / "common/src" / f for f in ("cache.cpp", "prefetch.cpp", "trace.cpp", "chase.cpp", "miss_kinds.cpp")] + [
     HERE / "model.cpp"
 ]
 WASI_INCLUDE = Path("/usr/include/wasm32-wasi")

@@ -1,7 +1,8 @@
 // cachesim for Node: the book's model (WebAssembly) on a valgrind lackey trace.
 //   node cachesim.mjs -s S -E E -b B [--policy lru|fifo|random|plru] [--seed N] [-v] -t TRACE
 // prints the line native cachesim prints for the same arguments ("hits:H misses:M
-// evictions:V"); with -v, first each data access as native cachesim -v shows it.
+// evictions:V"); with -v, first each data access as native cachesim -v shows it; with
+// --classify, then the misses by kind; with --policy opt, Belady's optimal replacement.
 // An M line is a load then a store, as in the cachelab reference. The trace is read
 // by the rules of tools/cachesim/lackey.cpp; a malformed line stops the run with
 // its line number. Bad arguments: one line on stderr, exit status 2.
@@ -15,7 +16,8 @@ const BATCH = 1 << 16; // accesses handed to the model at once
 
 class UsageError extends Error {}
 
-const USAGE = "usage: node cachesim.mjs -s S -E E -b B [--policy lru|fifo|random|plru] [--seed N] [-v] [-t TRACE]";
+const USAGE =
+  "usage: node cachesim.mjs -s S -E E -b B [--policy lru|fifo|random|plru|opt] [--seed N] [--classify] [-v] [-t TRACE]";
 
 function wholeNumber(flag, text, min, max) {
   if (text === undefined) throw new UsageError(flag + " needs a value");
@@ -34,12 +36,14 @@ function seedOf(text) {
 
 // -s 4, -s4, --policy lru, --policy=lru: the forms native cachesim (CLI11) takes.
 function parseArguments(argv) {
-  const o = { s: undefined, E: undefined, b: undefined, policy: "lru", seed: "1", trace: "-", verbose: false };
+  const o = { s: undefined, E: undefined, b: undefined, policy: "lru", seed: "1", trace: "-", verbose: false,
+    classify: false };
   const valued = { "-s": "s", "-E": "E", "-b": "b", "-t": "trace", "--policy": "policy", "--seed": "seed" };
   for (let k = 0; k < argv.length; k++) {
     let arg = argv[k];
     if (arg === "-h" || arg === "--help") return null;
     if (arg === "-v") { o.verbose = true; continue; }
+    if (arg === "--classify") { o.classify = true; continue; }
     let value;
     const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
     if (eq > 0) { value = arg.slice(eq + 1); arg = arg.slice(0, eq); }
@@ -54,15 +58,19 @@ function parseArguments(argv) {
   for (const flag of ["s", "E", "b"]) {
     if (o[flag] === undefined) throw new UsageError(`-${flag} is required (see --help)`);
   }
-  const policies = ["lru", "fifo", "random", "plru"];
+  const policies = ["lru", "fifo", "random", "plru", "opt"];
   if (!policies.includes(o.policy)) {
-    throw new UsageError(`unknown replacement policy '${o.policy}' (lru, fifo, random, plru)`);
+    throw new UsageError(`--policy: unknown replacement policy '${o.policy}' (lru, fifo, random, plru, opt)`);
   }
+  if (o.policy === "opt" && o.verbose) throw new UsageError("--policy opt simulates one level without -v");
   return {
     sets: 2 ** wholeNumber("-s", o.s, 0, 28),
     ways: wholeNumber("-E", o.E, 1, 2 ** 28),
     lineBytes: 2 ** wholeNumber("-b", o.b, 0, 20),
-    policy: o.policy,
+    // OPT is simulated offline (Cache.optimal()); the cache made for it only gives the geometry.
+    policy: o.policy === "opt" ? "lru" : o.policy,
+    optimal: o.policy === "opt",
+    classify: o.classify,
     seed: seedOf(o.seed),
     trace: o.trace,
     verbose: o.verbose,
@@ -182,6 +190,7 @@ function simulate(model, options) {
   const cache = model.cache(options);
   const source = options.trace === "-" ? "<stdin>" : options.trace;
   const triples = new Uint32Array(3 * BATCH);
+  const whole = options.optimal || options.classify ? [] : null; // every access, for OPT and the kinds
   let queued = 0, number = 0, records = 0;
   const out = [];
   for (const line of lines(options.trace)) {
@@ -196,11 +205,13 @@ function simulate(model, options) {
     records++;
     if (r.op === "I") continue;
     const [lo, hi] = addressHalves(r.hex);
+    const writes = r.op === "M" ? [0, 1] : [r.op === "S" ? 1 : 0];
+    if (whole) for (const w of writes) whole.push(lo, hi, w);
+    if (options.optimal) continue;
     if (options.verbose) {
       out.push(verboseLine(cache, r, lo, hi));
       continue;
     }
-    const writes = r.op === "M" ? [0, 1] : [r.op === "S" ? 1 : 0];
     for (const w of writes) {
       triples[3 * queued] = lo;
       triples[3 * queued + 1] = hi;
@@ -211,8 +222,14 @@ function simulate(model, options) {
   cache.runTriples(triples, queued);
   if (records === 0) throw new UsageError(`${source}: empty trace: no I, L, S or M line`);
   if (out.length) process.stdout.write(out.join(""));
-  const t = cache.totals();
-  return `hits:${t.hits} misses:${t.misses} evictions:${t.evictions}`;
+  const all = whole ? Uint32Array.from(whole) : null;
+  const t = options.optimal ? cache.optimal(all) : cache.totals();
+  const printed = [`hits:${t.hits} misses:${t.misses} evictions:${t.evictions}`];
+  if (options.classify) {
+    const k = cache.splitMisses(all, t.misses);
+    printed.push(`compulsory:${k.compulsory} capacity:${k.capacity} conflict:${k.conflict}`);
+  }
+  return printed.join("\n");
 }
 
 // As native cachesim -v prints an access: "L 7ff000384,4 miss eviction" (an M: two outcomes).

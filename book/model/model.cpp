@@ -1,7 +1,7 @@
 // The model's C interface for WebAssembly: what book/model/model_api.js calls.
 //
-// It is compiled, with common/src/cache.cpp, prefetch.cpp, trace.cpp and
-// chase.cpp unchanged, by book/model/build_model.py for clang's wasm32-wasi
+// It is compiled, with common/src/cache.cpp, prefetch.cpp, trace.cpp, chase.cpp
+// and miss_kinds.cpp unchanged, by book/model/build_model.py for clang's wasm32-wasi
 // target. That target has no C++ exceptions, so a throw (only a bad
 // configuration throws) ends here in __cxa_throw: the message is kept for
 // cb_error() and the call traps; the JavaScript side turns the trap into an
@@ -19,6 +19,7 @@
 
 #include "cachebook/cache.hpp"
 #include "cachebook/chase.hpp"
+#include "cachebook/miss_kinds.hpp"
 #include "cachebook/prefetch.hpp"
 #include "cachebook/trace.hpp"
 
@@ -63,6 +64,16 @@ void put_u64(std::uint64_t v) {
 void add_ref(const cachebook::Access& a) {
     const auto flags = static_cast<std::uint32_t>(a.write) | static_cast<std::uint32_t>(a.stream) << 8;
     g_refs.push_back(Ref{static_cast<std::uint32_t>(a.address), static_cast<std::uint32_t>(a.address >> 32), flags});
+}
+
+// The addresses (and whether each is a write) of the buffer's first n accesses.
+std::vector<std::uint64_t> buffered(std::uint32_t n, std::vector<bool>* writes) {
+    std::vector<std::uint64_t> addresses;
+    for (std::uint32_t k = 0; k < n && k < g_refs.size(); ++k) {
+        addresses.push_back(join(g_refs[k].lo, g_refs[k].hi));
+        if (writes) writes->push_back((g_refs[k].flags & 1) != 0);
+    }
+    return addresses;
 }
 
 // n nodes of `node_bytes` linked in one random cycle (chase.hpp's single_cycle),
@@ -150,6 +161,31 @@ CB_EXPORT(cb_counts) const std::uint32_t* cb_counts(Model* m, std::uint32_t stre
     for (std::uint64_t v :
          {c.hits, c.misses, c.evictions, c.dirty_evictions, p.demand_accesses, p.demand_misses, p.issued, p.useful})
         put_u64(v);
+    return g_out.data();
+}
+
+// `misses` (lo, hi) of the buffer's first n accesses in the model's geometry split into
+// kinds (miss_kinds.hpp): misses, compulsory, capacity, conflict, each as (lo, hi) of a
+// 64-bit two's complement number (capacity and conflict may be negative).
+CB_EXPORT(cb_split)
+const std::uint32_t* cb_split(Model* m, std::uint32_t n, std::uint32_t misses_lo, std::uint32_t misses_hi) {
+    const cachebook::MissKinds k =
+        cachebook::split_misses(join(misses_lo, misses_hi), m->cache().config(), buffered(n, nullptr));
+    g_out.clear();
+    for (std::uint64_t v :
+         {k.misses, k.compulsory, static_cast<std::uint64_t>(k.capacity), static_cast<std::uint64_t>(k.conflict)})
+        put_u64(v);
+    return g_out.data();
+}
+
+// Belady's optimal replacement (OPT) in the model's geometry on the buffer's first n
+// accesses: hits, misses, evictions, dirty evictions, each as (lo, hi).
+CB_EXPORT(cb_optimal) const std::uint32_t* cb_optimal(Model* m, std::uint32_t n) {
+    std::vector<bool> writes;
+    const std::vector<std::uint64_t> addresses = buffered(n, &writes);
+    const cachebook::Counts c = cachebook::optimal_counts(m->cache().config(), addresses, writes);
+    g_out.clear();
+    for (std::uint64_t v : {c.hits, c.misses, c.evictions, c.dirty_evictions}) put_u64(v);
     return g_out.data();
 }
 

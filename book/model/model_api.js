@@ -39,6 +39,11 @@ function joined(lo, hi) {
   return (BigInt(hi) << 32n) | BigInt(lo);
 }
 
+// Two halves of a 64-bit two's complement number, as a Number (these counts are small).
+function signed(lo, hi) {
+  return hi >= 0x80000000 ? -((0xffffffff - hi) * TWO32 + (0xffffffff - lo) + 1) : joined(lo, hi);
+}
+
 function wholeNumber(name, value, min, max) {
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ModelError(name + ": expected a whole number from " + min + " to " + max + ", got " + value);
@@ -125,8 +130,7 @@ class Cache {
   // Many accesses at once, as triples (address low 32 bits, high 32 bits, flags:
   // bit 0 a write, bits 8 and up the stream) in a Uint32Array; the fast path.
   runTriples(triples, count = triples.length / 3) {
-    const at = this.rt.call("cb_buffer", count);
-    this.rt.u32().set(triples.subarray(0, 3 * count), at / 4);
+    this.load(triples, count);
     this.rt.call("cb_run", this.handle, count);
   }
   // Runs a walk made by Model.walk().
@@ -145,6 +149,28 @@ class Cache {
       t.prefetch = { demandAccesses: v(4), demandMisses: v(5), issued: v(6), useful: v(7) };
     }
     return t;
+  }
+  // Misses split into compulsory, capacity and conflict misses (common/src/miss_kinds.cpp):
+  // `misses` (by default this cache's so far) of `triples`, the accesses that made them.
+  splitMisses(triples, misses = this.totals().misses) {
+    const count = triples.length / 3;
+    this.load(triples, count);
+    const [lo, hi] = halves(misses);
+    const w = this.rt.words(this.rt.call("cb_split", this.handle, count, lo, hi), 8);
+    return { misses: joined(w[0], w[1]), compulsory: joined(w[2], w[3]), capacity: signed(w[4], w[5]),
+      conflict: signed(w[6], w[7]) };
+  }
+  // The counts of Belady's optimal replacement (OPT) in this cache's geometry on `triples`;
+  // the cache itself is left as it is.
+  optimal(triples, count = triples.length / 3) {
+    this.load(triples, count);
+    const w = this.rt.words(this.rt.call("cb_optimal", this.handle, count), 8);
+    return { hits: joined(w[0], w[1]), misses: joined(w[2], w[3]), evictions: joined(w[4], w[5]),
+      dirtyEvictions: joined(w[6], w[7]) };
+  }
+  load(triples, count) {
+    const at = this.rt.call("cb_buffer", count);
+    this.rt.u32().set(triples.subarray(0, 3 * count), at / 4);
   }
   // The lines (address / lineBytes) a set holds, way by way, empty ways left out.
   resident(set) {

@@ -2,9 +2,10 @@
 """The model in the pages against the native one: `model_test.py --bin BUILD/bin --model DIR`.
 
 Builds the wasm model into DIR (book/model/build_model.py), then requires:
-1. the Node entry point (cachesim.mjs) prints native cachesim's line, on the cachelab
-   reference traces, generated transpose traces and random traces, under every policy,
-   and on random geometries in the manner of tests/test_cachesim.cpp's differential cases;
+1. the Node entry point (cachesim.mjs) prints native cachesim's lines, on the cachelab
+   reference traces, generated transpose traces and random traces, under every policy
+   (OPT too), with and without --classify (the misses by kind), and on random geometries
+   in the manner of tests/test_cachesim.cpp's differential cases;
 2. access by access (both programs' -v output) on the course notes' walks, made by the
    model's own generators (trace.hpp) and read back by native cachesim;
 3. the course notes' tables (/work/shared/REFERENCE_TABLES.md R3, R4, R5) from the
@@ -31,7 +32,7 @@ BAD_TRACES = ROOT / "tests/data/cachesim"
 # The cachelab reference rows (tests/data/cachelab/README.md): -s, -E, -b, trace.
 REFERENCE_ROWS = [(1, 1, 1, "yi2.trace"), (4, 2, 4, "yi.trace"), (2, 1, 4, "dave.trace"), (2, 1, 3, "trans.trace"),
                   (2, 2, 3, "trans.trace"), (2, 4, 3, "trans.trace"), (5, 1, 5, "trans.trace"), (5, 1, 5, "long.trace")]
-POLICIES = ["lru", "fifo", "random", "plru"]
+POLICIES = ["lru", "fifo", "random", "plru", "opt"]  # opt: Belady's, offline (miss_kinds.cpp)
 
 failures: list[str] = []
 # Each comparison starts two processes, mostly waiting on Node's start-up: a few at once.
@@ -86,6 +87,7 @@ def cachelab_traces(bin_dir: Path, model: Path) -> None:
                                        str(CACHELAB / name)], "cachelab")
     for name in ("yi.trace", "trans.trace", "dave.trace"):
         same_verbose(bin_dir, model, ["-s", "2", "-E", "2", "-b", "3", "-t", str(CACHELAB / name)], "cachelab")
+        same_line(bin_dir, model, ["-s", "2", "-E", "2", "-b", "3", "--classify", "-t", str(CACHELAB / name)], "cachelab")
 
 
 def transpose_traces(bin_dir: Path, model: Path, tmp: Path) -> None:
@@ -120,8 +122,8 @@ def random_cases(bin_dir: Path, model: Path, tmp: Path, count: int) -> None:
         policy = rng.choice(policies_for(e))
         args = ["-s", str(s), "-E", str(e), "-b", str(b), "--policy", policy, "--seed", str(rng.randrange(1 << 40)),
                 "-t", str(trace)]
-        same_line(bin_dir, model, args, f"random case {t}")
-        if t % 10 == 0:
+        same_line(bin_dir, model, args + (["--classify"] if t % 3 == 0 else []), f"random case {t}")
+        if t % 10 == 0 and policy != "opt":  # OPT has no -v: it runs offline
             same_verbose(bin_dir, model, args, f"random case {t}")
 
 
@@ -143,8 +145,11 @@ def walk_verbose(bin_dir: Path, model: Path, tmp: Path) -> None:
             continue
         trace.write_text(made.stdout)
         for policy in policies_for(e):
-            same_verbose(bin_dir, model, ["-s", str(s), "-E", str(e), "-b", str(b), "--policy", policy, "-t",
-                                          str(trace)], f"walk {walk}")
+            args = ["-s", str(s), "-E", str(e), "-b", str(b), "--policy", policy, "-t", str(trace)]
+            if policy == "opt":  # offline: no -v; its line and the misses by kind
+                same_line(bin_dir, model, [*args, "--classify"], f"walk {walk}")
+            else:
+                same_verbose(bin_dir, model, args, f"walk {walk}")
 
 
 def api_counts(model: Path, cache: dict, walks: list[dict]) -> list[dict]:
@@ -199,7 +204,7 @@ def course_tables(bin_dir: Path, model: Path, tmp: Path) -> None:
 BAD_ARGS = [["-s", "1", "-E", "1"], ["-s", "x", "-E", "1", "-b", "1"], ["-s", "29", "-E", "1", "-b", "1"],
             ["-s", "1", "-E", "0", "-b", "1"], ["-s", "1", "-E", "3", "-b", "1", "--policy", "plru"],
             ["-s", "1", "-E", "1", "-b", "1", "--policy", "mru"], ["-s", "1", "-E", "1", "-b", "1", "-t", "/no/such"],
-            ["-s", "1", "-E", "1", "-b", "1", "--seed", "-1"]]
+            ["-s", "1", "-E", "1", "-b", "1", "--seed", "-1"], ["-s", "1", "-E", "1", "-b", "1", "--policy", "opt", "-v"]]
 
 
 def bad_input(bin_dir: Path, model: Path) -> None:
