@@ -1,5 +1,5 @@
 // Live steppers: controls under a stepper (stepper.js) that remake its walk on the book's
-// model in the page (live.js): the cache (sets, ways, line bytes, policy), the matrix size,
+// model in the page (live.js): the cache (sets, ways, line bytes, policy, prefetcher), the matrix size,
 // and for a product of matrices the tile and the loop order. A remade walk has the fields
 // of a recorded one (see stepper.js), so the stepper draws it the same way.
 (function () {
@@ -20,7 +20,7 @@
   }
 
   function cacheOf(model, p) {
-    return model.cache({ sets: p.sets, ways: p.ways, lineBytes: p.line, policy: p.policy });
+    return model.cache({ sets: p.sets, ways: p.ways, lineBytes: p.line, policy: p.policy, prefetch: p.prefetch });
   }
 
   function check(p, multi) {
@@ -120,6 +120,7 @@
     add("ways", "ways", first.cache_lines);
     add("line", "line bytes", first.line_bytes);
     add("policy", "policy", "lru", ["lru", "fifo", "random", "plru"]);
+    add("prefetch", "prefetcher", "none", ["none", "next-line", "stride"]);
     if (multi) {
       add("n", "n", first.n);
       add("tile", "tile", first.tile);
@@ -136,12 +137,12 @@
     box.addEventListener("change", () => {
       const p = { elem: first.elem };
       for (const [k, input] of Object.entries(inputs)) {
-        p[k] = ["policy", "order", "walk"].includes(k) ? input.value : Number(input.value);
+        p[k] = ["policy", "order", "walk", "prefetch"].includes(k) ? input.value : Number(input.value);
       }
       try {
         check(p, multi);
         const fresh = multi ? productWalk(model, first, p) : arrayWalk(model, first, p);
-        fresh.live = { sets: p.sets, ways: p.ways, policy: p.policy };
+        fresh.live = { sets: p.sets, ways: p.ways, policy: p.prefetch === "none" ? p.policy : p.policy + ", " + p.prefetch + " prefetcher" };
         replace(fresh);
         status.textContent = "On the model: " + fresh.misses + " misses, " + fresh.hits + " hits in " + fresh.steps.length +
           " accesses (" + p.sets + " set" + (p.sets > 1 ? "s" : "") + " x " + p.ways + " ways x " + p.line + " B, " + p.policy + ").";
