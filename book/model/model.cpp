@@ -113,8 +113,8 @@ Model* cb_new(std::uint32_t sets, std::uint32_t ways, std::uint32_t line_bytes, 
     cachebook::CacheConfig config{sets, ways, line_bytes, cachebook::parse_policy(policy < 4 ? kPolicies[policy] : "?"),
                                   join(seed_lo, seed_hi)};
     config.validate();  // before anything is allocated
-    cachebook::PrefetchConfig pf{static_cast<cachebook::PrefetchKind>(prefetch), degree, streams};
     if (prefetch > 2) throw std::invalid_argument("prefetch: 0 (none), 1 (next-line) or 2 (stride)");
+    cachebook::PrefetchConfig pf{static_cast<cachebook::PrefetchKind>(prefetch), degree, streams};
     pf.validate();
     auto model = std::make_unique<Model>();
     if (pf.kind == cachebook::PrefetchKind::none)
