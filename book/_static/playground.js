@@ -215,6 +215,11 @@
         inputs.cache.value = state.cache = "custom";
       }
       traceBox.hidden = state.walk !== "trace";
+      // Only the fields the walk reads are shown.
+      const uses = { n: state.walk !== "trace", elem: state.walk !== "trace", order: state.walk === "matmul",
+        tile: state.walk === "tiled" || state.walk === "transpose", seed: state.walk === "chase" };
+      for (const [k, shown] of Object.entries(uses)) inputs[k].parentNode.hidden = !shown;
+      inputs.cseed.parentNode.hidden = state.policy !== "random";
       history.replaceState(null, "", "#" + new URLSearchParams(state).toString());
       try {
         render(out, simulate(model, state));
