@@ -24,6 +24,8 @@ its log). The test fails when, in any of the three:
   live counter;
 - a stepper is wider than its frame (at phone width);
 - the output block that answers a "Predict first" prompt is in view before it is revealed;
+- after a change of setting, the playground's line or chapter 1's live stepper's counts differ
+  from native cachesim's and ch01_row_major's for the same setting (book/model/browser_model_check.py);
 - the search page finds nothing for "cache" (over http) or "false sharing" (from disk; it
   must then say once how to get excerpts).
 
@@ -481,6 +483,12 @@ def main() -> int:
     print(f"  {checked} internal links checked; screenshots in {shots}")
     for way, (blocks, scrolling) in wide.items():
         print(f"  {way}: {scrolling} of {blocks} code and output blocks in view scroll sideways")
+    # The model in the pages: a stepper's and the playground's counts after a change of
+    # setting equal the native programs' (book/model/browser_model_check.py).
+    sys.path.insert(0, str(ROOT / "book" / "model"))
+    import browser_model_check  # noqa: E402
+    for f in browser_model_check.check(browser, build):
+        fail("model", f)
     if failures:
         print("\n".join(f"FAIL {f}" for f in failures))
         return 1

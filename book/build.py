@@ -10,7 +10,9 @@
    for plot captions and the pages.
 3. Renders the plots of book/plots/chNN.py from the JSON, as SVG.
 4. Runs Doxygen over common/include (XML, for Breathe).
-5. Runs sphinx-build with warnings as errors; HTML in BUILD/book/html.
+5. Runs sphinx-build with warnings as errors; HTML in BUILD/book/html. Before it, builds the
+   cache model for the pages and Node (book/model/build_model.py, BUILD/book/model); after it,
+   copies the model into the site at _static/model/.
 
 Runs under Debian's /usr/bin/python3 (Sphinx, MyST, Breathe, furo, matplotlib).
 """
@@ -158,6 +160,25 @@ def run_doxygen(build: Path, out: Path) -> None:
         fail(f"doxygen exited with status {rc}")
 
 
+def build_model(book_out: Path) -> Path:
+    """Step 4b: the cache model for the pages and Node (book/model/build_model.py); its
+    status, 2 when the wasm toolchain is missing, ends the build."""
+    out = book_out / "model"
+    rc = subprocess.run([sys.executable, str(BOOK / "model" / "build_model.py"), "--out", str(out)]).returncode
+    if rc != 0:
+        print(f"book: error: the wasm model did not build (status {rc})", file=sys.stderr, flush=True)
+        sys.exit(rc)
+    return out
+
+
+def ship_model(model: Path, html: Path) -> None:
+    """The model's wasm and JavaScript into the site, at _static/model/."""
+    dest = html / "_static" / "model"
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("cachebook_model.wasm", "cachebook_model.mjs", "cachebook_model.js", "cachesim.mjs"):
+        shutil.copyfile(model / name, dest / name)
+
+
 def run_sphinx(build: Path, book_out: Path, generated: Path, doxygen_xml: Path) -> None:
     """Step 5: the HTML, warnings as errors."""
     html = book_out / "html"
@@ -201,7 +222,9 @@ def main() -> int:
     say(f"machine: {machine['summary']}")
     render_plots(generated, machine)
     run_doxygen(build, book_out / "doxygen")
+    model = build_model(book_out)
     run_sphinx(build, book_out, generated, book_out / "doxygen" / "xml")
+    ship_model(model, book_out / "html")
     say(f"built in {time.monotonic() - start:.1f} s")
     return 0
 

@@ -11,6 +11,8 @@
   a sentence saying the counts are the cache model's, the same on every machine).
 - ``stepper chNN KEY``: an interactive stepper over the list of walks at ``chNN[KEY]``
   (see book/_static/stepper.js for the fields it reads).
+- ``model-question``: a question on the model with an answer box the page checks on the model
+  (book/_static/questions.js), and its worked count on request.
 - ``chapter-list``: the chapters in order, one line each; links where a page exists.
 - ``fold SUMMARY``: the content folded under the summary line (<details>); source listings
   of more than FOLD_LISTING_LINES lines are folded the same way. The output block that
@@ -194,6 +196,42 @@ class Stepper(SphinxDirective):
                '<p class="cb-stepper-noscript">This stepper needs JavaScript; '
                'the same walks are printed in the output above.</p></div>')
         return [nodes.raw("", raw, format="html")]
+
+
+class ModelQuestion(SphinxDirective):
+    """``model-question``: a question on the model (how many misses does this walk cause in
+    that cache), its text the content. The options name the walk and the cache as
+    Model.walk() and Model.cache() take them (book/model/model_api.js); the page's
+    questions.js runs them on the model, checks the reader's answer and shows the worked count."""
+
+    has_content = True
+    option_spec = {"walk": directives.unchanged_required, "n": directives.positive_int,
+                   "elem": directives.positive_int, "tile": directives.nonnegative_int,
+                   "order": directives.unchanged, "seed": directives.nonnegative_int,
+                   "sets": directives.positive_int, "ways": directives.positive_int,
+                   "line": directives.positive_int, "policy": directives.unchanged,
+                   "ask": directives.unchanged}
+    ASK = ("misses", "hits", "evictions")
+    WALKS = ("row", "column", "matmul", "tiled", "transpose", "chase")
+
+    def run(self):
+        o = self.options
+        if o.get("walk") not in self.WALKS or "n" not in o:
+            raise self.error(f"model-question: :walk: one of {', '.join(self.WALKS)}, and :n: are required")
+        if o.get("ask", "misses") not in self.ASK:
+            raise self.error(f"model-question: :ask: one of {', '.join(self.ASK)}")
+        walk = {"kind": o["walk"], "n": o["n"], "elem": o.get("elem", 8), "tile": o.get("tile", 0),
+                "order": o.get("order", "ijk"), "seed": o.get("seed", 1), "lineBytes": o.get("line", 64)}
+        cache = {"sets": o.get("sets", 1), "ways": o.get("ways", 1), "lineBytes": o.get("line", 64),
+                 "policy": o.get("policy", "lru")}
+        spec = html.escape(json.dumps({"walk": walk, "cache": cache, "ask": o.get("ask", "misses")}), quote=True)
+        open_ = nodes.raw("", f'<div class="cb-question" data-spec="{spec}">', format="html")
+        body = nodes.container()
+        self.state.nested_parse(self.content, self.content_offset, body)
+        note = nodes.raw("", '<p class="cb-question-noscript">The answer is checked on the model in the page, '
+                         'which needs JavaScript; the playground and the chapter\'s program compute the '
+                         'same count.</p></div>', format="html")
+        return [open_, *body.children, note]
 
 
 class ChapterList(SphinxDirective):
@@ -542,6 +580,7 @@ def setup(app):
     app.add_directive("chapter-list", ChapterList)
     app.add_directive("exercise-list", ExerciseList)
     app.add_directive("fold", Fold)
+    app.add_directive("model-question", ModelQuestion)
     app.add_directive("api-by-header", ApiByHeader)
     app.add_directive("results-gallery", results_gallery.ResultsGallery)
     app.connect("doctree-read", _reveal_predicted_outputs)
@@ -550,4 +589,9 @@ def setup(app):
     app.add_role("given", _number_role("given-number"))
     app.connect("source-read", _optional_pages)
     app.connect("build-finished", _repair_debian_furo)
+    # The model in the page (book/model, shipped at _static/model/ by book/build.py) and its widgets.
+    app.add_js_file("live.js")
+    app.add_js_file("playground.js")
+    app.add_js_file("stepper_live.js")
+    app.add_js_file("questions.js")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -2,6 +2,8 @@
 // Driven by a chapter's JSON (the `stepper` directive puts it in data-runs): a list
 // of walks, each {walk, rows, cols, elem, line_bytes, cache_lines, hits, misses,
 // steps: [{i, j, line, hit, cache_after: [line per way]}]}.
+// A live run (stepper_live.js) also has live: {sets, ways, policy}: its cache_after lists
+// the lines of every set, set 0 first.
 // Optional, for walks over several arrays (chapter 4's product):
 //   arrays: [{name, rows, cols, first_line, index: [row name, column name], access: "read" | "update"}],
 //     and each step's `array` (an index into arrays); lines are then named after their array (A0, B3);
@@ -249,7 +251,8 @@
       cache.textContent = "";
       const before = at > 1 ? run.steps[at - 2].cache_after : [];
       let lru = null;
-      if (held.length === run.cache_lines) {
+      const oneLruSet = !run.live || (run.live.sets === 1 && run.live.policy === "lru");
+      if (held.length === run.cache_lines && oneLruSet) {
         lru = held.reduce((a, b) => (lastUse[a] <= lastUse[b] ? a : b));
       }
       for (let w = 0; w < run.cache_lines; w++) {
@@ -281,7 +284,8 @@
         let text = v[0].toUpperCase() + v.slice(1) + cellName(now.array || 0, now.i, now.j) + ", in line " +
           lineName(now.line) + ": " + (now.hit ? "a hit, the line is in the cache." : "a miss, the line is fetched");
         if (!now.hit) {
-          text += evicted.length ? " and " + lineName(evicted[0]) + ", least recently used, is evicted."
+          const why = oneLruSet ? ", least recently used," : " (" + run.live.policy + ")";
+          text += evicted.length ? " and " + lineName(evicted[0]) + why + " is evicted."
             : " into a free slot.";
         }
         note.textContent = text;
@@ -292,6 +296,14 @@
         const other = opposite.get(focused);
         (other && !other.disabled && !other.hidden ? other : root).focus();
       }
+    }
+
+    // Live: the reader's own cache and walk, recomputed on the model in the page (live.js).
+    // The recorded walks stay what a reader without JavaScript, or without the model, sees.
+    if (window.cachebookModel && window.CachebookStepperLive) {
+      window.cachebookModel().then((model) => {
+        window.CachebookStepperLive.controls(root, model, () => run, (fresh) => { run = fresh; at = 0; layout(); draw(); });
+      }, () => {});
     }
 
     layout();

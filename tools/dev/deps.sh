@@ -4,6 +4,8 @@
 set -euo pipefail
 core=(g++ cmake ninja-build make pkg-config python3 libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind)
 book=(doxygen python3-sphinx python3-breathe python3-myst-parser furo python3-matplotlib python3-bs4 chromium)
+# The model in the page (book/model): clang's wasm32-wasi target, its C and C++ libraries, and Node for its tests.
+book+=(clang-14 lld-14 wasi-libc libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 libclang-rt-14-dev-wasm32 nodejs)
 core+=(python-matplotlib-data)  # chapter 4's study reads its Stocks.csv
 # Chapter 9's step 7: BLIS beside OpenBLAS. The program loads it at run time (dlopen) and
 # skips it, saying why, where it is absent; nothing is linked against it.

@@ -1,0 +1,162 @@
+#!/usr/bin/python3
+"""The model in the built pages against the native programs: `browser_model_check.py --build BUILD`.
+
+In a copy of BUILD/book/html opened from disk (file://) in headless Chromium, a script
+added to the page changes a setting the way a reader does (a select or a field, then its
+change event) and writes the counts the page then shows. They must equal the native
+programs' for the same setting:
+
+- the playground, on a pasted lackey trace (cachelab's yi.trace) and on a transpose walk,
+  before and after a change of policy or of ways: native cachesim's line;
+- chapter 1's stepper, after a change to a 3-line cache and each walk: the hits and misses
+  of `ch01_row_major --lines 3` (its JSON's stepper runs).
+
+book/browser_test.py calls check(); run alone, exit status 1 names each difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html as htmllib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+YI = ROOT / "tests/data/cachelab/yi.trace"
+
+# Runs in the page: waits for `ready`, then for each change sets the fields and reads `what`.
+DRIVER = r"""
+<script>
+(function () {
+  var report = [];
+  function set(form, name, value) {
+    var f = form.querySelector("[name=" + name + "]");
+    f.value = value;
+    f.dispatchEvent(new Event("change", {bubbles: true}));
+  }
+  function done() {
+    var pre = document.createElement("pre");
+    pre.id = "cb-model-report";
+    pre.textContent = JSON.stringify(report);
+    document.body.appendChild(pre);
+  }
+  var tries = 0;
+  (function wait() {
+    var form = document.querySelector(FORM);
+    if (!form) { if (++tries < 3000) return setTimeout(wait, 100); report.push({error: "no " + FORM}); return done(); }
+    report.push({before: document.querySelector(WHAT) ? document.querySelector(WHAT).textContent : ""});
+    CHANGES.forEach(function (change) {
+      Object.keys(change).forEach(function (k) { set(form, k, change[k]); });
+      report.push({change: change, shown: document.querySelector(WHAT).textContent});
+    });
+    done();
+  })();
+})();
+</script>
+"""
+
+
+def driven_page(site: Path, page: str, form: str, what: str, changes: list[dict]) -> Path:
+    """A copy of `page` beside it with the driver added; returns its path."""
+    src = site / page
+    script = (DRIVER.replace("FORM", json.dumps(form)).replace("WHAT", json.dumps(what))
+              .replace("CHANGES", json.dumps(changes)))
+    out = src.with_name(src.stem + ".model-check.html")
+    out.write_text(src.read_text().replace("</body>", script + "</body>"))
+    return out
+
+
+def report_of(browser: str, url: str) -> list[dict]:
+    with tempfile.TemporaryDirectory() as profile:
+        r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                            f"--user-data-dir={profile}", "--allow-file-access-from-files",
+                            "--virtual-time-budget=600000", "--dump-dom", url],
+                           capture_output=True, text=True, timeout=180)
+    m = re.search(r'<pre id="cb-model-report">(.*?)</pre>', r.stdout, re.S)
+    return json.loads(htmllib.unescape(m.group(1))) if m else [{"error": "no report from the page"}]
+
+
+def native_line(bin_dir: Path, args: list[str], trace: Path) -> str:
+    return subprocess.run([str(bin_dir / "cachesim"), *args, "-t", str(trace)], capture_output=True,
+                          text=True).stdout.strip()
+
+
+def playground_cases(bin_dir: Path, tmp: Path) -> list[tuple[dict, list[dict], list[str]]]:
+    """(state in the URL, changes, native lines expected before and after each change)."""
+    transpose = tmp / "transpose32.trace"
+    transpose.write_text(subprocess.run([str(bin_dir / "cachesim"), "--generate-transpose", "32"],
+                                        capture_output=True, text=True).stdout)
+    yi = {"walk": "trace", "trace": YI.read_text(), "cache": "custom", "sets": "16", "ways": "2", "line": "16"}
+    tr = {"walk": "transpose", "n": "32", "elem": "4", "tile": "0", "cache": "custom", "sets": "32", "ways": "1",
+          "line": "32"}
+    return [
+        (yi, [{"policy": "fifo"}, {"policy": "plru"}],
+         [native_line(bin_dir, ["-s", "4", "-E", "2", "-b", "4", "--policy", p], YI) for p in ("lru", "fifo", "plru")]),
+        (tr, [{"ways": "2"}, {"line": "64"}],
+         [native_line(bin_dir, ["-s", "5", "-E", e, "-b", b], transpose) for e, b in (("1", "5"), ("2", "5"),
+                                                                                     ("2", "6"))]),
+    ]
+
+
+def check_playground(browser: str, site: Path, bin_dir: Path, tmp: Path) -> list[str]:
+    failures = []
+    for state, changes, want in playground_cases(bin_dir, tmp):
+        page = driven_page(site, "book/playground.html", "form.cb-pg-form", ".cb-pg-line", changes)
+        url = page.as_uri() + "#" + urllib.parse.urlencode(state)
+        rep = report_of(browser, url)
+        shown = [r.get("before", r.get("shown")) for r in rep]
+        if shown != want:
+            failures.append(f"playground {state['walk']}: the page shows {shown}, native cachesim {want}"
+                            f"{' (' + rep[0]['error'] + ')' if 'error' in rep[0] else ''}")
+    return failures
+
+
+def check_stepper(browser: str, site: Path, bin_dir: Path, tmp: Path) -> list[str]:
+    out = tmp / "ch01.json"
+    subprocess.run([str(bin_dir / "ch01_row_major"), "--lines", "3", "--json", str(out)], capture_output=True)
+    runs = {r["walk"]: r for r in json.loads(out.read_text())["stepper"]}
+    chapter = next(p.relative_to(site).as_posix() for p in site.rglob("chapters/01_*/chapter.html"))
+    changes = [{"ways": "3", "sets": "1", "policy": "lru", "walk": w} for w in ("row", "column")]
+    page = driven_page(site, chapter, "form.cb-live", ".cb-live-status", changes)
+    rep = report_of(browser, page.as_uri())
+    failures = []
+    for r, walk in zip(rep[1:], ("row", "column")):
+        m = re.search(r"(\d+) misses, (\d+) hits", r.get("shown", ""))
+        got = (int(m.group(1)), int(m.group(2))) if m else r
+        want = (runs[walk]["misses"], runs[walk]["hits"])
+        if got != want:
+            failures.append(f"chapter 1 stepper, {walk} walk in 3 lines: the page shows {got}, "
+                            f"ch01_row_major --lines 3 {want}")
+    if len(rep) != 3:
+        failures.append(f"chapter 1 stepper: no live controls ({rep})")
+    return failures
+
+
+def check(browser: str, build: Path) -> list[str]:
+    site, bin_dir = build / "book" / "html", build / "bin"
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "html"
+        shutil.copytree(site, copy)
+        return check_playground(browser, copy, bin_dir, Path(tmp)) + check_stepper(browser, copy, bin_dir, Path(tmp))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", type=Path, required=True)
+    ap.add_argument("--browser", default="chromium")
+    args = ap.parse_args()
+    failures = check(args.browser, args.build.resolve())
+    for f in failures:
+        print("DIFFERS: " + f)
+    print(f"browser_model_check: {'failed' if failures else 'the pages show the native counts'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
