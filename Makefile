@@ -187,8 +187,9 @@ bench: build
 	$(BUILD)/bin/bench_ch09 --json $(BUILD)/bench/ch09_kernels.json  # the same, kernel against kernel: 15 alternating runs, CPU time
 	bash tools/dev/bench_ch08.sh $(BUILD)/bin 10 $(BUILD)/bench/ch08
 
+# TESTS=REGEX: only the measured tests whose names match (ctest -R).
 flake-check: build
-	@bash tools/dev/flake_check.sh $(BUILD) $(or $(RUNS),20) $(or $(ATTEMPTS),1)
+	@FLAKE_TESTS='$(TESTS)' bash tools/dev/flake_check.sh $(BUILD) $(or $(RUNS),20) $(or $(ATTEMPTS),1)
 
 # CI's short schedule of it: one round of single attempts, the round make test's measured phase
 # runs, so that CI counts the verdicts without running the measured tests twice (make test in CI

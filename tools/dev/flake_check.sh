@@ -4,7 +4,7 @@
 # many runs its claim held (the test passed), failed, or was inconclusive (the test skipped, and its
 # output says why after "SKIPPED:"), then the last reason of each test that was inconclusive, and
 # the output of every failed run. Exit 1 if any run failed. make test's measured phase is one
-# such run; make flake-check is twenty.
+# such run; make flake-check is twenty. FLAKE_TESTS=REGEX: only the timing tests whose names match.
 # flake_check.sh --table LOG...: the same table from saved `ctest -V` output, one file per run.
 # flake_check.sh --self-test: the table of the canned runs in tests/data/flake_check against the
 # one written down there.
@@ -110,7 +110,8 @@ records=$logs/verdicts.txt
 : >"$records"
 for ((r = 1; r <= runs; r++)); do
   echo "measured tests, run $r of $runs ($attempts attempt(s) each)" >&2
-  (cd "$build" && ctest -V -L timing --no-tests=error --repeat "until-pass:$attempts" >"$logs/run$r.txt" 2>&1)
+  (cd "$build" && ctest -V -L timing ${FLAKE_TESTS:+-R "$FLAKE_TESTS"} --no-tests=error \
+    --repeat "until-pass:$attempts" >"$logs/run$r.txt" 2>&1)
   grep -E '^ *[0-9]+/[0-9]+ Test +#' "$logs/run$r.txt" >&2
   verdicts_of_run "$logs/run$r.txt" "$failed" >>"$records"
 done
