@@ -21,7 +21,10 @@ verdicts_of_run() {
       test = substr($0, 1, RLENGTH - 2); text = substr($0, RLENGTH + 1)
       if (!(test in output)) output[test] = ""
       output[test] = output[test] "    " text "\n"
-      if (index(text, "SKIPPED: ")) reason[test] = substr(text, index(text, "SKIPPED: ") + 9)
+      if (index(text, "SKIPPED: ")) { reason[test] = substr(text, index(text, "SKIPPED: ") + 9); wrapped = test; next }
+      # Catch wraps a long message: its next lines, indented alike, belong to the reason.
+      if (test == wrapped && text ~ /^  [^ ]/) { sub(/^ +/, "", text); reason[test] = reason[test] " " text; next }
+      wrapped = ""
       next
     }
     match($0, /^ *([0-9]+\/[0-9]+ )?Test +#[0-9]+: /) {
