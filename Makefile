@@ -41,6 +41,7 @@ help:
 	@echo "make bench          run the benchmarks (simulator throughput, ...) with --json output"
 	@echo "make flake-check    run the timing tests 20 times (RUNS=n) and count each test's verdicts"
 	@echo "                    (passed: holds; failed: fails; skipped: inconclusive, with the reason)"
+	@echo "make flake-ci       the same, one round (FLAKE_CI_RUNS=n): make test's measured phase on its own"
 	@echo "make sanitize       deterministic tests under ASan+UBSan, threaded ones under TSan"
 	@echo "make fuzz           build the libFuzzer targets with clang and run each FUZZ_SECONDS (60)"
 	@echo "make sanitize-ci    CI's share of make sanitize: unit tests + bad-argument table (ASan, clang), threads (TSan)"
@@ -82,10 +83,13 @@ endif
 # The measured tests run alone, after the rest, once each: every measured claim is decided by
 # the book's rule (common/include/cachebook/claim.hpp), with a control that measures this
 # machine's noise in the same run; a machine too busy to tell makes the test skip with that
-# reason, never pass. `make flake-check` counts verdicts over many runs.
+# reason, never pass. That phase is a flake check of TIMING_RUNS runs (1): the table of each
+# test's verdicts, the output of any failed run, exit 1 on any fails. `make flake-check` counts
+# verdicts over twenty runs.
+TIMING_RUNS ?= 1
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE 'timing|book'
-	cd $(BUILD) && ctest --output-on-failure -L timing
+	@bash tools/dev/flake_check.sh $(BUILD) $(TIMING_RUNS) 1
 
 # Is this machine fit to measure on? One line per condition, what it does to the chapters'
 # measurements and the command that fixes it (exit 0 whatever it finds).
@@ -183,13 +187,16 @@ bench: build
 	$(BUILD)/bin/bench_ch09 --json $(BUILD)/bench/ch09_kernels.json  # the same, kernel against kernel: 15 alternating runs, CPU time
 	bash tools/dev/bench_ch08.sh $(BUILD)/bin 10 $(BUILD)/bench/ch08
 
+# TESTS=REGEX: only the measured tests whose names match (ctest -R).
 flake-check: build
-	@bash tools/dev/flake_check.sh $(BUILD) $(or $(RUNS),20) $(or $(ATTEMPTS),1)
+	@FLAKE_TESTS='$(TESTS)' bash tools/dev/flake_check.sh $(BUILD) $(or $(RUNS),20) $(or $(ATTEMPTS),1)
 
-# CI's short schedule of it: the measured tests twice more, one attempt each; fails on any
-# run whose verdict is "fails" (a skip is an inconclusive verdict, with its reason).
+# CI's short schedule of it: one round of single attempts, the round make test's measured phase
+# runs, so that CI counts the verdicts without running the measured tests twice (make test in CI
+# is this); fails on any "fails" verdict (a skip is an inconclusive verdict, with its reason).
+# FLAKE_CI_RUNS: more rounds where CI has the time.
 flake-ci: build
-	@bash tools/dev/flake_check.sh $(BUILD) 2 1
+	@bash tools/dev/flake_check.sh $(BUILD) $(or $(FLAKE_CI_RUNS),1) 1
 
 # The deterministic tests under AddressSanitizer + UBSan; the threaded chapters under ThreadSanitizer.
 # (The asan preset, g++, turns off -Wmaybe-uninitialized, which ASan's instrumentation sets off

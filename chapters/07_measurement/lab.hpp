@@ -46,10 +46,25 @@ RunsRule runs_rule(std::size_t n, int runs);
 
 /// Rule 2's claim: the two batches' minima lie at most 1 + `tolerance` times apart.
 inline constexpr double kMinimaTolerance = 0.3;
-/// Decided by the book's rule (cachebook/claim.hpp) both ways round: A is at least 1 / (1 +
-/// tolerance) times B, and B at least that times A; the control is each batch's odd runs against
-/// its even runs. `effect` is the larger minimum over the smaller, `threshold` 1 + tolerance.
+/// Decided by the book's rule (cachebook/claim.hpp) both ways round: A's minimum is at least
+/// 1 / (1 + tolerance) times B's, and B's at least that times A's; the control is each batch's odd
+/// runs against its even runs. The way round with the smaller effect decides (when it holds, so
+/// does the other): `effect` is the faster batch's minimum over the slower's, `threshold`
+/// 1 / (1 + tolerance).
 cachebook::ClaimResult minima_agree(const RunsRule& rule, double tolerance = kMinimaTolerance, double max_noise = 0.2);
+
+// --- Rule 1's claims ------------------------------------------------------------------------
+
+/// std::clock() shows no gain from threads: the CPU time on `threads` threads is at least 0.8
+/// times the CPU time on one (a "speed-up" of at most 1.25). steady_clock shows the gain: one
+/// thread takes at least 1.3 times as long on the wall as `threads` threads. The wall-clock claim
+/// needs the CPUs: with one usable CPU, or when the threads got fewer than 1.5 CPUs between them
+/// and the claim does not hold, its verdict is inconclusive with that reason.
+inline constexpr double kCpuClockAtLeast = 0.8, kWallSpeedup = 1.3, kCpusForWallClaim = 1.5;
+struct ClockClaims {
+    cachebook::ClaimResult cpu_no_gain, wall_gain;
+};
+ClockClaims clock_claims(const ClockRule& rule, int usable_cpus, double max_noise = 0.2);
 
 // --- Rule 4: dead code -----------------------------------------------------------------
 
@@ -98,11 +113,18 @@ BlockedClaims blocked_claims(const BlockedRule& rule, double max_noise = 0.2);
 
 struct SizeRow {
     std::size_t n = 0, bytes = 0;
-    double rows_ns = 0, columns_ns = 0;  // per element, best run
+    double rows_ns = 0, columns_ns = 0;           // per element, best run
+    std::vector<double> rows_runs, columns_runs;  // per element, every run
 };
-/// The -O2 row and column sums at each size, each pass repeated to about
-/// `elements` elements per timed run, timed by the thread's CPU clock.
+/// The -O2 row and column sums at each size, each pass repeated to about `elements` elements per
+/// timed run, timed by the thread's CPU clock; every size and order once per run, after one
+/// untimed round.
 std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_t elements, int runs);
+/// Rule 6's claim, by the book's rule: columns / rows at the large size is at least 3 times
+/// columns / rows in L1, decided on each run's two ratios (the four walks of a run saw the same
+/// machine).
+inline constexpr double kLargeOverSmall = 3;
+cachebook::ClaimResult size_claim(const SizeRow& small, const SizeRow& large, double max_noise = 0.2);
 /// The order of the rule's small array: the largest power of two from 16 up whose
 /// n x n ints fill at most half of an L1 of `l1_bytes`.
 std::size_t l1_resident_order(std::size_t l1_bytes);
@@ -202,8 +224,17 @@ cachebook::CacheConfig l1_geometry();
 
 /// The whole audit: the model with this machine's L1, the timing at -O2 on an n x n grid.
 PrefetchAudit audit_prefetch(std::size_t n, std::size_t distance, int runs);
-/// The audit's last step: "holds" when the measured speed-up reaches the claimed one,
-/// "smaller" when it is short of the claim but above 1 + `noise`, "none" otherwise.
-std::string audit_verdict(double speedup, double claimed, double noise);
+/// The audit's timing, by the book's rule on the interleaved runs: the claim (the plain sum takes
+/// at least `claimed` times as long as the prefetching one), and whether there is any gain at all
+/// (at least 1 times as long).
+struct AuditClaims {
+    cachebook::ClaimResult claimed, any_gain;
+};
+AuditClaims audit_claims(const PrefetchAudit& audit, double claimed, double max_noise = 0.2);
+/// The audit's last step, from the two verdicts: "holds" (the claim holds), "smaller" (it fails,
+/// but there is a gain beyond the noise), "none" (it fails, and any gain lies within the noise),
+/// "slower" (the prefetch costs time beyond the noise) or "undecided" (the claim's verdict is
+/// inconclusive).
+std::string audit_verdict(const AuditClaims& claims);
 
 }  // namespace ch07

@@ -29,31 +29,34 @@ double spin(std::uint64_t iterations, double start) {
     for (std::uint64_t i = 0; i < iterations; ++i) x = x * 0.999999 + 1e-7;
     return x;
 }
+
+// One run of `work` split over `count` threads, timed by both clocks; the best so far kept.
+void time_split(ClockPair& pair, int count, std::uint64_t work) {
+    std::vector<double> results(static_cast<std::size_t>(count));
+    const std::clock_t cpu_start = std::clock();      // CPU time of the process
+    const auto wall_start = cachebook::Clock::now();  // time on the wall
+    std::vector<std::thread> pool;
+    for (int t = 0; t < count; ++t)
+        pool.emplace_back([&, t] { results[static_cast<std::size_t>(t)] = spin(work / count, 1.0 + t); });
+    for (auto& th : pool) th.join();
+    const double wall = cachebook::seconds_since(wall_start);
+    const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+    cachebook::do_not_optimize(results);
+    pair.wall_runs.push_back(wall);
+    pair.cpu_runs.push_back(cpu);
+    pair.wall_s = std::min(pair.wall_s, wall);
+    pair.cpu_s = std::min(pair.cpu_s, cpu);
+}
 }  // namespace
 
 ClockRule clock_rule(int threads, std::uint64_t work, int runs) {
     ClockRule rule;
     rule.threads = threads;
-    auto measure = [&](int count) {
-        ClockPair best{kInf, kInf};
-        for (int run = 0; run < runs; ++run) {
-            std::vector<double> results(static_cast<std::size_t>(count));
-            const std::clock_t cpu_start = std::clock();      // CPU time of the process
-            const auto wall_start = cachebook::Clock::now();  // time on the wall
-            std::vector<std::thread> pool;
-            for (int t = 0; t < count; ++t)
-                pool.emplace_back([&, t] { results[static_cast<std::size_t>(t)] = spin(work / count, 1.0 + t); });
-            for (auto& th : pool) th.join();
-            const double wall = cachebook::seconds_since(wall_start);
-            const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
-            cachebook::do_not_optimize(results);
-            best.wall_s = std::min(best.wall_s, wall);
-            best.cpu_s = std::min(best.cpu_s, cpu);
-        }
-        return best;
-    };
-    rule.one = measure(1);
-    rule.many = measure(threads);
+    rule.one = rule.many = ClockPair{kInf, kInf, {}, {}};
+    for (int run = 0; run < runs; ++run) {  // interleaved, so that a busy moment hits both counts alike
+        time_split(rule.one, 1, work);
+        time_split(rule.many, threads, work);
+    }
     return rule;
 }
 // [end: clocks]
@@ -232,6 +235,8 @@ void time_prefetch(PrefetchAudit& audit, const std::vector<int>& grid, int runs)
         cachebook::do_not_optimize(prefetched_sum);
         const double t2 = cachebook::thread_cpu_seconds();
         if (run < 0) continue;  // the warm-up
+        audit.plain_runs.push_back(t1 - t0);
+        audit.prefetched_runs.push_back(t2 - t1);
         audit.plain_s = std::min(audit.plain_s, t1 - t0);
         audit.prefetched_s = std::min(audit.prefetched_s, t2 - t1);
     }

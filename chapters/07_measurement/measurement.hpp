@@ -16,14 +16,16 @@ namespace ch07 {
 // --- Rule 1: the clock --------------------------------------------------------------
 
 struct ClockPair {
-    double wall_s = 0;  // steady_clock
-    double cpu_s = 0;   // std::clock(): CPU time of the whole process, all threads added
+    double wall_s = 0;                        // steady_clock, best run
+    double cpu_s = 0;                         // std::clock(): CPU time of the whole process, all threads added
+    std::vector<double> wall_runs, cpu_runs;  // every run, interleaved with the other thread count's
 };
 struct ClockRule {
     int threads = 0;
     ClockPair one, many;  // the same total work on 1 thread and on `threads` threads
 };
-/// `work` units of arithmetic, split over 1 and then `threads` threads; best of `runs`.
+/// `work` units of arithmetic on 1 thread, then split over `threads` threads, `runs` times
+/// each, alternating.
 ClockRule clock_rule(int threads, std::uint64_t work, int runs);
 
 // --- Rule 3: first touch ---------------------------------------------------------------
@@ -78,7 +80,8 @@ struct PrefetchAudit {
     std::uint64_t stride_bytes = 0;                // the inner loop's step through memory
     double model_plain = 0, model_prefetched = 0;  // the model's lines fetched per element
     bool same_sums = false;
-    double plain_s = 0, prefetched_s = 0;  // best of the runs, interleaved
+    double plain_s = 0, prefetched_s = 0;             // best of the runs, interleaved
+    std::vector<double> plain_runs, prefetched_runs;  // every run, in the order run
     [[nodiscard]] double speedup() const { return plain_s / prefetched_s; }
 };
 /// The model's part of the audit: the row walk of an n x n int array through `l1`,
