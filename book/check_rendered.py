@@ -20,6 +20,10 @@ its text is checked. A page fails on:
 - a "Predict first" prompt (class cb-predict) whose answer, the first output block after
   it, is not folded (in a <details> the reader opens).
 
+And the book as a whole fails when more than one code or output block in ten scrolls sideways
+at 1280 px, its folds open (book/block_widths.py measures them in headless Chromium; without
+Chromium that part is reported as not measured).
+
 Source listings (C++, CMake) are not read: `?` and `{{` are code there. Exit status: 0 clean,
 1 defects (one line each), 77 when the book has not been built.
 """
@@ -34,6 +38,7 @@ from pathlib import Path
 BOOK = Path(__file__).resolve().parent
 sys.path.insert(0, str(BOOK))
 
+from block_widths import width_defects  # noqa: E402
 from cachebook_results import load_substitutions, plain_typography, render_substitution, shown_text  # noqa: E402
 
 SKIP = 77
@@ -172,6 +177,11 @@ def main() -> int:
             bad += 1
     values = sum(page.read_text().count('class="cb-value"') for page in pages)
     blocks = sum(len(re.findall(r'class="[^"]*\bcb-output-', page.read_text())) for page in pages)
+    widths, line = width_defects(Path(args.build).resolve())
+    for defect in widths:
+        print(f"book: {defect}")
+    bad += len(widths)
+    print(line)
     print(f"{len(pages)} pages read ({values} substituted values and {blocks} output blocks checked "
           f"against this build's results), {bad} defect(s)")
     return 1 if bad else 0

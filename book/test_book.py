@@ -302,5 +302,29 @@ class PredictionsWait(unittest.TestCase):
         self.assertEqual(len(others), 2)
 
 
+class BlockWidths(unittest.TestCase):
+    """book/block_widths.py: the blocks that scroll are counted and named, and more than one in
+    ten fails the rendered check."""
+
+    def report(self, scrolling: int, blocks: int) -> dict:
+        block = {"kind": "output", "label": "", "first": "1. A section", "columns": 130, "shows": 124}
+        return {"chapters/01/chapter.html": [dict(block, scrolls=k < scrolling) for k in range(blocks)]}
+
+    def test_counts_and_names(self):
+        import block_widths
+        blocks, scrolling, wide = block_widths.summary(self.report(2, 20))
+        self.assertEqual((blocks, scrolling), (20, 2))
+        self.assertEqual(wide[0], "chapters/01/chapter.html: output '1. A section': 130 columns, 124 shown")
+
+    def test_one_in_ten_at_most(self):
+        import block_widths
+        measured = {}
+        block_widths.measure = lambda build: (measured["report"], "")
+        measured["report"] = self.report(2, 20)  # 10 %: passes
+        self.assertEqual(block_widths.width_defects(Path("."))[0], [])
+        measured["report"] = self.report(3, 20)  # 15 %: fails
+        self.assertEqual(len(block_widths.width_defects(Path("."))[0]), 1)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)
