@@ -107,33 +107,30 @@ LayoutComparison race_row(Report& report, cachebook::ResultTable& table, Op op, 
     return comparison;
 }
 
-void claim_lines(Report& report, const std::string& name, const std::string& claim,
-                 const cachebook::ClaimResult& result, const nlohmann::json& threshold) {
-    const std::string key = "claims." + name;
-    const std::string verdict = cachebook::verdict_name(result.verdict);
-    const bool measured = result.effect > 0;  // no effect without runs to take it from
-    report.line("  claim, {}: {}", claim, Value::measured_as(key + ".verdict", verdict, verdict));
-    report.line(
-        "    packed/padded {}, the control's noise {} (a verdict needs at most {})",
-        measured ? Value::measured(key + ".effect", result.effect, "{:.2f}x").quoted()
-                 : Value::unknown(key + ".effect", "-").quoted(),
-        measured ? Value::measured(key + ".noise", result.noise, "{:.2f}") : Value::unknown(key + ".noise", "-"),
-        Value::exact("", kClaimMaxNoise, "{:.2f}"));
-    report.record(key + ".threshold", threshold.is_null() ? nlohmann::json(result.threshold) : threshold);
-    report.line("    {}", Value::measured_as(key + ".reason", result.reason, result.reason));
+// Padded on two cpus against padded on one, per cpu: near 1 when the two cpus are separate cores.
+// Two hardware threads of one core share its execution units, and each runs slower beside the other.
+Value padded_two_over_one(const std::string& key, const LayoutComparison& two, const LayoutComparison& one) {
+    if (two.padded.counted == 0 || one.padded.counted == 0) return Value::unknown(key, "-").quoted();
+    return Value::measured(key, two.padded.min_ns / one.padded.min_ns, "{:.2f}x").quoted("{:.2f}");
 }
 
 void race_claims(Report& report, const std::vector<LayoutComparison>& two, const std::vector<LayoutComparison>& one,
                  bool two_cpus) {
-    claim_lines(report, "two_cores_atomic",
-                fmt::format("atomic adds on 2 cores, packed at least {}x padded", kTwoCoreThreshold),
-                two_cpus ? claim_at_least(two.at(1), kTwoCoreThreshold)
-                         : unmeasured_claim(kTwoCoreThreshold, "needs 2 cpus; this process may use one"));
-    for (std::size_t i = 0; i < one.size(); ++i)
-        claim_lines(report, "one_core_" + op_key(one[i].packed.op),
-                    fmt::format("{} on 1 core, packed/padded within {}x to {}x", op_name(one[i].packed.op),
-                                kOneCoreBand[0], kOneCoreBand[1]),
-                    claim_one_core(one[i]), {kOneCoreBand[0], kOneCoreBand[1]});
+    report.line("  padded, 2 cores over 1 core: volatile {}, atomic {} (near 1x: two separate cores)",
+                padded_two_over_one("measured.padded_two_over_one.volatile", two.at(0), one.at(0)),
+                padded_two_over_one("measured.padded_two_over_one.atomic", two.at(1), one.at(1)));
+    cachebook::report_claim(report, "two_cores_atomic", "atomic fetch_add, 2 cores, packed / padded",
+                            two_cpus ? claim_at_least(two.at(1), kTwoCoreThreshold)
+                                     : unmeasured_claim(kTwoCoreThreshold, "needs 2 cpus; this process may use one"));
+    report.line("  on 1 core, packed / padded within {}x to {}x: the rule against each bound",
+                Value::exact("claims.one_core_band.low", kOneCoreBand[0], "{:.1f}"),
+                Value::exact("claims.one_core_band.high", kOneCoreBand[1], "{:.1f}"));
+    for (const auto& comparison : one) {
+        const auto [low, high] = one_core_bounds(comparison);
+        const std::string name = "one_core_" + op_key(comparison.packed.op), op = op_name(comparison.packed.op);
+        cachebook::report_claim(report, name + "_low", op + ", 1 core, packed / padded", low);
+        cachebook::report_claim(report, name + "_high", op + ", 1 core, padded / packed", high);
+    }
 }
 
 }  // namespace ch06
