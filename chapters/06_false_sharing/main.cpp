@@ -137,8 +137,8 @@ void monitor_section(Report& report) {
     report.line("  {} rounds of one request per handler (2 writes); every {} rounds the monitor reads",
                 Value::exact("model.monitor_rounds", rounds), Value::exact("model.monitor_pass_every", pass_every));
     report.line("  all 3 fields of each handler and adds them into its total (1 write per handler)");
-    auto table = report.table({"layout", "total at", "handler transfers", "handler upgrades", "monitor transfers",
-                               "monitor upgrades", "invalidations"});
+    auto table = report.table(
+        {"layout", "total at", "handler transfers", "handler upgrades", "monitor transfers", "invalidations"});
     ch06::monitor_row(report, table, ch06::Dashboard::Packed, "packed", rounds, pass_every);
     ch06::monitor_row(report, table, ch06::Dashboard::TotalApart, "total_apart", rounds, pass_every);
     ch06::monitor_row(report, table, ch06::Dashboard::Padded, "padded", rounds, pass_every);
