@@ -139,8 +139,12 @@ class ProgramOutput(SphinxDirective):
 
 
 class Chart(SphinxDirective):
+    """``:simulated:``: the figure plots the cache model, the same on every machine, so its caption
+    says so instead of naming the machine that built the book."""
+
     required_arguments = 2
     has_content = True
+    option_spec = {"simulated": directives.flag}
 
     def run(self):
         key, name = self.arguments
@@ -163,8 +167,8 @@ class Chart(SphinxDirective):
         para = caption.children[0] if caption.children and isinstance(caption.children[0], nodes.paragraph) else None
         machine = self.env.config.myst_substitutions.get("machine")
         summary = machine.summary if machine is not None else "an unknown machine"
-        note = nodes.inline("", f" Data from {summary}.",
-                            classes=["machine-note"])
+        text = " Simulated: the same on every machine." if "simulated" in self.options else f" Data from {summary}."
+        note = nodes.inline("", text, classes=["machine-note"])
         if para is not None:
             caption = nodes.caption("", "", *para.children, note)
         else:
