@@ -33,16 +33,14 @@ void record_unshown(Report& report, const std::string& key, const cachebook::Coh
 }
 
 cachebook::ResultTable counts_table(Report& report, const std::string& first) {
-    return report.table(
-        {first, "accesses", "hits", "from memory", "transfers", "upgrades", "invalidations", "transfers/write"});
+    return report.table({first, "hits", "from memory", "transfers", "upgrades", "invalidations", "transfers/write"});
 }
 
 // One model run's row of counts_table, recorded under `key`.
 void counts_row(Report& report, cachebook::ResultTable& table, const std::string& label, const std::string& key,
                 const cachebook::CoherenceStats& stats) {
     const double per_write = static_cast<double>(stats.transfers) / static_cast<double>(stats.writes);
-    table.row({label, fmt::format("{}", stats.accesses()), Value::exact(key + ".hits", stats.hits),
-               Value::exact(key + ".memory_fills", stats.memory_fills),
+    table.row({label, Value::exact(key + ".hits", stats.hits), Value::exact(key + ".memory_fills", stats.memory_fills),
                Value::exact(key + ".transfers", stats.transfers), Value::exact(key + ".upgrades", stats.upgrades),
                Value::exact(key + ".invalidations", stats.invalidations), fmt::format("{:.3f}", per_write)});
     record_unshown(report, key, stats, {"hits", "memory_fills", "transfers", "upgrades", "invalidations"});
