@@ -41,6 +41,7 @@ from sphinx.directives.code import container_wrapper
 from sphinx.util.docutils import SphinxDirective
 
 import book_chapters
+import exercise_table
 import results_gallery
 from cachebook_results import escape_tags, render_substitution
 
@@ -141,10 +142,11 @@ class ProgramOutput(SphinxDirective):
 
 
 class Chart(SphinxDirective):
+    """``:simulated:``: the figure plots the cache model, the same on every machine, so its caption
+    says so instead of naming the machine that built the book."""
+
     required_arguments = 2
     has_content = True
-    # :simulated: a figure of the cache model's counts, the same on every machine: its caption
-    # says so instead of naming the build machine, whose caches play no part in it.
     option_spec = {"simulated": directives.flag}
 
     def run(self):
@@ -301,6 +303,7 @@ class ExerciseList(SphinxDirective):
 
     def run(self):
         sections = []
+        rows = exercise_table.exercise_rows()
         for ch in book_chapters.chapters():
             found = exercises_of(ch)
             if not found:
@@ -322,10 +325,14 @@ class ExerciseList(SphinxDirective):
                 m = meta.get(k)
                 if m:
                     shown, held = points.get(k, (0, 0))
+                    row = next(r for r in rows if r["id"] == f"{nn}.{k}")
+                    speed = f", {row['speed']} for speed" if row["speed"] else ""
                     lines += [f"  **Goal**: {m['goal']}", "",
                               f"  **Time**: about {m['minutes']} minutes. **Difficulty**: {m['difficulty']}. "
-                              f"**Points**: {shown + held} ({shown} from the handout's cases, {held} held back).", "",
-                              f"  **Rubric** (what the grader cannot judge): {m['rubric']}", ""]
+                              f"**Points**: {row['total']} ({shown} from the handout's cases, {held} held back"
+                              f"{speed}, {row['rubric']} by the rubric).", "",
+                              f"  **Rubric**, {row['rubric']} point{'s' if row['rubric'] > 1 else ''} "
+                              f"(what the grader cannot judge): {m['rubric']}", ""]
             # A section of its own per chapter (a heading inside a nested parse would
             # become a rubric, and MyST warns of it).
             section = nodes.section(ids=[f"exercises-chapter-{number}"])
@@ -579,6 +586,7 @@ def setup(app):
     app.add_directive("stepper", Stepper)
     app.add_directive("chapter-list", ChapterList)
     app.add_directive("exercise-list", ExerciseList)
+    app.add_directive("exercise-summary", exercise_table.directive())
     app.add_directive("fold", Fold)
     app.add_directive("model-question", ModelQuestion)
     app.add_directive("api-by-header", ApiByHeader)

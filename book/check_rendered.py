@@ -18,7 +18,14 @@ its text is checked. A page fails on:
 - an output block that is not, line for line, part of what its program printed in this
   build (BUILD/book/generated/PROGRAM.txt);
 - a "Predict first" prompt (class cb-predict) whose answer, the first output block after
-  it, is not folded (in a <details> the reader opens).
+  it, is not folded (in a <details> the reader opens);
+- a conditional sentence (`{{ A if TEST else B }}`) whose TEST comes out otherwise on the
+  numbers as the page shows them (each value's printed `_text`) than on the JSON's, or that
+  reads a printed value the page does not show (book/conditions_shown.py).
+
+And the book as a whole fails when more than one code or output block in ten scrolls sideways
+at 1280 px, its folds open (book/block_widths.py measures them in headless Chromium; without
+Chromium that part is reported as not measured).
 
 Source listings (C++, CMake) are not read: `?` and `{{` are code there. Exit status: 0 clean,
 1 defects (one line each), 77 when the book has not been built.
@@ -34,6 +41,8 @@ from pathlib import Path
 BOOK = Path(__file__).resolve().parent
 sys.path.insert(0, str(BOOK))
 
+from block_widths import width_defects  # noqa: E402
+from conditions_shown import condition_defects  # noqa: E402
 from cachebook_results import load_substitutions, plain_typography, render_substitution, shown_text  # noqa: E402
 
 SKIP = 77
@@ -98,6 +107,16 @@ def value_defects(article, subs: dict) -> list[str]:
     return found
 
 
+def conditional_defects(article, subs: dict) -> list[str]:
+    """Each conditional sentence against the numbers the page shows (book/conditions_shown.py)."""
+    spans = article.select("span.cb-value")
+    text, exprs = article.get_text(" "), " ".join(s.get("data-expr", "") for s in spans)
+    found = []
+    for span in spans:
+        found += condition_defects(span.get("data-expr", ""), subs, text, exprs)
+    return list(dict.fromkeys(found))
+
+
 def _contains_block(printed: list[str], block: list[str]) -> bool:
     printed = [p.strip() for p in printed]
     block = [b.strip() for b in block]
@@ -138,7 +157,7 @@ def page_defects(html: str, subs: dict, outputs: dict[str, str], documents_the_m
     for tag in article.find_all(["script", "style"]):
         tag.decompose()
     found = (value_defects(article, subs) + output_defects(article, outputs) + empty_sections(article)
-             + prediction_defects(article))
+             + prediction_defects(article) + conditional_defects(article, subs))
     for block in [b for b in article.find_all("div") if _is_listing(b)]:
         if not block.decomposed:  # a listing inside one already removed
             block.decompose()
@@ -172,6 +191,11 @@ def main() -> int:
             bad += 1
     values = sum(page.read_text().count('class="cb-value"') for page in pages)
     blocks = sum(len(re.findall(r'class="[^"]*\bcb-output-', page.read_text())) for page in pages)
+    widths, line = width_defects(Path(args.build).resolve())
+    for defect in widths:
+        print(f"book: {defect}")
+    bad += len(widths)
+    print(line)
     print(f"{len(pages)} pages read ({values} substituted values and {blocks} output blocks checked "
           f"against this build's results), {bad} defect(s)")
     return 1 if bad else 0

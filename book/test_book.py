@@ -302,5 +302,58 @@ class PredictionsWait(unittest.TestCase):
         self.assertEqual(len(others), 2)
 
 
+class BlockWidths(unittest.TestCase):
+    """book/block_widths.py: the blocks that scroll are counted and named, and more than one in
+    ten fails the rendered check."""
+
+    def report(self, scrolling: int, blocks: int) -> dict:
+        block = {"kind": "output", "label": "", "first": "1. A section", "columns": 130, "shows": 124}
+        return {"chapters/01/chapter.html": [dict(block, scrolls=k < scrolling) for k in range(blocks)]}
+
+    def test_counts_and_names(self):
+        import block_widths
+        blocks, scrolling, wide = block_widths.summary(self.report(2, 20))
+        self.assertEqual((blocks, scrolling), (20, 2))
+        self.assertEqual(wide[0], "chapters/01/chapter.html: output '1. A section': 130 columns, 124 shown")
+
+    def test_one_in_ten_at_most(self):
+        import block_widths
+        measured = {}
+        block_widths.measure = lambda build: (measured["report"], "")
+        measured["report"] = self.report(2, 20)  # 10 %: passes
+        self.assertEqual(block_widths.width_defects(Path("."))[0], [])
+        measured["report"] = self.report(3, 20)  # 15 %: fails
+        self.assertEqual(len(block_widths.width_defects(Path("."))[0]), 1)
+
+
+class ConditionsShown(unittest.TestCase):
+    """A conditional sentence is held to the numbers the page shows."""
+
+    EXPR = '"larger" if ch.r > 1 else "no larger"'
+
+    def defects(self, value: float, text: str, page: str, shown_exprs: str = "") -> list[str]:
+        import conditions_shown
+        return conditions_shown.condition_defects(self.EXPR, {"ch": Results({"r": value, "r_text": text})},
+                                                  page, shown_exprs)
+
+    def test_reads_its_values(self):
+        import conditions_shown
+        [(_, paths)] = conditions_shown.conditions(self.EXPR)
+        self.assertEqual(paths, [["ch", "r"]])
+
+    def test_agrees_with_what_is_shown(self):
+        self.assertEqual(self.defects(1.2, "1.20", "a ratio of 1.20"), [])
+
+    def test_rounding_that_flips_the_branch_fails(self):
+        # 1.004 > 1 chooses "larger", but the page shows 1.00, which is not larger than 1.
+        found = self.defects(1.004, "1.00", "a ratio of 1.00")
+        self.assertEqual(len(found), 1)
+        self.assertIn("contradicts", found[0])
+
+    def test_a_value_read_but_not_shown_fails(self):
+        self.assertIn("does not show", self.defects(1.2, "1.20", "no figure here")[0])
+        self.assertEqual(self.defects(1.2, "1.20", "no figure here", "ch.r_text"), [])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

@@ -405,7 +405,7 @@ TEST_CASE("the queue's and the lock's fields: 8 bytes apart packed, a line apart
 
 TEST_CASE("why there are no hardware counters is said in one line", "[ch06]") {
     const auto none = ch06::why_no_counters(ENOENT, 2);
-    CHECK(none.find("exposes no hardware performance counters") != std::string::npos);
+    CHECK(none.find("exposes no hardware counters") != std::string::npos);
     CHECK(none.find('\n') == std::string::npos);
     const auto denied = ch06::why_no_counters(EACCES, 3);
     CHECK(denied.find("kernel.perf_event_paranoid = 3") != std::string::npos);

@@ -349,6 +349,10 @@ std::vector<int> spread(int threads, int cores) {
     return out;
 }
 
+LayoutComparison sweep_race(Op op, int threads, int cores, int chunks, int rounds) {
+    return compare_layouts(op, spread(threads, cores), sweep_ops_per_chunk(op, threads, cores), chunks, rounds);
+}
+
 std::vector<int> sweep_counts(int max_threads) {
     std::vector<int> out;
     for (int n = 2; n <= max_threads; n *= 2) out.push_back(n);

@@ -169,6 +169,8 @@ std::uint64_t ops_per_chunk(Op op);
 /// The sweep's chunk for `threads` threads on `cores` cpus: the same increments per
 /// cpu per chunk at every thread count (at least 1000 per thread).
 std::uint64_t sweep_ops_per_chunk(Op op, int threads, int cores);
+/// One row of the thread sweep: `threads` threads spread over `cores` cpus, chunked.
+LayoutComparison sweep_race(Op op, int threads, int cores, int chunks, int rounds);
 /// Increments per thread of one whole run of the stopwatch (time_pair); a quarter with `quick`.
 std::uint64_t stopwatch_iterations(Op op, bool quick);
 
@@ -177,6 +179,9 @@ inline constexpr double kNotesTransferCycles[2] = {40, 200};
 /// "below", "inside" or "above" that range.
 std::string against_transfer_range(double cycles);
 /// ns at `ghz` in cycles; nothing when the clock is unknown (0).
+/// The core's clock now, in GHz (cachebook::estimate_clock_ghz; the nominal clock can be far
+/// off), or 0 where it cannot be measured.
+double clock_now_ghz(bool quick);
 std::optional<double> cycles_at(double ns, double ghz);
 
 // ---------------------------------------------------------------- a queue and a lock, timed (lab_cases.cpp)
@@ -235,6 +240,9 @@ inline constexpr double kQueueThreshold = 1.1;
 cachebook::ClaimResult unmeasured_claim(double threshold, std::string reason);
 /// "packed takes at least `threshold` times as long as padded", from the counted chunks.
 cachebook::ClaimResult claim_at_least(const LayoutComparison& comparison, double threshold);
+/// The band's two bounds, each a claim of the rule: packed at least kOneCoreBand[0] times padded
+/// (first), and padded at least 1 / kOneCoreBand[1] times packed (second).
+std::pair<cachebook::ClaimResult, cachebook::ClaimResult> one_core_bounds(const LayoutComparison& comparison);
 /// "packed over padded lies in kOneCoreBand": holds when both bounds hold, fails when either fails.
 cachebook::ClaimResult claim_one_core(const LayoutComparison& comparison);
 /// "the packed queue takes at least kQueueThreshold times as long", from the runs that counted.
@@ -281,13 +289,8 @@ std::vector<cachebook::Value> comparison_cells(const std::string& key, const Lay
 /// unknown cells when it cannot run here (no cpus). Returns how many ns packed costs more than padded.
 LayoutComparison race_row(cachebook::Report& report, cachebook::ResultTable& table, Op op, const std::vector<int>& cpus,
                           const std::string& group, int chunks, int rounds);
-/// Prints a claim's verdict and its figures under "claims.`name`" (verdict, effect, noise,
-/// threshold, reason): measured values, masked in golden mode. `threshold` replaces the result's
-/// in the JSON where the claim has two bounds.
-void claim_lines(cachebook::Report& report, const std::string& name, const std::string& claim,
-                 const cachebook::ClaimResult& result, const nlohmann::json& threshold = nullptr);
-/// Section 6's claims: the atomic add on two cores (`two`: volatile, then atomic), and the band on
-/// one core for each operation (`one`).
+/// Section 6's claims, printed by cachebook::report_claim: the atomic add on two cores (`two`:
+/// volatile, then atomic), and each bound of the band on one core for each operation (`one`).
 void race_claims(cachebook::Report& report, const std::vector<LayoutComparison>& two,
                  const std::vector<LayoutComparison>& one, bool two_cpus);
 

@@ -43,6 +43,10 @@ std::string against_transfer_range(double cycles) {
     return cycles <= kNotesTransferCycles[1] ? "inside" : "above";
 }
 
+double clock_now_ghz(bool quick) {
+    return cachebook::estimate_clock_ghz(quick ? 0.005 : 0.02).value_or(0.0);
+}
+
 std::optional<double> cycles_at(double ns, double ghz) {
     if (ghz <= 0) return std::nullopt;
     return ns * ghz;
@@ -124,16 +128,11 @@ std::string why_no_counters(int err, int paranoid) {
         case ENOENT:
         case EOPNOTSUPP:
         case ENODEV:
-            return fmt::format(
-                "this machine exposes no hardware performance counters (perf_event_open: {}); "
-                "a virtual machine shows none unless its hypervisor passes them through",
-                std::strerror(err));
+            return fmt::format("this machine exposes no hardware counters (perf_event_open: {})", std::strerror(err));
         case EACCES:
         case EPERM:
-            return fmt::format(
-                "the kernel does not let this user open hardware counters (perf_event_open: {}, "
-                "kernel.perf_event_paranoid = {})",
-                std::strerror(err), paranoid);
+            return fmt::format("not allowed for this user (perf_event_open: {}; kernel.perf_event_paranoid = {})",
+                               std::strerror(err), paranoid);
         case ENOSYS:
             return "this kernel has no perf events (perf_event_open: not implemented)";
         default:

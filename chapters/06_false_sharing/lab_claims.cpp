@@ -42,18 +42,25 @@ ClaimResult claim_at_least(const LayoutComparison& comparison, double threshold)
     return decide_runs(comparison.packed.counted_ns, comparison.padded.counted_ns, threshold, "chunks");
 }
 
-// Two claims of the rule: packed at least band[0] times padded, and padded at least 1 / band[1]
-// times packed. The effect and noise are packed over padded's; the threshold is the upper bound.
-ClaimResult claim_one_core(const LayoutComparison& comparison) {
+// The lower bound as "packed at least band[0] times padded"; the upper as "padded at least
+// 1 / band[1] times packed", which is "packed at most band[1] times padded".
+std::pair<ClaimResult, ClaimResult> one_core_bounds(const LayoutComparison& comparison) {
     const auto& packed = comparison.packed.counted_ns;
     const auto& padded = comparison.padded.counted_ns;
-    if (packed.size() < 2 || padded.size() < 2) return too_few(packed.size(), padded.size(), kOneCoreBand[1], "chunks");
+    if (packed.size() < 2 || padded.size() < 2)
+        return {too_few(packed.size(), padded.size(), kOneCoreBand[0], "chunks"),
+                too_few(packed.size(), padded.size(), 1 / kOneCoreBand[1], "chunks")};
     const ClaimRule lower{kOneCoreBand[0], static_cast<int>(packed.size()), kClaimMaxNoise};
     const ClaimRule upper{1 / kOneCoreBand[1], static_cast<int>(padded.size()), kClaimMaxNoise};
-    const ClaimResult above = cachebook::decide(packed, padded, lower);
-    const ClaimResult below = cachebook::decide(padded, packed, upper);
+    return {cachebook::decide(packed, padded, lower), cachebook::decide(padded, packed, upper)};
+}
+
+// Both bounds hold: holds. Either fails: fails. Otherwise no verdict.
+ClaimResult claim_one_core(const LayoutComparison& comparison) {
+    const auto [above, below] = one_core_bounds(comparison);
     ClaimResult r = above;
     r.threshold = kOneCoreBand[1];
+    if (above.effect <= 0) return r;  // too few chunks: the reason says so
     const std::string figures = fmt::format("{:.2f}x against {:.2f}x to {:.2f}x, noise {:.0f} %", above.effect,
                                             kOneCoreBand[0], kOneCoreBand[1], 100 * above.noise);
     if (above.verdict == Verdict::fails || below.verdict == Verdict::fails) {
@@ -64,11 +71,7 @@ ClaimResult claim_one_core(const LayoutComparison& comparison) {
         r.reason = figures + ": inside the band by more than the noise";
     } else {
         r.verdict = Verdict::inconclusive;
-        r.reason =
-            figures + (above.noise > kClaimMaxNoise
-                           ? fmt::format(": the control is noisier than {:.0f} %, the machine is too busy to tell",
-                                         100 * kClaimMaxNoise)
-                           : ": within the noise of a bound");
+        r.reason = figures + ": " + (above.verdict == Verdict::inconclusive ? above.reason : below.reason);
     }
     return r;
 }

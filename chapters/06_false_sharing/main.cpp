@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "cachebook/claim.hpp"
 #include "cachebook/cli.hpp"
 #include "cachebook/coherence.hpp"
 #include "cachebook/machine.hpp"
@@ -136,16 +137,16 @@ void monitor_section(Report& report) {
     report.line("  {} rounds of one request per handler (2 writes); every {} rounds the monitor reads",
                 Value::exact("model.monitor_rounds", rounds), Value::exact("model.monitor_pass_every", pass_every));
     report.line("  all 3 fields of each handler and adds them into its total (1 write per handler)");
-    auto table = report.table({"layout", "total at", "handler transfers", "handler upgrades", "monitor transfers",
-                               "monitor upgrades", "invalidations"});
+    auto table = report.table(
+        {"layout", "total at", "handler transfers", "handler upgrades", "monitor transfers", "invalidations"});
     ch06::monitor_row(report, table, ch06::Dashboard::Packed, "packed", rounds, pass_every);
     ch06::monitor_row(report, table, ch06::Dashboard::TotalApart, "total_apart", rounds, pass_every);
     ch06::monitor_row(report, table, ch06::Dashboard::Padded, "padded", rounds, pass_every);
     table.print();
 }
 
-// Section 6; returns how many ns per increment packed costs more than padded on two cores, per operation.
-std::vector<double> races_section(Report& report, const Run& run, cachebook::Progress& progress) {
+// Section 6; returns the races on two cores (volatile, then atomic; nothing counted on one cpu).
+std::vector<ch06::LayoutComparison> races_section(Report& report, const Run& run, cachebook::Progress& progress) {
     report.section("Measured on this machine: {} usable cpus ({})", Value::measured("measured.usable_cpus", run.usable),
                    Value::measured("measured.cpu", cachebook::cpu_model()));
     const auto& line = ch06::this_machine_line();
@@ -157,13 +158,11 @@ std::vector<double> races_section(Report& report, const Run& run, cachebook::Pro
     report.line("  ns per increment, the minimum over {} chunks per layout",
                 Value::exact("measured.chunks", run.chunks() * run.rounds()));
     auto table = report.table({"operation, cpus", "packed ns", "padded ns", "packed/padded", "chunks counted"});
-    std::vector<double> extra_ns;
     const std::vector<int> two_cores =
         run.two_cpus() ? std::vector<int>{run.first_cpu, run.second_cpu} : std::vector<int>{};
     std::vector<ch06::LayoutComparison> two, one;
     for (Op op : kOps) {
         two.push_back(ch06::race_row(report, table, op, two_cores, "distinct", run.chunks(), run.rounds()));
-        extra_ns.push_back(two.back().packed.min_ns - two.back().padded.min_ns);
         if (run.two_cpus()) progress.step(op_name(op));
     }
     for (Op op : kOps) {
@@ -173,10 +172,10 @@ std::vector<double> races_section(Report& report, const Run& run, cachebook::Pro
     }
     table.print();
     ch06::race_claims(report, two, one, run.two_cpus());
-    return extra_ns;
+    return two;
 }
 
-void handoff_section(Report& report, const Run& run, const std::vector<double>& extra_ns,
+void handoff_section(Report& report, const Run& run, const std::vector<ch06::LayoutComparison>& two,
                      cachebook::Progress& progress) {
     report.section("What one move of the line costs: a flag bounced between two cores");
     const int handoff_runs = run.quick ? 20 : 50;
@@ -186,24 +185,25 @@ void handoff_section(Report& report, const Run& run, const std::vector<double>& 
                 run.two_cpus() ? Value::measured("measured.handoff_ns", handoff, "{:.0f}").quoted()
                                : Value::unknown("measured.handoff_ns", "needs 2 cpus").quoted(),
                 handoff_runs);
-    const double ghz = cachebook::machine().nominal_ghz;
+    const double ghz = ch06::clock_now_ghz(run.quick);
     const auto cycles = run.two_cpus() ? ch06::cycles_at(handoff, ghz) : std::nullopt;
-    report.line("  in cycles of the nominal clock ({} GHz): {}",
-                ghz > 0 ? Value::measured("measured.nominal_ghz", ghz, "{:.2f}").quoted()
-                        : Value::unknown("measured.nominal_ghz", "unknown").quoted(),
+    report.line("  in cycles of the clock measured now ({} GHz): {}",
+                ghz > 0 ? Value::measured("measured.clock_ghz", ghz, "{:.2f}").quoted()
+                        : Value::unknown("measured.clock_ghz", "unknown").quoted(),
                 cycles
                     ? Value::measured("measured.handoff_cycles", *cycles, "{:.0f}").quoted()
-                    : Value::unknown("measured.handoff_cycles", run.two_cpus() ? "no clock reported" : "needs 2 cpus")
+                    : Value::unknown("measured.handoff_cycles", run.two_cpus() ? "no clock measured" : "needs 2 cpus")
                           .quoted());
     report.record("measured.handoff_against_notes",
                   cycles ? nlohmann::json(ch06::against_transfer_range(*cycles)) : nlohmann::json(nullptr));
     for (std::size_t i = 0; i < std::size(kOps); ++i) {
-        const auto every = run.two_cpus() ? ch06::increments_per_move(handoff, extra_ns[i]) : std::nullopt;
+        const double extra_ns = two[i].packed.min_ns - two[i].padded.min_ns;
+        const auto every = run.two_cpus() ? ch06::increments_per_move(handoff, extra_ns) : std::nullopt;
         const std::string key = "measured.implied_burst." + ch06::op_key(kOps[i]);
         report.line(
             "  {}: packed costs {} ns more per increment: if each move stalls a core for\n"
             "    one hand-off, the line moved about once every {} increments",
-            ch06::op_name(kOps[i]), Value::measured("", extra_ns[i], "{:.2f}"),
+            ch06::op_name(kOps[i]), Value::measured("", extra_ns, "{:.2f}"),
             every ? Value::measured(key, *every, "{:.0f}").quoted() : Value::unknown(key, "-").quoted());
     }
 }
@@ -229,21 +229,23 @@ void stopwatch_section(Report& report, const Run& run, cachebook::Progress& prog
     table.print();
 }
 
+// Two threads on two cpus are section 6's race: its measurement is reused, not taken again.
 void sweep_section(Report& report, const Run& run, const std::vector<int>& thread_counts,
-                   cachebook::Progress& progress) {
+                   const std::vector<ch06::LayoutComparison>& two, cachebook::Progress& progress) {
     report.section("N threads, N counters: packed (one line per 8 counters) vs padded, chunked as in 6");
     auto table = report.table_of_rows(
         "measured.sweep", {"threads", "cpus", "operation", "packed ns", "padded ns", "packed/padded", "note"});
     for (int threads : thread_counts) {
         const int cores = std::min(threads, run.usable);
-        const bool over = threads > run.usable;
-        for (Op op : kOps) {
+        const bool over = threads > run.usable, shared = threads == 2 && cores == 2;
+        for (std::size_t i = 0; i < std::size(kOps); ++i) {
+            const Op op = kOps[i];
             const auto comparison =
-                ch06::compare_layouts(op, ch06::spread(threads, cores), ch06::sweep_ops_per_chunk(op, threads, cores),
-                                      run.chunks(), run.rounds());
+                shared ? two.at(i) : ch06::sweep_race(op, threads, cores, run.chunks(), run.rounds());
             progress.step(fmt::format("{} threads", threads));
             auto cells = ch06::comparison_cells("", comparison);
-            cells.back() = Value::measured_as("oversubscribed", over, over ? "oversubscribed" : "");
+            const char* note = over ? "oversubscribed" : (shared ? "as in 6" : "");
+            cells.back() = Value::measured_as("oversubscribed", over, note);
             cells.insert(cells.begin(), {Value::exact("threads", threads), Value::measured("cpus", cores),
                                          Value::exact_as("op", op_key(op), ch06::op_name(op))});
             table.row(std::move(cells), ch06::chunk_counts(comparison));
@@ -304,7 +306,7 @@ void queue_lock_section(Report& report, const Run& run, cachebook::Progress& pro
     report.line("  both threads ran throughout (up to {} per layout):",
                 Value::exact("queue_lock.runs", run.case_runs()));
     auto table = report.table({"case", "operations", "packed ms", "padded ms", "packed/padded", "runs counted"});
-    auto queue_claim = ch06::unmeasured_claim(ch06::kQueueThreshold, "needs 2 cpus; this process may use one");
+    auto claim = ch06::unmeasured_claim(ch06::kQueueThreshold, "needs 2 cpus; this process may use one");
     for (auto c : {ch06::Case::Queue, ch06::Case::Lock}) {
         const std::string key = "queue_lock.measured." + ch06::case_key(c);
         const std::uint64_t ops = ch06::case_operations(c, run.quick);
@@ -316,7 +318,7 @@ void queue_lock_section(Report& report, const Run& run, cachebook::Progress& pro
             continue;
         }
         const auto timing = ch06::time_case(c, {run.first_cpu, run.second_cpu}, ops, run.case_runs());
-        if (c == ch06::Case::Queue) queue_claim = ch06::claim_queue(timing);
+        if (c == ch06::Case::Queue) claim = ch06::claim_queue(timing);
         progress.step(ch06::case_key(c));
         const Value counted = Value::measured_as(key + ".counted", timing.counted(),
                                                  fmt::format("{}/{}", timing.counted(), timing.attempts));
@@ -330,8 +332,7 @@ void queue_lock_section(Report& report, const Run& run, cachebook::Progress& pro
                    Value::measured(key + ".ratio", timing.ratio(), "{:.2f}x").quoted("{:.1f}"), counted});
     }
     table.print();
-    ch06::claim_lines(report, "queue", fmt::format("packed queue at least {}x padded", ch06::kQueueThreshold),
-                      queue_claim);
+    cachebook::report_claim(report, "queue", "queue, packed / padded", claim);
 }
 
 // Section 11: the notes' perf stat events, packed against padded, or why there are none.
@@ -343,9 +344,9 @@ void counters_section(Report& report, const Run& run) {
     const auto readings = ch06::count_race_misses(
         run.two_cpus() ? std::vector<int>{run.first_cpu, run.second_cpu} : std::vector<int>{}, increments);
     const ch06::CounterReading &packed = readings.first, &padded = readings.second;
-    report.line("  counters: {}",
-                Value::measured_as("counters.available", packed.available,
-                                   packed.available ? "available" : "unavailable: " + packed.why_not));
+    report.line("  counters: {}", Value::measured_as("counters.available", packed.available,
+                                                     packed.available ? "available" : "unavailable"));
+    report.line("    {}", Value::measured("", packed.available ? "both events opened" : packed.why_not));
     report.record("counters.why_not", packed.available ? nlohmann::json(nullptr) : nlohmann::json(packed.why_not));
     auto table = report.table({"event", "packed", "padded", "packed/padded"});
     auto count_row = [&](const std::string& event, const std::string& key, std::uint64_t a, std::uint64_t b) {
@@ -387,10 +388,10 @@ int main(int argc, char** argv) {
         monitor_section(report);
         const auto thread_counts = ch06::sweep_counts(static_cast<int>(run.max_threads));
         cachebook::Progress progress("ch06: measuring", 7 + 2 * thread_counts.size());
-        const auto extra_ns = races_section(report, run, progress);
-        handoff_section(report, run, extra_ns, progress);
+        const auto two = races_section(report, run, progress);
+        handoff_section(report, run, two, progress);
         stopwatch_section(report, run, progress);
-        sweep_section(report, run, thread_counts, progress);
+        sweep_section(report, run, thread_counts, two, progress);
         queue_lock_section(report, run, progress);
         counters_section(report, run);
         report.save(cli.json_path());

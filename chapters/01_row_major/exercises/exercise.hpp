@@ -11,7 +11,7 @@ namespace ch01_exercise {
 /// by column (i inner). col_major_trace(4, 8) starts 0, 32, 64, 96, 8, ...
 std::vector<std::uint64_t> col_major_trace(std::size_t n, std::size_t elem);
 
-/// Exercise 2 (the stepper): without simulating, predict how many misses a
+/// Exercise 2 (the cliff, predicted): without simulating, predict how many misses a
 /// column-by-column walk of a rows x cols array of `elem`-byte values (row-major,
 /// at address 0) takes in a fully associative LRU cache of `cache_lines` lines of
 /// `line_bytes` bytes. You may assume one row fills a whole number of lines.

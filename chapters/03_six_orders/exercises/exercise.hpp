@@ -17,7 +17,7 @@ struct Misses {
 /// it does not appear. analytic_misses("ijk", 8) is {0.125, 1, 0}.
 Misses analytic_misses(const std::string& order, std::size_t per_line);
 
-/// Exercise 2: C = A x B for n x n row-major doubles, in the kij order
+/// Exercise 2 (another order, kij): C = A x B for n x n row-major doubles, in the kij order
 /// (k outer, i middle, j inner). Overwrite C.
 void matmul_kij(std::size_t n, const double* a, const double* b, double* c);
 
