@@ -146,8 +146,8 @@ std::vector<Value> level_row(const ch08::Level& l, bool from_huge_pages, std::op
             Value::measured("", ch08::explain(l, from_huge_pages))};
 }
 
-void levels_section(Report& report, const ch08::Setup& setup, const ch08::LevelsFound& found,
-                    std::optional<double> ghz) {
+void levels_section(Report& report, const ch08::Setup& setup, const ch08::LevelsFound& found, std::optional<double> ghz,
+                    const cachebook::ClaimResult& first_cliff) {
     const bool huge = found.from_huge_pages;
     report.section(
         "The levels found (from the {} sweep) next to the sizes the machine reports",
@@ -168,6 +168,8 @@ void levels_section(Report& report, const ch08::Setup& setup, const ch08::Levels
     report.record(
         "reported_sources",
         {{"L1d", ch08::source_of(setup.l1)}, {"L2", ch08::source_of(setup.l2)}, {"L3", ch08::source_of(setup.l3)}});
+    report.line("  two more sweeps from 4 KiB to 4 x L1d, with other cycles, each the other's control:");
+    cachebook::report_claim(report, "first_cliff", "first step within 15 % of the reported L1d, its rise", first_cliff);
 }
 
 void wrong_method_section(Report& report, const ch08::Setup& setup, const ch08::Curves& curves,
@@ -245,6 +247,84 @@ void pages_section(Report& report, const Options& options, const ch08::Setup& se
     report.record("pages", ratios);
 }
 
+// ---- The second page: loads in flight, read bandwidth, the memory mountain ----------------
+
+std::string ns_cell(const ch08::ChaseCurve& c, std::size_t k) {
+    return c.ns.empty() ? std::string("-") : fmt::format("{:.2f}", c.ns[k - 1]);
+}
+
+void chases_table(Report& report, const std::vector<ch08::ChaseCurve>& curves) {
+    cachebook::Table table({"k", "L2 ns", "L3 ns", "memory ns", "memory: one chase / k"});
+    const auto& memory = curves.back();
+    for (std::size_t k = 1; k <= ch08::kMaxChases; ++k)
+        table.row({fmt::format("{}", k), ns_cell(curves[0], k), ns_cell(curves[1], k), ns_cell(memory, k),
+                   memory.ns.empty() ? "-" : fmt::format("{:.2f}", memory.ns[0] / static_cast<double>(k))});
+    report.line("{}", block(table.render()));
+}
+
+void chases_section(Report& report, const std::vector<ch08::ChaseCurve>& curves, const cachebook::ClaimResult& claim) {
+    report.section("Loads in flight: k independent chases at once, ns per access (best of runs)");
+    for (const auto& c : curves)
+        report.line("  {}: {}", c.level,
+                    c.bytes != 0 ? Value::measured("", "working set " + size_text(c.bytes))
+                                 : Value::measured("", "not measured: " + cachebook::machine().why_unknown(c.level)));
+    chases_table(report, curves);
+    for (const auto& c : curves) {
+        report.record("mlp." + c.level, ch08::to_json(c));
+        const bool timed = !c.ns.empty();
+        report.line("  {}: the knee at k = {} (within 10 % of the best, {} ns); one chase / best = {} loads in flight",
+                    c.level, timed ? Value::measured("", c.knee.k) : Value::unknown("", "-"),
+                    timed ? Value::measured("", c.knee.best_ns, 2) : Value::unknown("", "-"),
+                    timed ? Value::measured("", c.knee.in_flight, 1) : Value::unknown("", "-"));
+    }
+    cachebook::report_claim(report, "chases", "in memory, one chase / 8 chases, per access", claim);
+}
+
+void levels_bandwidth_section(Report& report, const std::vector<cachebook::LevelBandwidth>& levels,
+                              const std::vector<ch08::ChaseCurve>& chases) {
+    report.section("Read bandwidth by level: a sequential sum on one core");
+    auto table = report.table({"level", "working set", "GB/s"});
+    for (const auto& l : levels) {
+        const std::string key = "bandwidth.read_gbs." + l.name;
+        table.row({l.name,
+                   l.bytes ? Value::measured_as("bandwidth.bytes." + l.name, l.bytes, size_text(l.bytes))
+                           : Value::unknown("bandwidth.bytes." + l.name, "unknown"),
+                   l.gbs ? Value::measured(key, *l.gbs, 1) : Value::unknown(key, "-")});
+    }
+    table.print();
+    const auto& memory = chases.back();
+    report.line("  demand misses alone (chases at their best, a line each): {} GB/s in memory",
+                memory.ns.empty() ? Value::unknown("bandwidth.demand_gbs", "-")
+                                  : Value::measured("bandwidth.demand_gbs", 64.0 / memory.knee.best_ns, 1));
+}
+
+void mountain_table(Report& report, const ch08::Mountain& m) {
+    std::vector<std::string> header = {"size \\ stride"};
+    for (std::size_t s : m.strides) header.push_back(fmt::format("{} B", 8 * s));
+    cachebook::Table table(header);
+    for (std::size_t i = 0; i < m.sizes.size(); ++i) {
+        std::vector<std::string> row = {size_text(m.sizes[i])};
+        for (double g : m.gbs[i]) row.push_back(fmt::format("{:.1f}", g));
+        table.row(row);
+    }
+    report.line("{}", block(table.render()));
+}
+
+void mountain_section(Report& report, const ch08::Mountain& m) {
+    report.section("The memory mountain: GB/s read by working set and stride");
+    mountain_table(report, m);
+    report.record("bandwidth.mountain", ch08::to_json(m));
+    const auto peak = ch08::mountain_peak(m);
+    report.line(
+        "  the peak: {} GB/s, at {} and a stride of {}", Value::measured("bandwidth.peak.gbs", peak.gbs, 1),
+        Value::measured_as("bandwidth.peak.bytes", peak.bytes, size_text(peak.bytes)),
+        Value::measured_as("bandwidth.peak.stride_bytes", 8 * peak.stride, fmt::format("{} B", 8 * peak.stride)));
+    const std::size_t reach = ch08::prefetch_reach(m.strides, m.gbs.back());
+    report.line("  at {}, lines arrive at 80 % or more of the stride-8 B rate up to a stride of {}",
+                Value::measured("", size_text(m.sizes.back())),
+                Value::measured_as("bandwidth.prefetch_reach_bytes", 8 * reach, fmt::format("{} B", 8 * reach)));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -263,10 +343,15 @@ int main(int argc, char** argv) {
         curve_section(report, options, curves, ghz);
         const ch08::CliffSets cliffs = ch08::find_cliffs(setup, curves);
         cliffs_section(report, curves, cliffs);
-        levels_section(report, setup, ch08::find_levels(setup, curves, cliffs), ghz);
+        levels_section(report, setup, ch08::find_levels(setup, curves, cliffs), ghz, ch08::first_cliff_of(setup));
         wrong_method_section(report, setup, curves, cliffs);
         line_size_section(report, ch08::measure_line_sizes(options));
         pages_section(report, options, setup, curves);
+        const auto sizes = ch08::level_sizes(setup);
+        const auto chases = ch08::measure_chases(sizes, options);
+        chases_section(report, chases, ch08::chases_claim(sizes.memory, 8, 3.0, options.quick ? 1 << 12 : 1 << 14, 8));
+        levels_bandwidth_section(report, ch08::measure_levels(sizes, options), chases);
+        mountain_section(report, ch08::measure_mountain(sizes.memory, options));
         if (!options.csv_path.empty()) ch08::write_csv(options.csv_path, setup, curves);
         run_time.record(report);
         report.save(cli.json_path());
