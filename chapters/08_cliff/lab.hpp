@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "cliff_bandwidth.hpp"
 #include "cachebook/bandwidth.hpp"
 #include "cachebook/chase.hpp"
 #include "cachebook/claim.hpp"
@@ -18,6 +17,7 @@
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
 #include "cliff.hpp"
+#include "cliff_bandwidth.hpp"
 
 namespace ch08 {
 
@@ -295,6 +295,7 @@ cachebook::ClaimResult first_cliff_of(const Setup& setup);
 cachebook::LevelSizes level_sizes(const Setup& setup);
 
 nlohmann::json to_json(const ChaseCurve& c);
+/// The mountain as recorded: sizes (bytes), stride_bytes, and gbs[size][stride].
 nlohmann::json to_json(const Mountain& m);
 
 }  // namespace ch08

@@ -139,13 +139,15 @@ nlohmann::json to_json(const ChaseCurve& c) {
         return {{"bytes", nullptr}, {"ns", nullptr}, {"knee", nullptr}, {"best_ns", nullptr}, {"in_flight", nullptr}};
     return {{"bytes", c.bytes},
             {"ns", c.ns},
-            {"knee", c.knee.k},
+            {"knee", static_cast<double>(c.knee.k)},  // a measurement: whole by chance, not a count the prose may type
             {"best_ns", c.knee.best_ns},
             {"in_flight", c.knee.in_flight}};
 }
 
 nlohmann::json to_json(const Mountain& m) {
-    return {{"sizes", m.sizes}, {"strides", m.strides}, {"gbs", m.gbs}};
+    std::vector<std::size_t> stride_bytes;
+    for (std::size_t words : m.strides) stride_bytes.push_back(words * sizeof(std::uint64_t));
+    return {{"sizes", m.sizes}, {"stride_bytes", stride_bytes}, {"gbs", m.gbs}};
 }
 
 }  // namespace ch08
