@@ -83,7 +83,7 @@ Mountain measure_mountain(std::size_t largest, const Options& options) {
     const cachebook::PageBuffer buf(m.sizes.back(), PageSize::Huge);
     // Each run reads at least 2 MB (1 MB with --quick) of words: a few hundred microseconds in a cache.
     const std::size_t min_bytes = options.quick ? 1 << 20 : 2 << 20;
-    const int runs = options.quick ? 3 : 5;
+    const int runs = options.quick ? 2 : 5;
     cachebook::Progress progress("the memory mountain", m.sizes.size());
     for (std::size_t bytes : m.sizes) {
         progress.step(cachebook::size_text(bytes));
@@ -103,7 +103,7 @@ Peak mountain_peak(const Mountain& m) {
 }
 
 std::vector<cachebook::LevelBandwidth> measure_levels(const cachebook::LevelSizes& sizes, const Options& options) {
-    return cachebook::read_bandwidth_by_level(sizes, options.quick ? 4 << 20 : 16 << 20, options.quick ? 3 : 7);
+    return cachebook::read_bandwidth_by_level(sizes, options.quick ? 4 << 20 : 16 << 20, options.quick ? 2 : 7);
 }
 
 cachebook::ClaimResult first_cliff_result(const FirstCliffClaim& claim) {
