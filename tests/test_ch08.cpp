@@ -466,3 +466,105 @@ TEST_CASE("measured: a dependent chase takes at least twice as long as as many i
     INFO(r.reason);
     CHECK(r.verdict == cachebook::Verdict::holds);
 }
+
+// ---------------------------------------------------------------------------
+// The second page: loads in flight and read bandwidth.
+
+TEST_CASE("chase_together leaves each chase where it would stand alone", "[ch08]") {
+    const std::size_t nodes = 1000;
+    const cachebook::PageBuffer buf(nodes * ch08::kNodeBytes, cachebook::PageSize::Small);
+    const std::uint64_t seed = 5;
+    cachebook::link_chase(buf, nodes, ch08::kNodeBytes, seed);
+    const auto order = ch08::cycle_order(cachebook::single_cycle(nodes, seed));
+    for (std::size_t k : {std::size_t{1}, std::size_t{3}, std::size_t{8}, ch08::kMaxChases}) {
+        std::vector<const void*> chases;
+        for (std::uint32_t node : ch08::spaced_starts(order, k, 11))
+            chases.push_back(buf.data() + node * ch08::kNodeBytes);
+        std::vector<const void*> expected;
+        for (const void* s : chases) expected.push_back(cachebook::chase(s, 77));
+        ch08::chase_together(chases, 77);
+        CHECK(chases == expected);
+    }
+    std::vector<const void*> none;
+    CHECK_THROWS_AS(ch08::chase_together(none, 1), std::invalid_argument);
+}
+
+TEST_CASE("cycle_order follows the cycle; spaced_starts are n / k hops apart along it", "[ch08]") {
+    // The cycle 0 -> 3 -> 1 -> 4 -> 2 -> 0.
+    const std::vector<std::uint32_t> next = {3, 4, 0, 1, 2};
+    const auto order = ch08::cycle_order(next);
+    CHECK(order == std::vector<std::uint32_t>{0, 3, 1, 4, 2});
+    // k = 2: positions 0 and 5 / 2 = 2 of the order; k = 5: every node.
+    CHECK(ch08::spaced_starts(order, 2) == std::vector<std::uint32_t>{0, 1});
+    CHECK(ch08::spaced_starts(order, 5) == order);
+    CHECK(ch08::spaced_starts(order, 2, 4) == std::vector<std::uint32_t>{2, 3});  // positions 4 and 6 mod 5 = 1
+    CHECK_THROWS_AS(ch08::spaced_starts(order, 6), std::invalid_argument);
+    CHECK_THROWS_AS(ch08::spaced_starts(order, 0), std::invalid_argument);
+}
+
+TEST_CASE("the knee: the fewest chases within the margin of the best time per access", "[ch08]") {
+    // latency 100 / k up to k = 10 (ten loads in flight), then flat at 10.
+    std::vector<double> ns;
+    for (int k = 1; k <= 16; ++k) ns.push_back(100.0 / std::min(k, 10));
+    const auto knee = ch08::knee_of(ns);
+    // Within 10 % of the best (10 ns) means at most 11 ns: k = 9 gives 100 / 9 = 11.1, k = 10 gives 10.
+    CHECK(knee.k == 10);
+    CHECK(knee.best_ns == 10.0);
+    CHECK(knee.in_flight == 10.0);
+    CHECK(ch08::knee_of(ns, 0.2).k == 9);  // 11.1 <= 12
+    CHECK_THROWS_AS(ch08::knee_of({}), std::invalid_argument);
+}
+
+TEST_CASE("line traffic and the prefetcher's reach in a row of the mountain", "[ch08]") {
+    // 8 words to a 64-byte line: up to a stride of 8 words every line is read.
+    CHECK(ch08::line_traffic_gbs(2.0, 1) == 2.0);
+    CHECK(ch08::line_traffic_gbs(2.0, 4) == 8.0);
+    CHECK(ch08::line_traffic_gbs(2.0, 16) == 16.0);
+    const std::vector<std::size_t> strides = {1, 2, 4, 8, 16, 32};
+    // Traffic 10, 10, 9, 8.8, 5.6, 6.4 GB/s: 80 % of 10 holds up to stride 8, then falls.
+    const std::vector<double> gbs = {10, 5, 2.25, 1.1, 0.7, 0.8};
+    CHECK(ch08::prefetch_reach(strides, gbs) == 8);
+    CHECK(ch08::prefetch_reach(strides, gbs, 0.5) == 32);
+    CHECK_THROWS_AS(ch08::prefetch_reach(strides, {1.0}), std::invalid_argument);
+}
+
+TEST_CASE("level_sizes: inside each level, above the one below", "[ch08]") {
+    constexpr std::size_t KiB = 1024, MiB = 1024 * KiB;
+    // 32 KiB, 512 KiB, 32 MiB: L1 16 KiB; L2 sqrt(32 x 512) = 128 KiB; L3 min(sqrt(0.5 x 32) MiB, 2 MiB) = 2 MiB;
+    // memory 4 x 32 MiB = 128 MiB.
+    const auto zen3 = cachebook::level_sizes(32 * KiB, 512 * KiB, 32 * MiB);
+    CHECK(zen3.l1 == 16 * KiB);
+    CHECK(zen3.l2 == 128 * KiB);
+    CHECK(zen3.l3 == 2 * MiB);
+    CHECK(zen3.memory == 128 * MiB);
+    // 48 KiB, 2 MiB, 300 MiB: L3 4 x L2 = 8 MiB (below sqrt(2 x 300) MiB); memory capped at 128 MiB.
+    const auto spr = cachebook::level_sizes(48 * KiB, 2 * MiB, 300 * MiB);
+    CHECK(spr.l2 == 321024);  // floor(sqrt(49152 x 2097152)) = 321059, down to a multiple of 64
+    CHECK(spr.l3 == 8 * MiB);
+    CHECK(spr.memory == 128 * MiB);
+    // Nothing reported: no level measured; memory at its floor of 16 MiB.
+    const auto none = cachebook::level_sizes(0, 0, 0);
+    CHECK(none.l1 == 0);
+    CHECK(none.l2 == 0);
+    CHECK(none.l3 == 0);
+    CHECK(none.memory == 16 * MiB);
+}
+
+TEST_CASE("read_sum adds every stride-th word; read_gbs times it", "[ch08]") {
+    const cachebook::PageBuffer buf(4096, cachebook::PageSize::Small);
+    auto* words = reinterpret_cast<std::uint64_t*>(buf.data());
+    for (std::size_t i = 0; i < 512; ++i) words[i] = i;
+    CHECK(cachebook::read_sum(words, 512, 1, 1) == 511 * 512 / 2);
+    // Stride 3 over 10 words: 0 + 3 + 6 + 9, twice.
+    CHECK(cachebook::read_sum(words, 10, 3, 2) == 36);
+    CHECK(cachebook::read_gbs(buf, 4096, 2, 1 << 16, 2) > 0);
+    CHECK_THROWS_AS(cachebook::read_gbs(buf, 8192, 1, 1, 1), std::invalid_argument);
+}
+
+TEST_CASE("measured: in memory, 8 chases at once are at least 3x faster per access than one", "[ch08][timing]") {
+    const auto sizes = cachebook::level_sizes_of_this_machine();
+    const auto claim = ch08::chases_claim(sizes.memory, 8, 3.0, 1 << 14, 8);
+    INFO(claim.reason);
+    if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
+    CHECK(claim.verdict == cachebook::Verdict::holds);
+}

@@ -556,3 +556,19 @@ TEST_CASE("NEON: each micro-kernel computes its block exactly, overwriting or ad
 }
 
 #endif  // __aarch64__
+
+TEST_CASE("the roofs read from chapter 8's results: bandwidth.read_gbs, null where not measured", "[ch09]") {
+    using nlohmann::json;
+    const auto roofs = ch09::roofs_from_json(
+        json::parse(R"({"bandwidth": {"read_gbs": {"L1": 80.5, "L2": 60.25, "L3": null, "memory": 9.5}}})"));
+    REQUIRE(roofs.has_value());
+    CHECK(roofs->gbs[0] == std::optional<double>(60.25));
+    CHECK_FALSE(roofs->gbs[1].has_value());
+    CHECK(roofs->gbs[2] == std::optional<double>(9.5));
+    CHECK(roofs->source == "from chapter 8's run");
+    // Results written before chapter 8 measured bandwidth, or with every figure null: none.
+    CHECK_FALSE(ch09::roofs_from_json(json::parse(R"({"levels": {}})")).has_value());
+    CHECK_FALSE(ch09::roofs_from_json(
+                    json::parse(R"({"bandwidth": {"read_gbs": {"L1": null, "L2": null, "L3": null, "memory": null}}})"))
+                    .has_value());
+}

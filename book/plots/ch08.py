@@ -1,6 +1,10 @@
 """Chapter 8's plot: ns per access against working-set size (log x), for the pointer chase
 with 4 KiB and with huge pages and for the strided sum; the detected levels (solid) and the
-sizes the machine reports (dotted) marked, each level named above the plot."""
+sizes the machine reports (dotted) marked, each level named above the plot.
+
+The second page's plots: `chases` (mlp.L2, mlp.L3, mlp.memory: ns per access against the
+number of chases at once, each with latency / k and its knee) and `mountain`
+(bandwidth.mountain: sizes and stride_bytes, and the GB/s read at each, as a heat map)."""
 
 from plots import figure
 
@@ -41,4 +45,45 @@ def plots(data):
     ax.set_xticks(ticks, [f"{t} KiB" if t < 1024 else f"{t // 1024} MiB" for t in ticks])
     ax.legend(frameon=False, loc="upper left", fontsize=8)
     out["curve"] = fig
+    out.update(bandwidth_plots(data))
+    return out
+
+
+def bandwidth_plots(data):
+    out = {}
+    mlp = data.get("mlp") or {}
+    curves = [(name, mlp[name]) for name in ("L2", "L3", "memory") if (mlp.get(name) or {}).get("ns")]
+    if curves:
+        fig, ax = figure(figsize=(6.4, 4.0))
+        colors = {"L2": "#4c72b0", "L3": "#55a868", "memory": "#c44e52"}
+        for name, c in curves:
+            ks = list(range(1, len(c["ns"]) + 1))
+            knee = int(c["knee"])
+            ax.plot(ks, c["ns"], "o-", markersize=4, color=colors[name], label=f"{name} (knee at k = {knee})")
+            ax.plot(ks, [c["ns"][0] / k for k in ks], ":", color=colors[name], linewidth=1)
+            ax.plot(knee, c["ns"][knee - 1], "s", markersize=9, fillstyle="none", color=colors[name])
+        ax.plot([], [], ":", color="#555555", linewidth=1, label="one chase's time / k")
+        ax.set_yscale("log")
+        ax.set_xlabel("chases at once (k)")
+        ax.set_ylabel("ns per access (best of runs)")
+        ax.set_xticks(range(1, 17))
+        ax.legend(frameon=False, fontsize=8)
+        out["chases"] = fig
+    mountain = (data.get("bandwidth") or {}).get("mountain")
+    if mountain and mountain.get("gbs"):
+        fig, ax = figure(figsize=(6.4, 4.4))
+        image = ax.imshow(mountain["gbs"], origin="lower", aspect="auto", cmap="viridis")
+        ax.grid(False)
+        ax.set_xticks(range(len(mountain["stride_bytes"])), [f"{s} B" for s in mountain["stride_bytes"]])
+        names = [f"{b // 1024} KiB" if b < 1 << 20 else f"{b >> 20} MiB" for b in mountain["sizes"]]
+        ax.set_yticks(range(len(names)), names)
+        ax.set_xlabel("stride")
+        ax.set_ylabel("working set")
+        for i, row in enumerate(mountain["gbs"]):
+            for j, g in enumerate(row):
+                ax.text(j, i, f"{g:.0f}" if g >= 10 else f"{g:.1f}", ha="center", va="center", fontsize=7,
+                        color="white" if g < 0.6 * max(max(r) for r in mountain["gbs"]) else "black")
+        fig.colorbar(image, ax=ax, label="GB/s read")
+        fig.subplots_adjust(left=0.17)
+        out["mountain"] = fig
     return out

@@ -51,7 +51,7 @@ def gflops_steps(data, steps, peak):
     return fig
 
 
-def roofline(steps, peak):
+def roofline(steps, peak, roofs=None):
     points = [s for s in steps if s.get("intensity", 0) > 0]
     bandwidth = peak.get("bandwidth_gbs")
     if not points or not bandwidth:
@@ -63,6 +63,12 @@ def roofline(steps, peak):
     for key, style, text in (("measured_core", "-", "roof, 1 core"), ("measured_all", "--", "roof, all threads")):
         if peak.get(key):
             ax.plot(grid, [min(peak[key], x * bandwidth) for x in grid], style, color="#555555", linewidth=1, label=text)
+    # The roofs below the peak: one core's read bandwidth of L2, L3 and memory (roofs.*_gbs).
+    for name, color in (("L2", "#4c72b0"), ("L3", "#55a868"), ("memory", "#c44e52")):
+        gbs = (roofs or {}).get(f"{name}_gbs")
+        if gbs and peak.get("measured_core"):
+            ax.plot(grid, [min(peak["measured_core"], x * gbs) for x in grid], "-.", color=color, linewidth=1,
+                    label=f"{name} roof, 1 core ({gbs:.0f} GB/s)")
     markers = "osD^v<>ph*"
     # Each step its own marker, named in the legend: labels beside the points overlapped.
     for i, s in enumerate(points):
@@ -149,7 +155,7 @@ def plots(data):
         return out
     steps, peak = _steps(data), data["peak"]
     out["gflops_steps"] = gflops_steps(data, steps, peak)
-    for name, fig in (("roofline", roofline(steps, peak)), ("tile_sweep", tile_sweep(data)), ("speedup", speedup(data))):
+    for name, fig in (("roofline", roofline(steps, peak, data.get("roofs"))), ("tile_sweep", tile_sweep(data)), ("speedup", speedup(data))):
         if fig is not None:
             out[name] = fig
     return out

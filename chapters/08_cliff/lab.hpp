@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cachebook/bandwidth.hpp"
 #include "cachebook/chase.hpp"
 #include "cachebook/claim.hpp"
 #include "cachebook/machine.hpp"
@@ -17,6 +18,7 @@
 #include "cachebook/report.hpp"
 #include "cliff.hpp"
 #include "cliff_amat.hpp"
+#include "cliff_bandwidth.hpp"
 
 namespace ch08 {
 
@@ -224,6 +226,8 @@ nlohmann::json to_json(const Cliff& c);
 struct FirstCliffClaim {
     cachebook::Verdict verdict = cachebook::Verdict::inconclusive;
     std::size_t first_bytes = 0, second_bytes = 0;  ///< each sweep's first cliff (0: none found)
+    double first_rise = 0, second_rise = 0;         ///< above / below at each first cliff (0: none found)
+    double disagreement = 0;                        ///< larger first cliff over smaller, less 1
     std::string reason;
 };
 FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double tolerance = 0.15,
@@ -305,5 +309,71 @@ std::size_t amat_matrix_side(const Options& options);
 
 /// Prices the two sums, the chase and the strided sum, times the sums and decides the claim.
 AmatResult price_a_miss(const Options& options, const Setup& setup, const Curves& curves, const LevelsFound& found);
+/// Prints the AMAT section (lab_report.cpp): the priced levels, the walks, the predicted ratio, the claim.
+void amat_section(cachebook::Report& report, const AmatResult& r, std::size_t n);
+// The second page: loads in flight and read bandwidth (lab_bandwidth.cpp, lesson cliff_bandwidth.hpp).
+
+/// One level's k-chases curve: ns per access with k = 1 .. kMaxChases chases at once.
+struct ChaseCurve {
+    std::string level;       ///< "L2", "L3", "memory"
+    std::size_t bytes = 0;   ///< the working set (0: not measured, the size of the level is unknown)
+    std::vector<double> ns;  ///< entry k - 1: best ns per access with k chases (empty: not measured)
+    Knee knee;
+};
+
+/// One random cycle over `bytes` bytes, and where on it the next chases start.
+struct ChaseSet {
+    cachebook::PageBuffer buf;
+    std::vector<std::uint32_t> order;  ///< the nodes of the cycle link_chase laid, in the order a chase visits them
+    std::size_t base = 0;              ///< where along the cycle the next starts are taken
+    ChaseSet(std::size_t bytes, std::uint64_t seed);
+    /// k chases evenly spaced along the cycle, as pointers into buf. Each call moves the base on by
+    /// 0.618 of the cycle (the golden ratio's fraction), so that calls do not start where others started.
+    std::vector<const void*> starts(std::size_t k);
+};
+/// ns per access of k chases from set.starts(k), each of `accesses / k` hops, best of `runs`;
+/// before each run (the chases go on from where the last stopped) `warmup / k` hops untimed.
+double chases_ns_per_access(ChaseSet& set, std::size_t k, std::size_t accesses, std::size_t warmup, int runs);
+
+/// The k-chases curves at the L2, L3 and memory sizes of `sizes`, the k interleaved run by run.
+std::vector<ChaseCurve> measure_chases(const cachebook::LevelSizes& sizes, const Options& options);
+
+/// The claim "k chases are at least `threshold` x faster per access than one, in memory":
+/// the same number of accesses as one chase and as `k` chases, interleaved (claim.hpp's rule).
+cachebook::ClaimResult chases_claim(std::size_t bytes, std::size_t k, double threshold, std::size_t accesses, int runs);
+
+/// Read throughput over working-set size x stride (GB/s of words read).
+struct Mountain {
+    std::vector<std::size_t> sizes;        ///< bytes, ascending
+    std::vector<std::size_t> strides;      ///< 8-byte words, ascending
+    std::vector<std::vector<double>> gbs;  ///< gbs[size][stride]
+};
+/// Sizes from 16 KiB up to `largest` (doubling; quadrupling with --quick), strides 1 to 64 words.
+Mountain measure_mountain(std::size_t largest, const Options& options);
+
+/// The highest point of the mountain.
+struct Peak {
+    std::size_t bytes = 0, stride = 0;
+    double gbs = 0;
+};
+Peak mountain_peak(const Mountain& m);
+
+/// The per-level reads (stride 1), with this run's settings.
+std::vector<cachebook::LevelBandwidth> measure_levels(const cachebook::LevelSizes& sizes, const Options& options);
+
+/// The claim of the first cliff as the book's claims are printed: effect, the smaller rise of
+/// the two sweeps' first steps (threshold 1.5); noise, the two sweeps' disagreement.
+cachebook::ClaimResult first_cliff_result(const FirstCliffClaim& claim);
+
+/// first_cliff_claim at the reported L1d, on huge pages where available, as first_cliff_result
+/// gives it; without a reported L1d, no verdict (inconclusive, effect 0) and the reason.
+cachebook::ClaimResult first_cliff_of(const Setup& setup);
+
+/// The working sets of each level: cachebook::level_sizes of the caches the machine reports.
+cachebook::LevelSizes level_sizes(const Setup& setup);
+
+nlohmann::json to_json(const ChaseCurve& c);
+/// The mountain as recorded: sizes (bytes), stride_bytes, and gbs[size][stride].
+nlohmann::json to_json(const Mountain& m);
 
 }  // namespace ch08

@@ -188,6 +188,7 @@ void RunTime::record(cachebook::Report& report) const {
 FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double tolerance, double max_disagreement) {
     FirstCliffClaim claim;
     std::size_t found[2] = {0, 0};
+    double rise[2] = {0, 0};
     bool inside[2] = {false, false};
     for (int k = 0; k < 2; ++k) {
         SweepConfig config;
@@ -203,12 +204,16 @@ FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double t
         const auto cliffs = detect_cliffs(config.sizes, ns);
         if (cliffs.empty()) continue;
         found[k] = cliffs[0].capacity_bytes;
+        rise[k] = cliffs[0].above_ns / cliffs[0].below_ns;
         inside[k] = within(found[k], l1_bytes, tolerance) && cliffs[0].above_ns > 1.5 * cliffs[0].below_ns;
     }
     claim.first_bytes = found[0];
     claim.second_bytes = found[1];
+    claim.first_rise = rise[0];
+    claim.second_rise = rise[1];
     const double lo = static_cast<double>(std::min(found[0], found[1]));
     const double disagreement = lo > 0 ? static_cast<double>(std::max(found[0], found[1])) / lo - 1 : 1e9;
+    claim.disagreement = disagreement;
     const std::string figures =
         fmt::format("first cliffs at {} and {} bytes against {} within {:.0f} %, the two {:.0f} % apart", found[0],
                     found[1], l1_bytes, 100 * tolerance, 100 * std::min(disagreement, 9.99));

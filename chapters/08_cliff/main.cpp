@@ -147,8 +147,8 @@ std::vector<Value> level_row(const ch08::Level& l, bool from_huge_pages, std::op
             Value::measured("", ch08::explain(l, from_huge_pages))};
 }
 
-void levels_section(Report& report, const ch08::Setup& setup, const ch08::LevelsFound& found,
-                    std::optional<double> ghz) {
+void levels_section(Report& report, const ch08::Setup& setup, const ch08::LevelsFound& found, std::optional<double> ghz,
+                    const cachebook::ClaimResult& first_cliff) {
     const bool huge = found.from_huge_pages;
     report.section(
         "The levels found (from the {} sweep) next to the sizes the machine reports",
@@ -169,6 +169,8 @@ void levels_section(Report& report, const ch08::Setup& setup, const ch08::Levels
     report.record(
         "reported_sources",
         {{"L1d", ch08::source_of(setup.l1)}, {"L2", ch08::source_of(setup.l2)}, {"L3", ch08::source_of(setup.l3)}});
+    report.line("  two more sweeps from 4 KiB to 4 x L1d, with other cycles, each the other's control:");
+    cachebook::report_claim(report, "first_cliff", "first step within 15 % of the reported L1d, its rise", first_cliff);
 }
 
 void wrong_method_section(Report& report, const ch08::Setup& setup, const ch08::Curves& curves,
@@ -246,91 +248,82 @@ void pages_section(Report& report, const Options& options, const ch08::Setup& se
     report.record("pages", ratios);
 }
 
-// The AMAT section (amat.md): the hierarchy priced, each walk's miss rates, AMAT and measured
-// time, the predicted ratio against the measured one, and the claim about overlapping misses.
-void priced_levels_table(Report& report, const ch08::PricedHierarchy& h) {
-    auto table = report.table({"level", "the model's geometry", "from", "latency"});
-    for (const auto& l : h.levels) {
-        const std::string key = "amat.levels." + l.name + ".";
-        const bool priced = l.cache.has_value();
-        table.row({Value::exact("", l.name),
-                   Value::measured_as(key + "geometry", priced ? nlohmann::json(l.cache->describe()) : nlohmann::json(),
-                                      priced ? l.cache->describe() : l.why_not),
-                   Value::measured(key + "from", priced ? l.geometry_from : std::string("-")),
-                   Value::measured_as(key + "latency_ns", priced ? opt_json(l.latency_ns) : nlohmann::json(),
-                                      priced ? fmt::format("{:.2f} ns", *l.latency_ns) : "-")
-                       .quoted()});
+// ---- The second page: loads in flight, read bandwidth, the memory mountain ----------------
+
+std::string ns_cell(const ch08::ChaseCurve& c, std::size_t k) {
+    return c.ns.empty() ? std::string("-") : fmt::format("{:.2f}", c.ns[k - 1]);
+}
+
+void chases_table(Report& report, const std::vector<ch08::ChaseCurve>& curves) {
+    cachebook::Table table({"k", "L2 ns", "L3 ns", "memory ns", "memory: one chase / k"});
+    const auto& memory = curves.back();
+    for (std::size_t k = 1; k <= ch08::kMaxChases; ++k)
+        table.row({fmt::format("{}", k), ns_cell(curves[0], k), ns_cell(curves[1], k), ns_cell(memory, k),
+                   memory.ns.empty() ? "-" : fmt::format("{:.2f}", memory.ns[0] / static_cast<double>(k))});
+    report.line("{}", block(table.render()));
+}
+
+void chases_section(Report& report, const std::vector<ch08::ChaseCurve>& curves, const cachebook::ClaimResult& claim) {
+    report.section("Loads in flight: k independent chases at once, ns per access (best of runs)");
+    for (const auto& c : curves)
+        report.line("  {}: {}", c.level,
+                    c.bytes != 0 ? Value::measured("", "working set " + size_text(c.bytes))
+                                 : Value::measured("", "not measured: " + cachebook::machine().why_unknown(c.level)));
+    chases_table(report, curves);
+    for (const auto& c : curves) {
+        report.record("mlp." + c.level, ch08::to_json(c));
+        const bool timed = !c.ns.empty();
+        report.line("  {}: the knee at k = {} (within 10 % of the best, {} ns); one chase / best = {} loads in flight",
+                    c.level, timed ? Value::measured("", c.knee.k) : Value::unknown("", "-"),
+                    timed ? Value::measured("", c.knee.best_ns, 2) : Value::unknown("", "-"),
+                    timed ? Value::measured("", c.knee.in_flight, 1) : Value::unknown("", "-"));
     }
-    table.row({"beyond", "a load no priced level holds", "section 5",
-               Value::measured_as("amat.memory_ns", opt_json(h.memory_ns),
-                                  h.memory_ns ? fmt::format("{:.2f} ns", *h.memory_ns) : "-")
-                   .quoted()});
-    table.print();
+    cachebook::report_claim(report, "chases", "in memory, one chase / 8 chases, per access", claim);
 }
 
-// Which latency a miss of the last priced level costs, or why there is no AMAT.
-std::string last_priced_text(const ch08::PricedHierarchy& h) {
-    if (!h.usable()) return "no level priced (no step in the curve): no AMAT in this run";
-    const auto configs = h.configs();
-    return fmt::format("t1 .. t{} from the levels priced, t_beyond for a load that misses {}", configs.size(),
-                       h.levels[configs.size() - 1].name);
-}
-
-std::vector<Value> priced_walk_row(const ch08::PricedWalk& w, const ch08::PricedHierarchy& h) {
-    std::vector<Value> cells{Value::exact("walk", w.name)};
-    static const char* const kKeys[] = {"l1d_miss_rate", "l2_miss_rate", "l3_miss_rate"};
-    for (std::size_t k = 0; k < 3; ++k) {
-        const bool priced = k < w.counts.size();
-        const double rate = priced ? w.counts[k].miss_rate() : 0;
-        cells.push_back(Value::measured_as(kKeys[k], priced ? nlohmann::json(rate) : nlohmann::json(),
-                                           priced ? fmt::format("{:.2f} %", 100 * rate) : "-")
-                            .quoted());
+void levels_bandwidth_section(Report& report, const std::vector<cachebook::LevelBandwidth>& levels,
+                              const std::vector<ch08::ChaseCurve>& chases) {
+    report.section("Read bandwidth by level: a sequential sum on one core");
+    auto table = report.table({"level", "working set", "GB/s"});
+    for (const auto& l : levels) {
+        const std::string key = "bandwidth.read_gbs." + l.name;
+        table.row({l.name,
+                   l.bytes ? Value::measured_as("bandwidth.bytes." + l.name, l.bytes, size_text(l.bytes))
+                           : Value::unknown("bandwidth.bytes." + l.name, "unknown"),
+                   l.gbs ? Value::measured(key, *l.gbs, 1) : Value::unknown(key, "-")});
     }
-    const bool usable = h.usable();
-    cells.push_back(Value::measured_as("amat_ns", usable ? nlohmann::json(w.amat_ns) : nlohmann::json(),
-                                       usable ? fmt::format("{:.2f}", w.amat_ns) : "-")
-                        .quoted());
-    cells.push_back(Value::measured("measured_ns", w.measured_ns, "{:.2f}").quoted());
-    const double quotient = usable ? w.measured_ns / w.amat_ns : 0;
-    cells.push_back(Value::measured_as("measured_over_amat", usable ? nlohmann::json(quotient) : nlohmann::json(),
-                                       usable ? fmt::format("{:.2f}", quotient) : "-")
-                        .quoted());
-    return cells;
+    table.print();
+    const auto& memory = chases.back();
+    report.line("  demand misses alone (chases at their best, a line each): {} GB/s in memory",
+                memory.ns.empty() ? Value::unknown("bandwidth.demand_gbs", "-")
+                                  : Value::measured("bandwidth.demand_gbs", 64.0 / memory.knee.best_ns, 1));
 }
 
-void amat_section(Report& report, const ch08::AmatResult& r, std::size_t n) {
-    report.section("The price of a miss: AMAT from the latencies of section 5 (the page amat.md)");
-    priced_levels_table(report, r.hierarchy);
-    report.line("  AMAT = t1 + m1 x (t2 - t1 + m2 x (t3 - t2 + m3 x (t_beyond - t3))), m: a level's local miss rate");
-    report.line("  {}", Value::measured("", last_priced_text(r.hierarchy)));
-    report.line("  walks: int a[{}][{}] ({}) by rows and by columns, chapter 2's sums; chase and strided sum at {}",
-                Value::exact("amat.n", n), n,
-                Value::exact_as("amat.matrix_bytes", n * n * sizeof(int), size_text(n * n * sizeof(int))).quoted(),
-                Value::measured_as("amat.curve_bytes", r.curve_bytes, size_text(r.curve_bytes)).quoted());
-    auto table = report.table_of_rows(
-        "amat.walks", {"walk", "L1d misses", "L2 misses", "L3 misses", "AMAT ns", "measured ns", "measured / AMAT"});
-    for (const auto* w : {&r.row, &r.column, &r.chase, &r.strided}) table.row(priced_walk_row(*w, r.hierarchy));
-    table.print();
-    // More than one L2 miss a line: the model's L2 lost a column's lines before the next column reused them.
-    const bool l2_priced = r.column.counts.size() > 1;
-    report.record(
-        "amat.column_l2_refetches",
-        l2_priced ? nlohmann::json(r.column.counts[1].miss_rate() > r.row.counts[0].miss_rate()) : nlohmann::json());
-    report.line("  sums: row {}, column {} ({})", Value::exact("amat.row_sum", r.sums.row_sum),
-                Value::exact("amat.column_sum", r.sums.column_sum),
-                r.sums.row_sum == r.sums.column_sum ? "equal" : "DIFFERENT");
-    const auto& p = r.predicted_ratio;
-    const auto& q = r.predicted_over_measured;
+void mountain_table(Report& report, const ch08::Mountain& m) {
+    std::vector<std::string> header = {"size \\ stride"};
+    for (std::size_t s : m.strides) header.push_back(fmt::format("{} B", 8 * s));
+    cachebook::Table table(header);
+    for (std::size_t i = 0; i < m.sizes.size(); ++i) {
+        std::vector<std::string> row = {size_text(m.sizes[i])};
+        for (double g : m.gbs[i]) row.push_back(fmt::format("{:.1f}", g));
+        table.row(row);
+    }
+    report.line("{}", block(table.render()));
+}
+
+void mountain_section(Report& report, const ch08::Mountain& m) {
+    report.section("The memory mountain: GB/s read by working set and stride");
+    mountain_table(report, m);
+    report.record("bandwidth.mountain", ch08::to_json(m));
+    const auto peak = ch08::mountain_peak(m);
     report.line(
-        "  column / row: AMAT predicts {}, measured {}; predicted / measured {}",
-        Value::measured_as("amat.predicted_ratio", opt_json(p), p ? fmt::format("{:.2f}x", *p) : "-").quoted(),
-        Value::measured("amat.measured_ratio", r.measured_ratio, "{:.2f}x").quoted(),
-        Value::measured_as("amat.predicted_over_measured", opt_json(q), q ? fmt::format("{:.2f}", *q) : "-").quoted());
-    report.record("amat.overlap_max_noise_pct", 100 * ch08::kOverlapMaxNoise);
-    cachebook::report_claim(
-        report, "overlap",
-        fmt::format("a dependent chase / as many independent loads, one {} buffer,", size_text(n * n * sizeof(int))),
-        r.overlap);
+        "  the peak: {} GB/s, at {} and a stride of {}", Value::measured("bandwidth.peak.gbs", peak.gbs, 1),
+        Value::measured_as("bandwidth.peak.bytes", peak.bytes, size_text(peak.bytes)),
+        Value::measured_as("bandwidth.peak.stride_bytes", 8 * peak.stride, fmt::format("{} B", 8 * peak.stride)));
+    const std::size_t reach = ch08::prefetch_reach(m.strides, m.gbs.back());
+    report.line("  at {}, lines arrive at 80 % or more of the stride-8 B rate up to a stride of {}",
+                Value::measured("", size_text(m.sizes.back())),
+                Value::measured_as("bandwidth.prefetch_reach_bytes", 8 * reach, fmt::format("{} B", 8 * reach)));
 }
 
 }  // namespace
@@ -352,11 +345,16 @@ int main(int argc, char** argv) {
         const ch08::CliffSets cliffs = ch08::find_cliffs(setup, curves);
         cliffs_section(report, curves, cliffs);
         const ch08::LevelsFound found = ch08::find_levels(setup, curves, cliffs);
-        levels_section(report, setup, found, ghz);
+        levels_section(report, setup, found, ghz, ch08::first_cliff_of(setup));
         wrong_method_section(report, setup, curves, cliffs);
         line_size_section(report, ch08::measure_line_sizes(options));
         pages_section(report, options, setup, curves);
-        amat_section(report, ch08::price_a_miss(options, setup, curves, found), ch08::amat_matrix_side(options));
+        const auto sizes = ch08::level_sizes(setup);
+        const auto chases = ch08::measure_chases(sizes, options);
+        chases_section(report, chases, ch08::chases_claim(sizes.memory, 8, 3.0, options.quick ? 1 << 12 : 1 << 14, 8));
+        levels_bandwidth_section(report, ch08::measure_levels(sizes, options), chases);
+        mountain_section(report, ch08::measure_mountain(sizes.memory, options));
+        ch08::amat_section(report, ch08::price_a_miss(options, setup, curves, found), ch08::amat_matrix_side(options));
         if (!options.csv_path.empty()) ch08::write_csv(options.csv_path, setup, curves);
         run_time.record(report);
         report.save(cli.json_path());

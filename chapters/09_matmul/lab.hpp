@@ -341,4 +341,19 @@ struct KernelTiming {
 };
 std::vector<KernelTiming> time_kernels(Problem& p, const Reference& ref, int runs, cachebook::Progress& progress);
 
+// ---- The roofs below the peak: one core's read bandwidth per level (lab_roofs.cpp) -------
+
+/// One core's sequential read bandwidth from L2, from L3 and from memory (GB/s; nullopt where
+/// not measured), and where the figures come from.
+struct Roofs {
+    std::array<std::optional<double>, 3> gbs;  // L2, L3, memory
+    std::string source;
+};
+/// The roofs chapter 8 measured (`bandwidth.read_gbs` of its JSON); nullopt when the results
+/// hold none (written before chapter 8 measured them, or every figure null).
+std::optional<Roofs> roofs_from_json(const nlohmann::json& cliff);
+/// The roofs from chapter 8's results at `caches_path` when given and they hold them, else a
+/// short run here of the same kernel (cachebook/bandwidth.hpp) at the same working sets.
+Roofs find_roofs(const Settings& o);
+
 }  // namespace ch09

@@ -13,6 +13,7 @@
 #include "cells.hpp"
 #include "lab.hpp"
 #include "matmul.hpp"
+#include "roofs_cells.hpp"
 
 namespace {
 
@@ -158,7 +159,8 @@ void tiling_study(Report& report, ch09::Problem& p, const Settings& o, cachebook
 // ---- 4. The roofline ------------------------------------------------------------------------
 
 // Each step's intensity and roof are recorded here, where the table prints them.
-void roofline_section(Report& report, const Settings& o, const std::vector<StepResult>& steps, const Peak& peak) {
+void roofline_section(Report& report, const Settings& o, const std::vector<StepResult>& steps, const Peak& peak,
+                      const ch09::Roofs& roofs) {
     const double flops = 2.0 * double(o.n) * double(o.n) * double(o.n);
     report.section("Roofline: FLOPs per byte of memory traffic (a model for matrices larger than the caches)");
     auto roof = report.table({"step", "FLOPs/byte", "roof GFLOPS", "measured", "% of roof"});
@@ -178,6 +180,7 @@ void roofline_section(Report& report, const Settings& o, const std::vector<StepR
     }
     roof.print();
     report.line("  roof = min(peak, FLOPs/byte x {} GB/s)", Value::measured("", peak.bandwidth, 1));
+    ch09::cells::measured_roofs(report, o, steps, peak, roofs);
 }
 
 // ---- 5. Step 6's blocks -------------------------------------------------------------------
@@ -367,7 +370,7 @@ int run(const Settings& o, const std::string& json_path) {
     steps_section(report, o, runs.steps, libs, peak, claims);
     tiling_study(report, p, o, progress);
     report.record("tile", m.tile);
-    roofline_section(report, o, runs.steps, peak);
+    roofline_section(report, o, runs.steps, peak, ch09::find_roofs(o));
     blocks_section(report, o, m, blocks);
     libraries_section(report, o, libs, peak, claims);
     if (o.sweep_tiles) tile_sweep(report, p, o, progress);

@@ -1,0 +1,153 @@
+// Chapter 8, the lab of its second page: the k-chases curves, the read bandwidth of each level,
+// the memory mountain and their claims, around the lesson of bandwidth.cpp.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "lab.hpp"
+
+namespace ch08 {
+
+ChaseSet::ChaseSet(std::size_t bytes, std::uint64_t seed)
+    : buf(bytes, PageSize::Huge), order(cycle_order(cachebook::single_cycle(bytes / kNodeBytes, seed))) {
+    // link_chase lays the same cycle: single_cycle with the same seed.
+    cachebook::link_chase(buf, order.size(), kNodeBytes, seed);
+}
+
+std::vector<const void*> ChaseSet::starts(std::size_t k) {
+    const std::size_t n = order.size();
+    base = (base + static_cast<std::size_t>(0.6180339887 * static_cast<double>(n))) % n;
+    std::vector<const void*> out;
+    for (std::uint32_t node : spaced_starts(order, k, base)) out.push_back(buf.data() + std::size_t{node} * kNodeBytes);
+    return out;
+}
+
+double chases_ns_per_access(ChaseSet& set, std::size_t k, std::size_t accesses, std::size_t warmup, int runs) {
+    auto chases = set.starts(k);
+    const std::size_t hops = std::max<std::size_t>(1, accesses / k);
+    double best = 1e300;
+    for (int r = 0; r < runs; ++r) {
+        chase_together(chases, warmup / k + 1);
+        const auto t0 = cachebook::Clock::now();
+        chase_together(chases, hops);
+        best = std::min(best, cachebook::seconds_since(t0));
+    }
+    cachebook::do_not_optimize(chases);
+    return best / static_cast<double>(hops * k) * 1e9;
+}
+
+std::vector<ChaseCurve> measure_chases(const cachebook::LevelSizes& sizes, const Options& options) {
+    std::vector<ChaseCurve> curves = {
+        {"L2", sizes.l2, {}, {}}, {"L3", sizes.l3, {}, {}}, {"memory", sizes.memory, {}, {}}};
+    const int runs = options.quick ? 5 : 9;
+    const auto seed = static_cast<std::uint64_t>(options.seed);
+    cachebook::Progress progress("k chases at once", curves.size());
+    for (auto& c : curves) {
+        progress.step(c.level);
+        if (c.bytes < kNodeBytes * kMaxChases) continue;
+        ChaseSet set(c.bytes, seed);
+        // Short runs (a millisecond or less) fit between the interruptions of a shared core. A
+        // cache level is warmed with a lap of its cycle before each run; memory needs no warming.
+        const bool memory = c.level == "memory";
+        const std::size_t accesses = memory ? 1 << 12 : 1 << 14;
+        const std::size_t warmup = memory ? 0 : std::min<std::size_t>(c.bytes / kNodeBytes, 1 << 17);
+        c.ns.assign(kMaxChases, 1e300);
+        for (int r = 0; r < runs; ++r)  // every k once per round, so drift hits them alike
+            for (std::size_t k = 1; k <= kMaxChases; ++k)
+                c.ns[k - 1] = std::min(c.ns[k - 1], chases_ns_per_access(set, k, accesses, warmup, 1));
+        c.knee = knee_of(c.ns);
+    }
+    return curves;
+}
+
+cachebook::ClaimResult chases_claim(std::size_t bytes, std::size_t k, double threshold, std::size_t accesses,
+                                    int runs) {
+    ChaseSet set(bytes, 7);
+    auto one = set.starts(1);  // the chases go on from run to run: every access a new node
+    auto many = set.starts(k);
+    cachebook::ClaimRule rule;
+    rule.threshold = threshold;
+    rule.runs = runs;
+    auto result = cachebook::measure_claim([&] { chase_together(one, accesses); },
+                                           [&] { chase_together(many, accesses / k); }, rule);
+    cachebook::do_not_optimize(one);
+    cachebook::do_not_optimize(many);
+    return result;
+}
+
+Mountain measure_mountain(std::size_t largest, const Options& options) {
+    Mountain m;
+    for (std::size_t s = std::size_t{16} << 10; s <= largest; s *= options.quick ? 4 : 2) m.sizes.push_back(s);
+    m.strides = {1, 2, 4, 8, 16, 32, 64};
+    const cachebook::PageBuffer buf(m.sizes.back(), PageSize::Huge);
+    // Each run reads at least 2 MB (1 MB with --quick) of words: a few hundred microseconds in a cache.
+    const std::size_t min_bytes = options.quick ? 1 << 20 : 2 << 20;
+    const int runs = options.quick ? 2 : 5;
+    cachebook::Progress progress("the memory mountain", m.sizes.size());
+    for (std::size_t bytes : m.sizes) {
+        progress.step(cachebook::size_text(bytes));
+        std::vector<double> row;
+        for (std::size_t stride : m.strides) row.push_back(cachebook::read_gbs(buf, bytes, stride, min_bytes, runs));
+        m.gbs.push_back(row);
+    }
+    return m;
+}
+
+Peak mountain_peak(const Mountain& m) {
+    Peak peak;
+    for (std::size_t i = 0; i < m.sizes.size(); ++i)
+        for (std::size_t j = 0; j < m.strides.size(); ++j)
+            if (m.gbs[i][j] > peak.gbs) peak = {m.sizes[i], m.strides[j], m.gbs[i][j]};
+    return peak;
+}
+
+std::vector<cachebook::LevelBandwidth> measure_levels(const cachebook::LevelSizes& sizes, const Options& options) {
+    return cachebook::read_bandwidth_by_level(sizes, options.quick ? 4 << 20 : 16 << 20, options.quick ? 2 : 7);
+}
+
+cachebook::ClaimResult first_cliff_result(const FirstCliffClaim& claim) {
+    cachebook::ClaimResult r;
+    r.threshold = 1.5;
+    r.verdict = claim.verdict;
+    r.reason = claim.reason;
+    if (claim.first_bytes != 0 && claim.second_bytes != 0) {
+        r.effect = std::min(claim.first_rise, claim.second_rise);
+        r.noise = claim.disagreement;
+    }
+    return r;
+}
+
+cachebook::ClaimResult first_cliff_of(const Setup& setup) {
+    if (!setup.l1) {
+        cachebook::ClaimResult none;
+        none.threshold = 1.5;
+        none.reason = "not decided: " + cachebook::machine().why_unknown("the L1d");
+        return none;
+    }
+    const auto pages = setup.huge_pages_available ? PageSize::Huge : PageSize::Small;
+    return first_cliff_result(first_cliff_claim(setup.l1->size_bytes, pages));
+}
+
+cachebook::LevelSizes level_sizes(const Setup& setup) {
+    auto bytes = [](const std::optional<cachebook::CacheInfo>& c) { return c ? c->size_bytes : std::size_t{0}; };
+    return cachebook::level_sizes(bytes(setup.l1), bytes(setup.l2), bytes(setup.l3));
+}
+
+nlohmann::json to_json(const ChaseCurve& c) {
+    if (c.ns.empty())
+        return {{"bytes", nullptr}, {"ns", nullptr}, {"knee", nullptr}, {"best_ns", nullptr}, {"in_flight", nullptr}};
+    return {{"bytes", c.bytes},
+            {"ns", c.ns},
+            {"knee", static_cast<double>(c.knee.k)},  // a measurement: whole by chance, not a count the prose may type
+            {"best_ns", c.knee.best_ns},
+            {"in_flight", c.knee.in_flight}};
+}
+
+nlohmann::json to_json(const Mountain& m) {
+    std::vector<std::size_t> stride_bytes;
+    for (std::size_t words : m.strides) stride_bytes.push_back(words * sizeof(std::uint64_t));
+    return {{"sizes", m.sizes}, {"stride_bytes", stride_bytes}, {"gbs", m.gbs}};
+}
+
+}  // namespace ch08
