@@ -302,5 +302,50 @@ class PredictionsWait(unittest.TestCase):
         self.assertEqual(len(others), 2)
 
 
+class ApiIntro(unittest.TestCase):
+    def test_the_intro_names_every_header(self):
+        intro = (BOOK / "api.md").read_text().split("```{api-by-header}")[0]
+        for header in sorted((BOOK.parent / "common" / "include" / "cachebook").glob("*.hpp")):
+            with self.subTest(header=header.name):
+                self.assertIn(f"`{header.name}`", intro)
+
+
+class ApiHidden(unittest.TestCase):
+    """The API page leaves out the golden files' plumbing, and nothing else: Doxygen drops
+    every declaration whose own name is in build.API_HIDDEN, so each must name one only."""
+
+    @staticmethod
+    def members(xml: Path) -> list[str]:
+        """Qualified names of the members of classes and namespaces (a header's XML repeats them)."""
+        import xml.etree.ElementTree as ET
+
+        names = []
+        for path in xml.glob("*.xml"):
+            for compound in ET.parse(path).getroot().iter("compounddef"):
+                if compound.get("kind") in ("class", "struct", "namespace"):
+                    scope = compound.findtext("compoundname")
+                    names += [f"{scope}::{m.findtext('name')}" for m in compound.iter("memberdef")]
+        return names
+
+    def test_each_hidden_name_is_one_declaration_and_is_gone(self):
+        import shutil
+        import tempfile
+
+        import build
+
+        if shutil.which("doxygen") is None:
+            self.skipTest("doxygen is not installed")
+        with tempfile.TemporaryDirectory() as d:
+            build.run_doxygen(Path(d), Path(d) / "all", hidden=())
+            build.run_doxygen(Path(d), Path(d) / "page")
+            every, shown = self.members(Path(d) / "all" / "xml"), self.members(Path(d) / "page" / "xml")
+        for name in build.API_HIDDEN:
+            with self.subTest(name=name):
+                self.assertEqual(len([m for m in every if m.rsplit("::", 1)[1] == name]), 1)
+        self.assertEqual(sorted(set(every) - set(shown)),
+                         sorted(m for m in set(every) if m.rsplit("::", 1)[1] in build.API_HIDDEN))
+        self.assertNotIn("cachebook::golden_mode", shown)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)
