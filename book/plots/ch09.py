@@ -77,7 +77,7 @@ def roofline(steps, peak):
     ax.set_yscale("log")
     ax.set_xlabel("FLOPs per byte of memory traffic")
     ax.set_ylabel("GFLOPS")
-    ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
+    ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, markerscale=0.7)
     return fig
 
 
