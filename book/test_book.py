@@ -353,6 +353,110 @@ class ConditionsShown(unittest.TestCase):
     def test_a_value_read_but_not_shown_fails(self):
         self.assertIn("does not show", self.defects(1.2, "1.20", "no figure here")[0])
         self.assertEqual(self.defects(1.2, "1.20", "no figure here", "ch.r_text"), [])
+class ApiIntro(unittest.TestCase):
+    def test_the_intro_names_every_header(self):
+        intro = (BOOK / "api.md").read_text().split("```{api-by-header}")[0]
+        for header in sorted((BOOK.parent / "common" / "include" / "cachebook").glob("*.hpp")):
+            with self.subTest(header=header.name):
+                self.assertIn(f"`{header.name}`", intro)
+
+
+class ApiHidden(unittest.TestCase):
+    """The API page leaves out the golden files' plumbing, and nothing else: Doxygen drops
+    every declaration whose own name is in build.API_HIDDEN, so each must name one only."""
+
+    @staticmethod
+    def members(xml: Path) -> list[str]:
+        """Qualified names of the members of classes and namespaces (a header's XML repeats them)."""
+        import xml.etree.ElementTree as ET
+
+        names = []
+        for path in xml.glob("*.xml"):
+            for compound in ET.parse(path).getroot().iter("compounddef"):
+                if compound.get("kind") in ("class", "struct", "namespace"):
+                    scope = compound.findtext("compoundname")
+                    names += [f"{scope}::{m.findtext('name')}" for m in compound.iter("memberdef")]
+        return names
+
+    def test_each_hidden_name_is_one_declaration_and_is_gone(self):
+        import shutil
+        import tempfile
+
+        import build
+
+        if shutil.which("doxygen") is None:
+            self.skipTest("doxygen is not installed")
+        with tempfile.TemporaryDirectory() as d:
+            build.run_doxygen(Path(d), Path(d) / "all", hidden=())
+            build.run_doxygen(Path(d), Path(d) / "page")
+            every, shown = self.members(Path(d) / "all" / "xml"), self.members(Path(d) / "page" / "xml")
+        for name in build.API_HIDDEN:
+            with self.subTest(name=name):
+                self.assertEqual(len([m for m in every if m.rsplit("::", 1)[1] == name]), 1)
+        self.assertEqual(sorted(set(every) - set(shown)),
+                         sorted(m for m in set(every) if m.rsplit("::", 1)[1] in build.API_HIDDEN))
+        self.assertNotIn("cachebook::golden_mode", shown)
+
+
+class PlotsStayClear(unittest.TestCase):
+    """Figures drawn from made-up results placed where overlaps happened: no legend or label
+    covers a data point or a bar, and coinciding markers both show."""
+
+    @staticmethod
+    def draw(chapter: str, data: dict) -> dict:
+        import matplotlib.pyplot as plt
+
+        import plots
+
+        with plt.rc_context(plots.STYLE):
+            figures = plots._load(plots.HERE / f"{chapter}.py").plots(data)
+            for fig in figures.values():
+                fig.canvas.draw()
+        return figures
+
+    def assert_clear(self, fig):
+        """No legend box meets a bar or a plotted point of any axes, in the drawn figure."""
+        import matplotlib.lines as mlines
+        import matplotlib.patches as mpatches
+
+        renderer = fig.canvas.get_renderer()
+        legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+        boxes = [legend.get_window_extent(renderer) for legend in legends]
+        boxes += [t.get_window_extent(renderer) for ax in fig.axes for t in ax.texts]
+        for ax in fig.axes:
+            for artist in ax.get_children():
+                if isinstance(artist, mpatches.Rectangle) and artist is not ax.patch and artist.get_height():
+                    shape = artist.get_window_extent(renderer)
+                    self.assertFalse(any(shape.overlaps(b) for b in boxes), f"a box covers the bar at {shape}")
+                elif isinstance(artist, mlines.Line2D) and artist.get_marker() not in (None, "None", ""):
+                    for x, y in ax.transData.transform(artist.get_xydata()):
+                        self.assertFalse(any(b.contains(x, y) for b in boxes), f"a box covers the point {x, y}")
+
+    def test_ch06_sweep_leaves_its_points_clear(self):
+        sweep = [{"op": op, "threads": t, "packed_ns": ns, "padded_ns": ns / 4, "oversubscribed": t > 2}
+                 for op, ns in (("volatile", 0.4), ("atomic", 25.0)) for t in (2, 4, 8)]
+        figures = self.draw("ch06", {"measured": {"sweep": sweep}})
+        self.assert_clear(figures["packed_vs_padded"])
+        self.assertIn("more threads than cpus", [t.get_text() for t in figures["packed_vs_padded"].legends[0].texts])
+
+    def test_ch07_orders_legend_leaves_the_tallest_bars_clear(self):
+        totals = {"ijk": 2.0, "jik": 2.0, "jki": 2.0, "kji": 2.0, "kij": 0.1, "ikj": 0.1}
+        rows = [{"order": o, "model_total": t, "cachegrind": t} for o, t in totals.items()]
+        data = {"orders": {"rows": rows}, "runs": {"a": [1e-3, 2e-3], "b": [1e-3, 2e-3]},
+                "latency": [{"bytes": 32768, "strided_ns": 1, "gather_ns": 2, "chase_ns": 3}]}
+        self.assert_clear(self.draw("ch07", data)["orders"])
+
+    def test_ch09_coinciding_steps_both_show_and_values_sit_above_the_peak(self):
+        steps = {k: {"label": label, "gflops": g, "intensity": i} for k, (label, g, i) in enumerate(
+            (("1 naive", 0.3, 0.03), ("1t naive, B transposed", 2.5, 0.5), ("2 i-k-j", 2.5, 0.5),
+             ("6 packed", 153.3, 40.0)))}
+        figures = self.draw("ch09", {"steps": {str(k): v for k, v in steps.items()}, "n": 2048,
+                                     "peak": {"measured_core": 153.3, "measured_all": 300.0, "bandwidth_gbs": 20.0}})
+        markers = [line for line in figures["roofline"].axes[0].lines if line.get_marker() not in (None, "None", "")]
+        self.assertTrue(all(line.get_markerfacecolor() == "none" for line in markers))
+        ax = figures["gflops_steps"].axes[0]
+        peak = max(line.get_zorder() for line in ax.lines)
+        self.assertTrue(all(t.get_zorder() > peak and t.get_bbox_patch() is not None for t in ax.texts))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 // The book's search page (Sphinx's searchtools.js reads the Scorer below).
 // - API entries rank below the pages' own hits, and a function's parameters are not hits;
-// - a page found by a heading is not listed a second time for its text;
+// - a page found by a heading is not listed a second time for its text, nor as
+//   "page > heading" when the heading is the page's title;
 // - opened from disk (file://) a page cannot be fetched for an excerpt: results show titles,
 //   and one note says how to get excerpts (`make serve`).
 
@@ -14,8 +15,24 @@ var Scorer = {
   partialTitle: 7,
   term: 5,
   partialTerm: 2,
-  score: (result) => (result[3] ? result[4] - 30 : result[4]),
+  score: (result) => {
+    asPage(result);
+    return result[3] ? result[4] - 30 : result[4];
+  },
 };
+
+// A page found by its own first heading ("6. False sharing > False sharing") is listed as the
+// page itself, so it is one hit with the page's text search (Sphinx drops equal results).
+// Scorer.score is the only hook Sphinx calls on each result, so the change is made there.
+function asPage(result) {
+  const parts = result[1].split(" > ");
+  if (parts.length !== 2) return;
+  const page = parts[0].replace(/<[^>]*>/g, "").replace(/^[\d.]+\s+/, "").trim();
+  if (page === parts[1].trim()) {
+    result[1] = parts[0];
+    result[2] = "";
+  }
+}
 
 (function () {
   "use strict";

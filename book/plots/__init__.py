@@ -29,8 +29,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
+# Every plot is a light card with a thin border, so it reads as a figure on the light theme
+# and, inverted by the page's style, on the dark one; the SVG opened on its own looks the same.
+CARD, CARD_BORDER = "#fbfbfa", "#c8c8c8"
+
 # One look for every plot of the book.
 STYLE = {
+    "figure.facecolor": CARD,
+    "axes.facecolor": CARD,
+    "savefig.facecolor": CARD,
+    "legend.facecolor": CARD,
     "figure.figsize": (6.4, 3.6),
     "figure.dpi": 100,
     "font.size": 10,
@@ -46,6 +54,17 @@ def figure(**kwargs):
     """A new figure and axes in the book's style: `fig, ax = plots.figure()`."""
     with plt.rc_context(STYLE):
         return plt.subplots(**kwargs)
+
+
+def save_card(fig, path: Path, pad: float = 0.12) -> None:
+    """Saves `fig` cropped to what it draws plus `pad` inches, framed by the card's border.
+    The crop moves the figure's own rectangle to the saved area, so its edge is the border;
+    half of the line falls outside the saved area, hence twice the width."""
+    fig.patch.set_facecolor(CARD)
+    fig.patch.set_edgecolor(CARD_BORDER)
+    fig.patch.set_linewidth(2)
+    fig.savefig(path, format=path.suffix[1:], bbox_inches="tight", pad_inches=pad,
+                edgecolor=CARD_BORDER, metadata={"Date": None} if path.suffix == ".svg" else None)
 
 
 def _load(path: Path):
@@ -76,7 +95,7 @@ def render_all(generated: Path, out: Path, machine: dict, say) -> int:
                 sys.exit(1)
             for name, fig in figures.items():
                 path = out / f"{key}_{name}.svg"
-                fig.savefig(path, format="svg", bbox_inches="tight", metadata={"Date": None})
+                save_card(fig, path)
                 plt.close(fig)
                 made += 1
     return made

@@ -1,5 +1,7 @@
 """Chapter 2's plots: misses of the two walks (the 4 KiB 8-way matrix-read table), and the measured time per element."""
 
+import math
+
 from plots import figure
 
 
@@ -11,16 +13,16 @@ def plots(data):
         x = range(len(rows))
         width = 0.38
         row = ax.bar([k - width / 2 for k in x], [r["row"] for r in rows], width, label="row walk (j inside)")
-        column = ax.bar([k + width / 2 for k in x], [r["column"] for r in rows], width,
-                        label="column walk (i inside)")
-        # The counts span two orders of magnitude: a log axis keeps the smallest bars visible,
-        # and each bar prints its count.
+        column = ax.bar([k + width / 2 for k in x], [r["column"] for r in rows], width, label="column walk (i inside)")
+        # A log scale keeps the small matrices' bars visible; the counts are printed on them.
         ax.set_yscale("log")
-        ax.bar_label(row, [str(r["row"]) for r in rows], padding=2, fontsize=8)
-        ax.bar_label(column, [str(r["column"]) for r in rows], padding=2, fontsize=8)
-        ax.set_ylim(bottom=10, top=max(r["column"] for r in rows) * 4)
+        for bars in (row, column):
+            ax.bar_label(bars, [f"{b.get_height():.0f}" for b in bars], padding=2, fontsize=8)
+        smallest = min(min(r["row"], r["column"]) for r in rows)
+        ax.set_ylim(10 ** math.floor(math.log10(max(smallest, 1))), max(r["column"] for r in rows) * 3)
         ax.set_xticks(list(x), [f"{r['n']} × {r['n']}" for r in rows])
-        ax.set_xlabel("n × n matrix of double")
+        ax.grid(axis="x", visible=False)
+        ax.set_xlabel("matrix of double")
         ax.set_ylabel("simulated misses (log scale)")
         ax.legend(frameon=False, loc="upper left")
         out["matrix_read_misses"] = fig

@@ -7,7 +7,11 @@ packed_vs_padded (the second page): ns per increment against the number of threa
 counters packed into shared lines or padded to a line each, for volatile increments and
 atomic adds; reads measured.sweep."""
 
+from matplotlib.patches import Patch
+
 from plots import figure
+
+OVER_COLOR = "#999999"
 
 
 def model_bursts(model):
@@ -36,32 +40,32 @@ def plots(data):
     if not sweep:
         return out
     ops = [op for op in ("volatile", "atomic") if any(p["op"] == op for p in sweep)]
-    fig, axes = figure(ncols=len(ops), figsize=(6.4, 3.5), sharey=False, squeeze=False)
+    fig, axes = figure(ncols=len(ops), figsize=(6.4, 3.2), sharey=False, squeeze=False)
     shaded = False
     for ax, op in zip(axes[0], ops):
-        points = sorted((p for p in sweep if p["op"] == op), key=lambda p: p["threads"])
-        threads = [p["threads"] for p in points]
-        ax.plot(threads, [p["packed_ns"] for p in points], "o-", label="packed (shared lines)")
-        ax.plot(threads, [p["padded_ns"] for p in points], "s--", label="padded (a line each)")
-        over = [p["threads"] for p in points if p.get("oversubscribed")]
-        if over:
-            # Named in the legend, not written on the plot, where it would cover a line or a marker.
-            ax.axvspan(min(over) - 0.5, max(threads) + 0.5, color="#999999", alpha=0.15, lw=0,
-                       label=None if shaded else "more threads than cpus")
-            shaded = True
-        ax.set_xticks(threads)
-        ax.set_xlabel("threads")
-        ax.set_title("volatile ++" if op == "volatile" else "atomic fetch_add", fontsize=9)
-        ax.set_ylim(bottom=0)
+        shaded = _sweep_panel(ax, op, sorted((p for p in sweep if p["op"] == op), key=lambda p: p["threads"])) or shaded
     axes[0][0].set_ylabel("ns per increment")
-    # One legend for both panels, below them: inside a panel it covers the points.
-    handles, labels = [], []
-    for ax in axes[0]:
-        for h, label in zip(*ax.get_legend_handles_labels()):
-            if label not in labels:
-                handles.append(h)
-                labels.append(label)
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, fontsize=7)
+    # One legend for both panels, under them: inside a panel it covered points.
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if shaded:
+        handles.append(Patch(color=OVER_COLOR, alpha=0.3, lw=0))
+        labels.append("more threads than cpus")
+    fig.legend(handles, labels, frameon=False, fontsize=8, loc="lower center", ncol=len(labels))
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     out["packed_vs_padded"] = fig
     return out
+
+
+def _sweep_panel(ax, op, points) -> bool:
+    """One panel of packed_vs_padded; True when it shades thread counts beyond the cpus."""
+    threads = [p["threads"] for p in points]
+    ax.plot(threads, [p["packed_ns"] for p in points], "o-", label="packed (shared lines)")
+    ax.plot(threads, [p["padded_ns"] for p in points], "s--", label="padded (a line each)")
+    over = [p["threads"] for p in points if p.get("oversubscribed")]
+    if over:
+        ax.axvspan(min(over) - 0.5, max(threads) + 0.5, color=OVER_COLOR, alpha=0.15, lw=0)
+    ax.set_xticks(threads)
+    ax.set_xlabel("threads")
+    ax.set_title("volatile ++" if op == "volatile" else "atomic fetch_add", fontsize=9)
+    ax.set_ylim(bottom=0)
+    return bool(over)

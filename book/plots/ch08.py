@@ -43,7 +43,8 @@ def plots(data):
     ax.plot([], [], color="#999999", linestyle=":", linewidth=1, label="its size as the machine reports it")
     ticks = [4 ** k for k in range(1, 12) if kib[0] <= 4 ** k <= kib[-1]]
     ax.set_xticks(ticks, [f"{t} KiB" if t < 1024 else f"{t // 1024} MiB" for t in ticks])
-    ax.legend(frameon=False, loc="upper left", fontsize=8)
+    # Under the plot: inside it the level lines ran through the legend's text.
+    ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=8)
     out["curve"] = fig
     out.update(bandwidth_plots(data))
     return out

@@ -9,7 +9,7 @@ import re
 
 from matplotlib.patches import Patch
 
-from plots import figure
+from plots import CARD, figure
 
 STEP_COLOR, OPENBLAS_COLOR, BLIS_COLOR = "#4c72b0", "#dd8452", "#55a868"
 
@@ -32,22 +32,27 @@ def gflops_steps(data, steps, peak):
     labels = [s["label"] for s in steps]
     gflops = [s["gflops"] for s in steps]
     bars = ax.barh(labels, gflops, color=[_color(label) for label in labels])
-    ax.bar_label(bars, [f"{g:.1f}" for g in gflops], padding=3, fontsize=8)
+    # The values sit on a patch of the card's colour, above the peak lines, which cross them otherwise.
+    for text in ax.bar_label(bars, [f"{g:.1f}" for g in gflops], padding=3, fontsize=8):
+        text.set_bbox({"facecolor": CARD, "edgecolor": "none", "pad": 1})
+        text.set_zorder(5)
     ax.invert_yaxis()
     lines = []
     for key, style, text in (("measured_core", "--", "peak, 1 core"), ("measured_all", ":", "peak, all threads")):
         if peak.get(key):
-            lines.append(ax.axvline(peak[key], color="#555555", linestyle=style, linewidth=1,
+            lines.append(ax.axvline(peak[key], color="#555555", linestyle=style, linewidth=1, zorder=0.5,
                                     label=f"{text} ({peak[key]:.0f})"))
     kinds = [Patch(color=STEP_COLOR, label="this chapter's steps")]
     if any("OpenBLAS" in label for label in labels):
         kinds.append(Patch(color=OPENBLAS_COLOR, label="OpenBLAS"))
     if any("BLIS" in label for label in labels):
         kinds.append(Patch(color=BLIS_COLOR, label="BLIS"))
-    ax.legend(handles=kinds + lines, frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / len(steps)),
-              ncol=3)
+    # Under the axis label: a fixed distance in inches, whatever the number of steps.
+    ax.legend(handles=kinds + lines, frameon=False, fontsize=8, loc="upper center", ncol=3,
+              bbox_to_anchor=(0.5, -0.6 / (fig.get_figheight() - 1.4)))
     ax.set_xlabel(f"GFLOPS (N = {data.get('n')}, float)")
-    ax.set_xlim(0, max(gflops + [peak.get("measured_all") or 0]) * 1.15)
+    # Both peak lines in view: under load the all-threads peak can come out below the one-core one.
+    ax.set_xlim(0, max(gflops + [peak.get("measured_all") or 0, peak.get("measured_core") or 0]) * 1.15)
     return fig
 
 
@@ -70,14 +75,16 @@ def roofline(steps, peak, roofs=None):
             ax.plot(grid, [min(peak["measured_core"], x * gbs) for x in grid], "-.", color=color, linewidth=1,
                     label=f"{name} roof, 1 core ({gbs:.0f} GB/s)")
     markers = "osD^v<>ph*"
-    # Each step its own marker, named in the legend: labels beside the points overlapped.
+    # Each step its own marker, named in the legend: labels beside the points overlapped. The
+    # markers are open, so two steps at the same point (1t and 2 often are) both show.
     for i, s in enumerate(points):
-        ax.plot(s["intensity"], s["gflops"], markers[i % len(markers)], markersize=7, label=s["label"])
+        ax.plot(s["intensity"], s["gflops"], markers[i % len(markers)], markersize=8 + 3 * (i % 2),
+                markerfacecolor="none", markeredgewidth=1.6, label=s["label"])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("FLOPs per byte of memory traffic")
     ax.set_ylabel("GFLOPS")
-    ax.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, markerscale=0.7)
     return fig
 
 
@@ -108,13 +115,14 @@ def tile_sweep(data):
     if l1_found:
         t_found = math.sqrt(l1_found / 16)
         ax.axvline(t_found, color="#999999", linestyle="-.", linewidth=1,
-                   label=f"the same for the L1 chapter 8 measured ({l1_found / 1024:.1f} KiB): T = {t_found:.0f}")
+                   label=f"the same, chapter 8's L1 ({l1_found / 1024:.1f} KiB): T = {t_found:.0f}")
     ax.set_xscale("log", base=2)
     ax.set_xticks(tiles, [str(t) for t in tiles])
     ax.set_xlabel(f"tile T (N = {n})")
     ax.set_ylabel("GFLOPS")
     ax.set_ylim(bottom=0)
-    ax.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    # Under the plot, not beside it: beside it the figure grew wide and its text shrank on the page.
+    ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
     return fig
 
 
