@@ -57,8 +57,9 @@ def orders(data):
     ax.set_xticks(range(len(rows)), names)
     ax.set_ylabel("misses per inner iteration")
     ax.grid(axis="x", visible=False)
-    ax.legend(frameon=False, fontsize=8, loc="upper left")
-    fig.tight_layout()
+    # Below the axes: inside them the legend covers the tallest bars.
+    fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=2, frameon=False, fontsize=8)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
 
 
