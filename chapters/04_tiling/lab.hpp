@@ -186,6 +186,9 @@ struct ObliviousRun {
     int runs = 0;
 };
 void oblivious_timing_section(cachebook::Report& report, const ObliviousRun& run);
+/// The lab's last step (lab_report.cpp): four walks through the lab's cache with no prefetcher,
+/// next-line and stride.
+void prefetch_section(cachebook::Report& report);
 
 /// The M / H string of steps [first, last), three letters per iteration separated by spaces.
 std::string stepper_marks(const MatmulStepper& run, std::size_t first, std::size_t last);

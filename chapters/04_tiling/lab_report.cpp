@@ -102,4 +102,44 @@ void oblivious_timing_section(Report& report, const ObliviousRun& run) {
                             recursive_claim(transpose, kTransposeN));
 }
 
+namespace {
+std::string kind_key(cachebook::PrefetchKind kind) {
+    return kind == cachebook::PrefetchKind::next_line ? "next_line" : std::string(cachebook::prefetch_name(kind));
+}
+}  // namespace
+
+// The lab's last step: four walks through the lab's cache with no prefetcher, next-line and stride.
+void prefetch_section(Report& report) {
+    const std::size_t n = 73, tile = 8;
+    const std::uint64_t cycle = 7;  // which random cycle the chase follows
+    const auto cache = lab_cache();
+    report.section("The lab's last step: a prefetcher in front of the cache, {0} x {0} doubles",
+                   Value::exact("prefetch.n", n));
+    const cachebook::PrefetchConfig settings;
+    report.line("  cache: {}", cache.describe());
+    report.line("  next-line: a miss on line L also fetches line L + 1");
+    report.line("  stride: once a stream (A or B) has moved by the same stride twice in a row, each of its");
+    report.line("    accesses fetches the line one stride ahead; the table follows {} streams",
+                Value::exact("prefetch.table_streams", settings.table_streams));
+    report.line("  none, next-line, stride: the walk's misses with no prefetcher, with next-line, with stride");
+    report.line("  useful: prefetched lines that a later access hit; issued: prefetches that brought a line in");
+    report.record("prefetch.tile", tile);
+    auto table =
+        report.table({"walk", "accesses", "none", "next-line", "useful", "issued", "stride", "useful", "issued"});
+    for (const auto& walk : prefetch_walks(n, tile, cycle)) {
+        const std::string at = "prefetch." + walk.key + ".";
+        std::vector<Value> cells = {walk.name, Value::exact(at + "accesses", walk.accesses.size())};
+        for (const auto kind : kPrefetchKinds) {
+            const auto counts = run_with_prefetcher(walk, cache, kind);
+            const std::string key = at + kind_key(kind) + ".";
+            cells.push_back(Value::exact(key + "misses", counts.demand_misses));
+            if (kind == cachebook::PrefetchKind::none) continue;
+            cells.push_back(Value::exact(key + "useful", counts.useful));
+            cells.push_back(Value::exact(key + "issued", counts.issued));
+        }
+        table.row(cells);
+    }
+    table.print();
+}
+
 }  // namespace ch04

@@ -56,9 +56,8 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
 void preface(Report& report, const Options& options) {
     const std::size_t n = options.size();
     report.blank_line();
-    report.line("  array for sections 2, 4, 6, 11: {0} x {0} int = {1}; {2} runs per measurement unless a section says",
-                n, cachebook::size_text(n * n * sizeof(int)),
-                Value::exact("runs_per_measurement", options.run_count()));
+    report.line("  array for sections 2, 4, 6, 11: {0} x {0} int = {1}; {2} runs per measurement unless stated", n,
+                cachebook::size_text(n * n * sizeof(int)), Value::exact("runs_per_measurement", options.run_count()));
     report.line("  share of a CPU this program gets right now: {} (1.00 on an idle machine)",
                 Value::measured("cpu_share", ch07::cpu_share_now(), "{:.2f}").quoted());
 }
@@ -238,10 +237,10 @@ void counted_walks(Report& report, const ch07::PerfProbe& probe, std::size_t n) 
     report.record("counters.why_not", counts.why_not);
     report.record("counters.d1_flag", ch07::cachegrind_d1_flag(geometry));
     report.line(
-        "  counting the chapter 2 walks of a {0} x {0} int array ({1} KiB) with {2}, L1d {3}",
-        Value::exact("counters.n", n), n * n * sizeof(int) / 1024,
-        Value::measured_as("counters.tool", counts.tool, counted ? counts.tool : "nothing (" + counts.why_not + ")"),
-        Value::measured("counters.geometry", geometry.describe()));
+        "  counting the chapter 2 walks of a {0} x {0} int array ({1} KiB) with {2}", Value::exact("counters.n", n),
+        n * n * sizeof(int) / 1024,
+        Value::measured_as("counters.tool", counts.tool, counted ? counts.tool : "nothing (" + counts.why_not + ")"));
+    report.line("  L1d: {}", Value::measured("counters.geometry", geometry.describe()));
     auto tool = [&](std::string key, std::int64_t misses) {
         return counted ? Value::measured(std::move(key), misses) : Value::unknown(std::move(key), "n/a");
     };
@@ -263,13 +262,12 @@ void counted_orders(Report& report, bool run_tool) {
     const auto counted = run_tool ? ch07::cachegrind_orders(cache, n) : ch07::OrderCounts{"--counters 0", 0, {}};
     const bool have = counted.why_not.empty();
     report.blank_line();
-    report.line("  chapter 3's six orders, N = {}, misses per inner iteration; cache: {}", Value::exact("orders.n", n),
-                Value::exact("orders.cache", cache.describe()));
-    report.line(
-        "  cachegrind {} (chapter 3's code as this build compiled it, minus a run that only fills the matrices): {}",
-        Value::exact("orders.d1_flag", ch07::cachegrind_d1_flag(cache)),
-        have ? Value::measured_as("orders.counted", true, "counted")
-             : Value::unknown("orders.counted", "not run (" + counted.why_not + ")"));
+    report.line("  chapter 3's six orders, N = {}: misses per inner iteration", Value::exact("orders.n", n));
+    report.line("  cachegrind: chapter 3's code as built here, minus a run that only fills the matrices");
+    report.line("  cache: {}; cachegrind {}: {}", Value::exact("orders.cache", cache.describe()),
+                Value::exact("orders.d1_flag", ch07::cachegrind_d1_flag(cache)),
+                have ? Value::measured_as("orders.counted", true, "counted")
+                     : Value::unknown("orders.counted", "not run (" + counted.why_not + ")"));
     const auto rows = ch07::order_rows(counted, n, cache);
     auto table = report.table_of_rows(
         "orders.rows", {"order", "model A", "model B", "model C", "model total", "cachegrind", "compared"});
@@ -316,7 +314,7 @@ void checklist_section(Report& report) {
     report.section("Checklist for an optimisation someone hands you");
     for (const char* item :
          {"row-major or column-major? work out the inner loop's stride yourself",
-          "check the claimed misses per iteration by hand or with a small LRU model; write down N, line, cache",
+          "check the claimed misses per iteration by hand or with a small LRU model (note N, line, cache)",
           "check a tile size against 3 T^2 S <= cache, and test the edges when T does not divide N",
           "compare the new result with the old one",
           "time at -O2, with the result used, the minimum of several runs; state the machine and the size",
@@ -344,8 +342,8 @@ void audit_section(Report& report, const Options& options) {
                    Value::exact("audit.claimed_percent", claimed_percent));
     report.line("  1. stride: the inner index is the right one of a row-major array: {} bytes per step",
                 Value::exact("audit.stride_bytes", audit.stride_bytes));
-    report.line("  2. model ({}): lines fetched per element {} without, {} with a prefetch {} elements ahead",
-                Value::measured("audit.cache", ch07::l1_geometry().describe()),
+    report.line("  2. model, cache {}:", Value::measured("audit.cache", ch07::l1_geometry().describe()));
+    report.line("     lines fetched per element {} without, {} with a prefetch {} elements ahead",
                 Value::exact_as("audit.model_plain", audit.model_plain, fmt::format("{:.4f}", audit.model_plain)),
                 Value::exact_as("audit.model_prefetched", audit.model_prefetched,
                                 fmt::format("{:.4f}", audit.model_prefetched)),
