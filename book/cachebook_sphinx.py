@@ -204,29 +204,62 @@ class ModelQuestion(SphinxDirective):
     """``model-question``: a question on the model (how many misses does this walk cause in
     that cache), its text the content. The options name the walk and the cache as
     Model.walk() and Model.cache() take them (book/model/model_api.js); the page's
-    questions.js runs them on the model, checks the reader's answer and shows the worked count."""
+    questions.js runs them on the model, checks the reader's answer and shows the worked count.
+    Every number option may be a substitution, quoted for the options' YAML,
+    ``:rows: "{{ ch01.stepper[0].rows }}"``, read from the
+    chapter's results; ``:expect:`` (a substitution, never typed) is the chapter program's own
+    count, which the page compares with the model's."""
 
     has_content = True
-    option_spec = {"walk": directives.unchanged_required, "n": directives.positive_int,
-                   "elem": directives.positive_int, "tile": directives.nonnegative_int,
-                   "order": directives.unchanged, "seed": directives.nonnegative_int,
-                   "sets": directives.positive_int, "ways": directives.positive_int,
-                   "line": directives.positive_int, "policy": directives.unchanged,
-                   "ask": directives.unchanged}
+    NUMBERS = ("n", "rows", "cols", "leading", "elem", "tile", "seed", "sets", "ways", "line", "expect")
+    option_spec = {**{name: directives.unchanged for name in NUMBERS},
+                   "walk": directives.unchanged_required, "order": directives.unchanged,
+                   "policy": directives.unchanged, "ask": directives.unchanged}
     ASK = ("misses", "hits", "evictions")
     WALKS = ("row", "column", "matmul", "tiled", "transpose", "chase")
 
-    def run(self):
+    def number(self, name, default=None):
+        """The option as a whole number, its `{{ expr }}` substitutions rendered first."""
+        raw = self.options.get(name)
+        if raw is None:
+            return default
+        values = dict(self.env.config.myst_substitutions)
+        try:
+            text = re.sub(r"\{\{(.+?)\}\}", lambda m: render_substitution(m.group(1), values), raw).strip()
+        except Exception as error:
+            raise self.error(f"model-question: :{name}: {raw}: {error}")
+        if not re.fullmatch(r"[0-9]+", text):
+            raise self.error(f"model-question: :{name}: {raw!r} gives {text!r}, not a whole number")
+        return int(text)
+
+    def spec(self):
         o = self.options
-        if o.get("walk") not in self.WALKS or "n" not in o:
-            raise self.error(f"model-question: :walk: one of {', '.join(self.WALKS)}, and :n: are required")
+        if o.get("walk") not in self.WALKS:
+            raise self.error(f"model-question: :walk: one of {', '.join(self.WALKS)} is required")
         if o.get("ask", "misses") not in self.ASK:
             raise self.error(f"model-question: :ask: one of {', '.join(self.ASK)}")
-        walk = {"kind": o["walk"], "n": o["n"], "elem": o.get("elem", 8), "tile": o.get("tile", 0),
-                "order": o.get("order", "ijk"), "seed": o.get("seed", 1), "lineBytes": o.get("line", 64)}
-        cache = {"sets": o.get("sets", 1), "ways": o.get("ways", 1), "lineBytes": o.get("line", 64),
+        walk = {"kind": o["walk"], "elem": self.number("elem", 8), "tile": self.number("tile", 0),
+                "order": o.get("order", "ijk"), "seed": self.number("seed", 1), "lineBytes": self.number("line", 64)}
+        if "rows" in o or "cols" in o:
+            if o["walk"] not in ("row", "column") or "rows" not in o or "cols" not in o:
+                raise self.error("model-question: :rows: and :cols: go together, on a row or column walk")
+            walk.update(rows=self.number("rows"), cols=self.number("cols"),
+                        leading=self.number("leading", self.number("cols")))
+        elif "n" in o:
+            walk["n"] = self.number("n")
+        else:
+            raise self.error("model-question: :n:, or :rows: and :cols:, are required")
+        cache = {"sets": self.number("sets", 1), "ways": self.number("ways", 1), "lineBytes": self.number("line", 64),
                  "policy": o.get("policy", "lru")}
-        spec = html.escape(json.dumps({"walk": walk, "cache": cache, "ask": o.get("ask", "misses")}), quote=True)
+        spec = {"walk": walk, "cache": cache, "ask": o.get("ask", "misses")}
+        if "expect" in o:
+            if "{{" not in o["expect"]:
+                raise self.error("model-question: :expect: is the chapter's own count, a {{ }} substitution")
+            spec["expect"] = self.number("expect")
+        return spec
+
+    def run(self):
+        spec = html.escape(json.dumps(self.spec()), quote=True)
         open_ = nodes.raw("", f'<div class="cb-question" data-spec="{spec}">', format="html")
         body = nodes.container()
         self.state.nested_parse(self.content, self.content_offset, body)

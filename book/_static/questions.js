@@ -36,13 +36,21 @@
         (c.sets > 1 ? "s" : "") + " x " + c.ways + " way" + (c.ways > 1 ? "s" : "") + ", " + c.policy +
         ") evicted it; it evicted " + t.evictions + " lines in all.",
       "In all: " + t.misses + " misses and " + t.hits + " hits.",
-    ];
+    ].concat(spec.expect === undefined ? [] : [agreement(spec, r.all[spec.ask])]);
+  }
+
+  // The chapter's program counted the same walk natively; the page says whether the two agree.
+  function agreement(spec, answer) {
+    if (spec.expect === answer) return "The chapter's program, run natively, counts the same " + answer + " " + spec.ask + ".";
+    return "The chapter's program, run natively, counts " + spec.expect + " " + spec.ask + ", not " + answer +
+      ": the model in this page disagrees with it, which is a bug in the book.";
   }
 
   function build(box, model) {
     const spec = JSON.parse(box.dataset.spec);
     const r = count(model, spec);
     const answer = r.all[spec.ask];
+    box.dataset.modelAnswer = String(answer);
     const note = box.querySelector(".cb-question-noscript");
     if (note) note.remove();
     const form = el("form", "cb-question-form");

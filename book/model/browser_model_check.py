@@ -9,7 +9,11 @@ programs' for the same setting:
 - the playground, on a pasted lackey trace (cachelab's yi.trace) and on a transpose walk,
   before and after a change of policy or of ways: native cachesim's line;
 - chapter 1's stepper, after a change to a 3-line cache and each walk: the hits and misses
-  of `ch01_row_major --lines 3` (its JSON's stepper runs).
+  of `ch01_row_major --lines 3` (its JSON's stepper runs);
+- chapter 1's questions: each box's answer is the miss count of `ch01_row_major`'s own
+  stepper run; a reader's right count is called right, a wrong one (one too many) wrong,
+  and the worked count opens with the walk's accesses;
+- chapters 2 and 4's questions: every box that carries the chapter's own count agrees with it.
 
 book/browser_test.py calls check(); run alone, exit status 1 names each difference.
 """
@@ -82,6 +86,37 @@ def report_of(browser: str, url: str) -> list[dict]:
     return json.loads(htmllib.unescape(m.group(1))) if m else [{"error": "no report from the page"}]
 
 
+# Runs in the page: answers question box k with ANSWERS[k] (null: leaves it), as a reader types
+# and presses "Check", and reports each box's model answer, verdict and worked count.
+QUESTION_DRIVER = r"""
+<script>
+(function () {
+  var tries = 0;
+  (function wait() {
+    var boxes = document.querySelectorAll(".cb-question");
+    var forms = document.querySelectorAll(".cb-question form");
+    if (!boxes.length || forms.length < boxes.length) { if (++tries < 3000) return setTimeout(wait, 100); }
+    var report = Array.prototype.map.call(boxes, function (box, k) {
+      var form = box.querySelector("form");
+      if (!form) return {error: "box " + k + " has no answer form"};
+      if (ANSWERS[k] !== null && ANSWERS[k] !== undefined) {
+        form.querySelector("input").value = String(ANSWERS[k]);
+        form.querySelector("button").click();
+      }
+      var worked = box.querySelector(".cb-question-worked");
+      return {answer: box.dataset.modelAnswer, verdict: box.querySelector(".cb-question-verdict").textContent,
+              worked: worked ? worked.textContent : ""};
+    });
+    var pre = document.createElement("pre");
+    pre.id = "cb-model-report";
+    pre.textContent = JSON.stringify(report);
+    document.body.appendChild(pre);
+  })();
+})();
+</script>
+"""
+
+
 def native_line(bin_dir: Path, args: list[str], trace: Path) -> str:
     return subprocess.run([str(bin_dir / "cachesim"), *args, "-t", str(trace)], capture_output=True,
                           text=True).stdout.strip()
@@ -138,12 +173,60 @@ def check_stepper(browser: str, site: Path, bin_dir: Path, tmp: Path) -> list[st
     return failures
 
 
+def check_questions(browser: str, site: Path, bin_dir: Path, tmp: Path) -> list[str]:
+    """Chapter 1's boxes ask the misses of its stepper runs 0 (row walk), 1 (column walk) and 3
+    (column walk, larger cache), in the page's order."""
+    out = tmp / "ch01-default.json"
+    subprocess.run([str(bin_dir / "ch01_row_major"), "--json", str(out)], capture_output=True)
+    runs = json.loads(out.read_text())["stepper"]
+    want = [runs[0]["misses"], runs[1]["misses"], runs[3]["misses"]]
+    answers = [want[0], want[1] + 1, None]  # right, wrong, left unanswered
+    chapter = next(p for p in site.rglob("chapters/01_*/chapter.html"))
+    page = chapter.with_name("chapter.questions-check.html")
+    page.write_text(chapter.read_text().replace("</body>", QUESTION_DRIVER.replace("ANSWERS", json.dumps(answers))
+                                                + "</body>"))
+    rep = report_of(browser, page.as_uri())
+    if len(rep) != len(want) or any("error" in r for r in rep):
+        return [f"chapter 1 questions: {len(want)} boxes with forms expected, the page gives {rep}"]
+    failures = []
+    for k, (r, count) in enumerate(zip(rep, want)):
+        if r["answer"] != str(count):
+            failures.append(f"chapter 1 question {k + 1}: the model answers {r['answer']}, ch01_row_major {count}")
+        if (not r["worked"].startswith("Show the worked count") or f"In all: {count} misses" not in r["worked"]
+                or "run natively, counts the same" not in r["worked"]):
+            failures.append(f"chapter 1 question {k + 1}: the worked count reads {r['worked']!r}")
+    if not rep[0]["verdict"].startswith(f" Right: the model counts {want[0]} misses"):
+        failures.append(f"chapter 1 question 1, answered {want[0]}: the page says {rep[0]['verdict']!r}")
+    if not rep[1]["verdict"].startswith(f" Not {want[1] + 1}: the model counts fewer"):
+        failures.append(f"chapter 1 question 2, answered {want[1] + 1}: the page says {rep[1]['verdict']!r}")
+    if rep[2]["verdict"]:
+        failures.append(f"chapter 1 question 3, not answered: the page says {rep[2]['verdict']!r}")
+    return failures
+
+
+def check_agreement(browser: str, site: Path) -> list[str]:
+    """Every question box of chapters 2 and 4 whose options give the chapter's own count
+    (:expect:) says that the model in the page counts the same."""
+    failures = []
+    for chapter in sorted(site.rglob("chapters/0[24]_*/chapter.html")):
+        page = chapter.with_name("chapter.questions-check.html")
+        page.write_text(chapter.read_text().replace("</body>", QUESTION_DRIVER.replace("ANSWERS", "[]") + "</body>"))
+        rep = report_of(browser, page.as_uri())
+        expecting = chapter.read_text().count("&quot;expect&quot;")
+        agreeing = sum("run natively, counts the same" in r.get("worked", "") for r in rep)
+        if not rep or agreeing != expecting:
+            failures.append(f"{chapter.parent.name}: {agreeing} of {expecting} boxes with the chapter's count agree "
+                            f"with the model ({rep})")
+    return failures
+
+
 def check(browser: str, build: Path) -> list[str]:
     site, bin_dir = build / "book" / "html", build / "bin"
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "html"
         shutil.copytree(site, copy)
-        return check_playground(browser, copy, bin_dir, Path(tmp)) + check_stepper(browser, copy, bin_dir, Path(tmp))
+        return (check_playground(browser, copy, bin_dir, Path(tmp)) + check_stepper(browser, copy, bin_dir, Path(tmp))
+                + check_questions(browser, copy, bin_dir, Path(tmp)) + check_agreement(browser, copy))
 
 
 def main() -> int:

@@ -225,6 +225,23 @@ std::uint32_t cb_walk(std::uint32_t kind, std::uint32_t n, std::uint32_t elem, s
     return static_cast<std::uint32_t>(g_refs.size());
 }
 
+// A rows x cols array of elem-byte values at address 0, its rows `leading` elements apart,
+// read row by row (column 0) or column by column (column 1): chapter 1's a[4][8] and
+// chapter 2's walk down the first columns of a padded matrix. Returns the walk's length.
+CB_EXPORT(cb_array_walk)
+std::uint32_t cb_array_walk(std::uint32_t column, std::uint32_t rows, std::uint32_t cols, std::uint32_t leading,
+                            std::uint32_t elem) {
+    if (leading < cols) throw std::invalid_argument("walk: a row's leading dimension is at least its columns");
+    g_refs.clear();
+    auto read = [](std::uint64_t address) { add_ref({address, 1, false}); };
+    if (column != 0)
+        cachebook::for_each_column_walk(rows, cols, leading, elem, read);
+    else
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j) read(cachebook::row_major_address(0, i, j, leading, elem));
+    return static_cast<std::uint32_t>(g_refs.size());
+}
+
 CB_EXPORT(cb_walk_data) const Ref* cb_walk_data() {
     return g_refs.data();
 }

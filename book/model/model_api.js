@@ -211,11 +211,14 @@ class Model {
   // A walk of the book, from common/include/cachebook/trace.hpp's generators:
   // {kind: "row" | "column" | "matmul" | "tiled" | "transpose" | "chase", n, elem,
   //  tile, order ("ijk" ...), lineBytes (where C = A x B aligns B and C), seed (chase)}.
+  // A row or column walk may instead name rows, cols and leading (the elements from one row
+  // to the next, cols when absent): a rows x cols array, as chapter 1's a[4][8].
   // Returns {length, triples, address(k), write(k), stream(k)}.
   walk(spec) {
     const s = Object.assign({ elem: 8, tile: 0, order: "ijk", lineBytes: 64, seed: 1 }, spec);
     const kind = WALKS.indexOf(s.kind);
     if (kind < 0) throw new ModelError("unknown walk '" + s.kind + "' (" + WALKS.join(", ") + ")");
+    if (kind <= 1 && (s.rows !== undefined || s.cols !== undefined)) return this.arrayWalk(kind, s);
     const order = ORDERS.indexOf(s.order);
     if (order < 0) throw new ModelError("unknown loop order '" + s.order + "' (" + ORDERS.join(", ") + ")");
     wholeNumber("n", s.n, 1, kind === 5 ? 1 << 20 : kind >= 2 && kind <= 3 ? 128 : 1024);
@@ -223,6 +226,18 @@ class Model {
     wholeNumber("tile", s.tile, 0, s.n);
     const extra = kind === 5 ? wholeNumber("seed", s.seed, 0, 2 ** 31) : s.tile;
     const length = this.rt.call("cb_walk", kind, s.n, s.elem, extra, order, wholeNumber("lineBytes", s.lineBytes, 1, 2 ** 20));
+    return this.walkMade(length);
+  }
+  arrayWalk(kind, s) {
+    const rows = wholeNumber("rows", s.rows, 1, 4096);
+    const cols = wholeNumber("cols", s.cols, 1, 4096);
+    if (rows * cols > 1 << 22) throw new ModelError("rows x cols: at most " + (1 << 22) + " cells");
+    const leading = wholeNumber("leading", s.leading === undefined ? cols : s.leading, cols, 1 << 20);
+    wholeNumber("elem", s.elem, 1, 4096);
+    return this.walkMade(this.rt.call("cb_array_walk", kind, rows, cols, leading, s.elem));
+  }
+  // The walk the last cb_walk or cb_array_walk call left in the model's buffer.
+  walkMade(length) {
     const triples = this.rt.words(this.rt.call("cb_walk_data"), 3 * length);
     return {
       length,

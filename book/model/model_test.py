@@ -134,6 +134,9 @@ WALKS = [({"kind": "row", "n": 32}, (3, 8, 6)), ({"kind": "column", "n": 32}, (3
          ({"kind": "chase", "n": 500, "elem": 64, "seed": 3}, (2, 4, 6))]
 WALKS += [({"kind": "matmul", "n": 16, "order": o}, (0, 4, 6)) for o in ("ijk", "jik", "jki", "kji", "kij", "ikj")]
 WALKS += [({"kind": "tiled", "n": 24, "tile": 8}, (0, 32, 6))]
+# Chapter 1's int a[4][8] in 2 lines of 16 bytes; chapter 2's padded column walk in its L1.
+WALKS += [({"kind": k, "rows": 4, "cols": 8, "elem": 4}, (0, 2, 4)) for k in ("row", "column")]
+WALKS += [({"kind": "column", "rows": 256, "cols": 64, "leading": 257}, (6, 8, 6))]
 
 
 def walk_verbose(bin_dir: Path, model: Path, tmp: Path) -> None:
