@@ -69,9 +69,14 @@ std::size_t pages_n(const Settings& o) {
     return o.quick ? kClaimN : std::min(o.n, kPagesN);  // --quick: an eighth of the FLOPs per call
 }
 
+MicroKernel pages_kernel(const MicroKernel& kernel) {
+    return without_c_prefetch(kernel).value_or(kernel);
+}
+
 PagesRun c_pages_claim(std::size_t n, const MicroKernel& kernel, Blocking blocks, int runs) {
     PagesRun r;
     r.n = n;
+    r.kernel = kernel.name;
     r.mc = std::min(n, block_rows(n, blocks.mc, kernel.mr, 1));  // the rows loop 1 walks, on one thread
     r.walked_small = c_pages_walked(r.mc, n, kSmallPage);
     r.walked_huge = c_pages_walked(r.mc, n, kHugePage);
@@ -94,7 +99,7 @@ PagesRun c_pages_claim(std::size_t n, const MicroKernel& kernel, Blocking blocks
         return r;
     }
     auto step6 = [&](float* c) { matmul_blis(p.a.get(), p.b.get(), c, p.shape, kernel, blocks, 1); };
-    r.claim = cachebook::measure_claim([&] { step6(c_small.get()); }, [&] { step6(p.c.get()); },
+    r.claim = cachebook::measure_claim([&] { step6(p.c.get()); }, [&] { step6(c_small.get()); },
                                        cachebook::ClaimRule{kPagesThreshold, runs, kClaimMaxNoise});
     return r;
 }

@@ -371,7 +371,8 @@ int run(const Settings& o, const std::string& json_path) {
     blocks_section(report, o, m, blocks);
     libraries_section(report, o, libs, peak, claims);
     progress.step("C's pages");
-    const auto pages = ch09::c_pages_claim(ch09::pages_n(o), o.kernel, blocks.used, ch09::kPagesRuns);
+    const auto pages =
+        ch09::c_pages_claim(ch09::pages_n(o), ch09::pages_kernel(o.kernel), blocks.used, ch09::kPagesRuns);
     ch09::pages_section(report, pages, ch09::data_tlb_entries());
     if (o.sweep_tiles) tile_sweep(report, p, o, progress);
     if (o.sweep_threads) thread_sweep(report, p, o, m, blocks.used, progress);
