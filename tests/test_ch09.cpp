@@ -1,6 +1,7 @@
 // Chapter 9's claims: every step computes the same product; the blocks come from the caches
 // as the chapter says; and, measured, each step the chapter calls faster is faster.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -464,6 +465,34 @@ TEST_CASE("bad arguments to the steps are refused", "[ch09]") {
         CHECK_THROWS_AS(ch09::matmul_blas(x.a.get(), x.b.get(), x.c.get(), x.s, 1), std::logic_error);
 }
 
+TEST_CASE("C's pages: the pages loop 1 walks, the TLB's reach, the height of the blocks of rows", "[ch09]") {
+    // Rows of 8 KiB (N = 2048) are each on a page of their own: 96 rows, 96 pages of 4 KiB.
+    CHECK(ch09::c_pages_walked(96, 2048, 4096) == 96);
+    // On 2 MiB pages 96 rows of 8 KiB span 768 KiB: one page, or two where they cross a boundary.
+    CHECK(ch09::c_pages_walked(96, 2048, std::size_t{2} << 20) == 2);
+    // Rows of 1 KiB (N = 256): 96 rows span 96 KiB, 24 pages of 4 KiB, 25 where they start mid-page.
+    CHECK(ch09::c_pages_walked(96, 256, 4096) == 25);
+    CHECK(ch09::tlb_reach(64, 4096) == 256 * 1024);
+    CHECK(ch09::tlb_reach(32, std::size_t{2} << 20) == 64u << 20);
+    // 2048 rows, mc 1356, mr 12: 2 blocks on one thread, 1024 rows each, up to a multiple of 12: 1032.
+    CHECK(ch09::block_rows(2048, 1356, 12, 1) == 1032);
+    // Two threads, mc 96: 22 blocks (2048 / 96 = 21.3, up to a multiple of 2), 94 rows, up to 96.
+    CHECK(ch09::block_rows(2048, 96, 12, 2) == 96);
+    // Three threads, mc 1356: 2 blocks rounded up to 3, 683 rows, up to 684.
+    CHECK(ch09::block_rows(2048, 1356, 12, 3) == 684);
+}
+
+TEST_CASE("a page buffer on 4 KiB pages has no huge pages; the TLB is known or the reason says why", "[ch09]") {
+    const std::size_t floats = std::size_t{4} << 20;  // 16 MiB
+    auto small = ch09::make_page_buffer(floats, cachebook::PageSize::Small);
+    std::fill(small.get(), small.get() + floats, 1.0f);
+    CHECK(cachebook::huge_page_bytes(small.get(), floats * sizeof(float)) == 0);
+    CHECK(reinterpret_cast<std::uintptr_t>(small.get()) % (std::size_t{2} << 20) == 0);
+    const auto tlb = ch09::data_tlb_entries();
+    const bool known = tlb.small[0] || tlb.small[1];
+    CHECK(known == tlb.unknown_reason.empty());
+}
+
 // ---- Measured: each claim decided once by the book's rule (cachebook/claim.hpp) ----------------
 // The chapter decides with the same functions: holds passes, fails fails with the reason,
 // inconclusive (a noisy control, one CPU, no vector kernel) skips with its reason.
@@ -499,6 +528,13 @@ TEST_CASE("step 6 on two threads is at least 1.3x faster than on one (N = 1024)"
     ch09::Problem p({ch09::kClaimN, ch09::kClaimN, ch09::kClaimN});
     const auto k = ch09::default_micro_kernel(ch09::best_isa());
     require_holds(ch09::threads_claim(p, ch09::step4_isa(), k, ch09::machine_blocking(k), 2), ch09::kThreadsThreshold);
+}
+
+TEST_CASE("step 6 with C on 2 MiB pages takes at least 0.95x as long as with C on 4 KiB pages (N = 2048)",
+          "[ch09][timing]") {
+    const auto k = ch09::default_micro_kernel(ch09::best_isa());
+    const auto run = ch09::c_pages_claim(ch09::kPagesN, ch09::pages_kernel(k), ch09::machine_blocking(k));
+    require_holds(run.claim, ch09::kPagesThreshold);
 }
 
 // ---- NEON (aarch64; `make aarch64-check` runs these under qemu-aarch64) --------------------------

@@ -2,10 +2,16 @@
 // the lists of micro-kernels, aligned buffers and the fixed random fill.
 #include "kernels.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#include "cachebook/chase.hpp"
 #include "cachebook/machine.hpp"
 
 namespace ch09 {
@@ -120,6 +126,12 @@ Blocking machine_blocking(const MicroKernel& kernel, const cachebook::Machine& m
 }
 
 void AlignedFree::operator()(float* p) const {
+#if defined(__linux__)
+    if (mapped != 0) {
+        ::munmap(p, mapped);
+        return;
+    }
+#endif
     std::free(p);
 }
 
@@ -128,6 +140,28 @@ Buffer make_buffer(std::size_t floats) {
     auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
     if (p == nullptr) throw std::bad_alloc();
     return Buffer(p);
+}
+
+Buffer make_page_buffer(std::size_t floats, cachebook::PageSize pages) {
+#if defined(__linux__)
+    constexpr std::size_t huge = std::size_t{2} << 20;
+    const std::size_t bytes = (std::max<std::size_t>(floats, 1) * sizeof(float) + huge - 1) / huge * huge;
+    // Fresh memory from mmap, never touched: the advice then decides the pages of the first touch.
+    // Map one page more, and give back what lies before and after the aligned part.
+    void* m = ::mmap(nullptr, bytes + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw std::bad_alloc();
+    const auto start = reinterpret_cast<std::uintptr_t>(m);
+    const std::uintptr_t aligned = (start + huge - 1) / huge * huge;
+    if (aligned > start) ::munmap(m, aligned - start);
+    if (const std::uintptr_t end = start + bytes + huge; end > aligned + bytes)
+        ::munmap(reinterpret_cast<void*>(aligned + bytes), end - (aligned + bytes));
+    auto* p = reinterpret_cast<float*>(aligned);
+    (void)cachebook::advise_pages(p, bytes, pages);  // a refused hint leaves 4 KiB pages
+    return Buffer(p, AlignedFree{bytes});
+#else
+    (void)pages;
+    return make_buffer(floats);
+#endif
 }
 
 namespace {

@@ -19,7 +19,8 @@
 
 namespace ch09 {
 
-Problem::Problem(Shape s) : shape(s), a(make_buffer(s.m * s.k)), b(make_buffer(s.k * s.n)), c(make_buffer(s.m * s.n)) {
+Problem::Problem(Shape s, cachebook::PageSize c_pages)
+    : shape(s), a(make_buffer(s.m * s.k)), b(make_buffer(s.k * s.n)), c(make_page_buffer(s.m * s.n, c_pages)) {
     fill_random(a.get(), s.m * s.k, 1);
     fill_random(b.get(), s.k * s.n, 2);
     std::fill(c.get(), c.get() + s.m * s.n, 0.0f);

@@ -353,7 +353,7 @@ void kernel_sweep(Report& report, ch09::Problem& p, const ch09::Reference& ref, 
 int run(const Settings& o, const std::string& json_path) {
     Report report("Chapter 9 · The matrix multiply project");
     report.record("quick", o.quick);
-    cachebook::Progress progress("ch09_matmul", 27);
+    cachebook::Progress progress("ch09_matmul", 28);
     progress.step("clock");
     const MachineFacts m = ch09::machine_facts(o);
     machine_section(report, o, m);
@@ -373,6 +373,10 @@ int run(const Settings& o, const std::string& json_path) {
     roofline_section(report, o, runs.steps, peak, ch09::find_roofs(o));
     blocks_section(report, o, m, blocks);
     libraries_section(report, o, libs, peak, claims);
+    progress.step("C's pages");
+    const auto pages =
+        ch09::c_pages_claim(ch09::pages_n(o), ch09::pages_kernel(o.kernel), blocks.used, ch09::kPagesRuns);
+    ch09::pages_section(report, pages, ch09::data_tlb_entries());
     if (o.sweep_tiles) tile_sweep(report, p, o, progress);
     if (o.sweep_threads) thread_sweep(report, p, o, m, blocks.used, progress);
     if (o.sweep_kernels) kernel_sweep(report, p, ref, o, peak, progress);

@@ -7,15 +7,9 @@
 #include <atomic>
 #include <barrier>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <new>
 #include <stdexcept>
 #include <thread>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "cachebook/tile_rule.hpp"
 #include "kernels.hpp"
@@ -200,14 +194,7 @@ void macro_kernel(const MicroKernel& kernel, std::size_t mcur, std::size_t ncur,
 // the packed panel and block then take a few TLB entries instead of hundreds, which leaves
 // room for the pages of C that the micro-kernel walks down, one per row.
 Buffer packing_buffer(std::size_t floats) {
-    constexpr std::size_t huge = std::size_t{2} << 20;
-    const std::size_t bytes = round_up(std::max<std::size_t>(floats, 1) * sizeof(float), huge);
-    auto* p = static_cast<float*>(std::aligned_alloc(huge, bytes));
-    if (p == nullptr) throw std::bad_alloc();
-#if defined(MADV_HUGEPAGE)
-    ::madvise(p, bytes, MADV_HUGEPAGE);  // only a hint: without it the buffer works the same
-#endif
-    return Buffer(p);
+    return make_page_buffer(floats, cachebook::PageSize::Huge);  // only a hint: 4 KiB pages work the same
 }
 
 // Buffer `slot` of step 6 on this thread, at least `floats` long. Kept from one call to the
@@ -227,6 +214,13 @@ float* kept_buffer(std::size_t slot, std::size_t floats) {
 }  // namespace
 
 // [snippet: blis]
+std::size_t block_rows(std::size_t m, std::size_t mc, std::size_t mr, int parts) {
+    // The rows of C are cut into blocks of equal height, at most mc and as many as a multiple
+    // of the threads, so that no thread is left with a short last block.
+    const std::size_t blocks = round_up(ceil_div(m, std::max(mr, mc / mr * mr)), static_cast<std::size_t>(parts));
+    return round_up(ceil_div(m, blocks), mr);
+}
+
 void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroKernel& kernel, Blocking blocks,
                  int threads) {
     detail::require_isa(kernel.isa);
@@ -240,10 +234,9 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
     const std::size_t nc = std::min(std::max(nr, blocks.nc / nr * nr), round_up(n, nr));
     const int parts = static_cast<int>(std::min(static_cast<std::size_t>(threads), ceil_div(m, mr)));
     // Loop 3 is the one the threads divide: each thread packs its own blocks of A, which stay
-    // in its own core's L2. The rows of C are cut into blocks of equal height, at most mc and
-    // as many as a multiple of the threads, so that no thread is left with a short last block.
-    const std::size_t blocks_m = round_up(ceil_div(m, std::max(mr, blocks.mc / mr * mr)), parts);
-    const std::size_t mc = round_up(ceil_div(m, blocks_m), mr);
+    // in its own core's L2.
+    const std::size_t mc = block_rows(m, blocks.mc, mr, parts);
+    const std::size_t blocks_m = ceil_div(m, mc);
     // The panel of B is packed once, by all threads together, and shared. Two panels
     // alternate, so a thread that finishes early packs the next one while the others compute.
     float* panels[2] = {kept_buffer(0, kc * nc), kept_buffer(1, kc * nc)};

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cachebook/chase.hpp"
 #include "cachebook/machine.hpp"
 
 namespace ch09 {
@@ -116,6 +117,9 @@ void pack_a(const float* a, std::size_t lda, std::size_t mc, std::size_t kc, std
 /// sliver s holds b[p * ldb + s*nr + j] at out[s*nr*kc + p*nr + j], zero beyond nc.
 void pack_b(const float* b, std::size_t ldb, std::size_t kc, std::size_t nc, std::size_t nr, float* out);
 
+/// The height of step 6's blocks of rows of C (loop 3) for m rows, the blocks' mc, a micro-kernel
+/// of mr rows and `parts` threads: equal blocks, at most mc high, as many as a multiple of `parts`.
+std::size_t block_rows(std::size_t m, std::size_t mc, std::size_t mr, int parts);
 /// Step 6: packing, a macro-kernel over MC x KC x NC blocks, a register-blocked micro-kernel;
 /// rows of C split across `threads` threads (each packs its own A blocks; B panels are packed
 /// by all threads together and shared). The packing buffers are kept for the next call on the
@@ -155,12 +159,18 @@ double intensity_blis(Shape s, Blocking blocks);
 
 // ---- Helpers ---------------------------------------------------------------------------
 
-/// A float buffer aligned to 64 bytes.
+/// A float buffer aligned to 64 bytes (make_buffer), or mapped on pages of a chosen size
+/// (make_page_buffer; `mapped` then holds the bytes to unmap).
 struct AlignedFree {
+    std::size_t mapped = 0;
     void operator()(float* p) const;
 };
 using Buffer = std::unique_ptr<float[], AlignedFree>;
 Buffer make_buffer(std::size_t floats);
+/// A float buffer of whole 2 MiB pages, mapped fresh and advised to `pages` before its first
+/// touch (cachebook::advise_pages): on 2 MiB pages where the kernel grants them, on 4 KiB pages
+/// otherwise. Where the system cannot map it so, a make_buffer.
+Buffer make_page_buffer(std::size_t floats, cachebook::PageSize pages);
 /// Fills with uniform values in [-1, 1) from a fixed starting state.
 void fill_random(float* p, std::size_t count, std::uint32_t start);
 /// Fills with small integers in [-2, 2]: every product and partial sum is exact in float

@@ -88,6 +88,28 @@ bool huge_pages_available() {
     return s.find("[always]") != std::string::npos || s.find("[madvise]") != std::string::npos;
 }
 
+std::string huge_pages_unavailable_reason() {
+#if !defined(__linux__)
+    return "this system is not Linux; the book asks for huge pages only through Linux's transparent huge pages";
+#else
+    std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string s;
+    if (!std::getline(in, s))
+        return "this kernel has no transparent huge pages (no /sys/kernel/mm/transparent_hugepage)";
+    if (s.find("[never]") != std::string::npos) return "transparent huge pages are set to never on this system";
+    return huge_pages_available() ? "" : fmt::format("transparent huge pages are set to '{}'", s);
+#endif
+}
+
+bool advise_pages(void* p, std::size_t bytes, PageSize pages) {
+#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
+    return madvise(p, bytes, pages == PageSize::Huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) == 0;
+#else
+    (void)p, (void)bytes, (void)pages;
+    return false;
+#endif
+}
+
 PageBuffer::PageBuffer(std::size_t bytes, PageSize pages) : bytes_(bytes), pages_(pages) {
     if (bytes == 0) throw std::invalid_argument("PageBuffer: size must be at least 1 byte");
     // Map 2 MiB more than needed, so an aligned start exists inside.
@@ -100,7 +122,7 @@ PageBuffer::PageBuffer(std::size_t bytes, PageSize pages) : bytes_(bytes), pages
     const auto addr = reinterpret_cast<std::uintptr_t>(map_);
     data_ = map_ + (round_up(addr, kHugePage) - addr);
     // The advice may be refused (no THP in this kernel); the buffer still works with 4 KiB pages.
-    (void)madvise(data_, aligned_bytes, pages == PageSize::Huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    (void)advise_pages(data_, aligned_bytes, pages);
     std::memset(data_, 0, bytes_);  // fault every page in now, not inside a timed loop
 }
 
@@ -116,9 +138,13 @@ PageBuffer::~PageBuffer() {
 }
 
 std::size_t PageBuffer::huge_page_bytes() const {
+    return cachebook::huge_page_bytes(data_, bytes_);
+}
+
+std::size_t huge_page_bytes(const void* p, std::size_t bytes) {
+    const auto lo = reinterpret_cast<std::uintptr_t>(p);
+    const auto hi = lo + bytes;
     std::ifstream in("/proc/self/smaps");
-    const auto lo = reinterpret_cast<std::uintptr_t>(data_);
-    const auto hi = lo + bytes_;
     std::string line;
     bool inside = false;
     std::size_t total = 0;
@@ -144,7 +170,7 @@ std::size_t PageBuffer::huge_page_bytes() const {
             total += kib * 1024;
         }
     }
-    return std::min(total, bytes_);
+    return std::min(total, bytes);
 }
 
 const void* link_chase(const PageBuffer& buf, std::size_t nodes, std::size_t node_bytes, std::uint64_t seed) {

@@ -42,6 +42,19 @@ enum class PageSize {
 /// (sysfs `transparent_hugepage/enabled` is `always` or `madvise`).
 bool huge_pages_available();
 
+/// Why a program cannot have transparent huge pages here ("transparent huge pages are set to
+/// never", "this kernel has no transparent huge pages", "not Linux"), or empty when it can.
+std::string huge_pages_unavailable_reason();
+
+/// Advises the kernel to back [p, p + bytes) with the chosen page size (madvise; p and bytes
+/// whole 2 MiB pages for Huge to take effect). Only a hint: false when the kernel refused it or
+/// has no such advice; the memory works the same either way. Advise before the first touch.
+bool advise_pages(void* p, std::size_t bytes, PageSize pages);
+
+/// Bytes of [p, p + bytes) the kernel backs with huge pages now (AnonHugePages of
+/// /proc/self/smaps); 0 when unknown.
+std::size_t huge_page_bytes(const void* p, std::size_t bytes);
+
 /// Anonymous memory from mmap, aligned to 2 MiB, advised to the chosen page
 /// size and touched once (so page faults happen before any timing).
 /// Unmapped on destruction. Throws std::runtime_error if mmap fails.
