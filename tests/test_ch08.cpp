@@ -489,7 +489,7 @@ TEST_CASE("chase_together leaves each chase where it would stand alone", "[ch08]
     CHECK_THROWS_AS(ch08::chase_together(none, 1), std::invalid_argument);
 }
 
-TEST_CASE("cycle_order follows the cycle; spaced_starts are n / k hops apart along it", "[ch08]") {
+TEST_CASE("cycle_order follows the cycle, and spaced_starts are n / k hops apart along it", "[ch08]") {
     // The cycle 0 -> 3 -> 1 -> 4 -> 2 -> 0.
     const std::vector<std::uint32_t> next = {3, 4, 0, 1, 2};
     const auto order = ch08::cycle_order(next);
@@ -550,7 +550,7 @@ TEST_CASE("level_sizes: inside each level, above the one below", "[ch08]") {
     CHECK(none.memory == 16 * MiB);
 }
 
-TEST_CASE("read_sum adds every stride-th word; read_gbs times it", "[ch08]") {
+TEST_CASE("read_sum adds every stride-th word, and read_gbs times it", "[ch08]") {
     const cachebook::PageBuffer buf(4096, cachebook::PageSize::Small);
     auto* words = reinterpret_cast<std::uint64_t*>(buf.data());
     for (std::size_t i = 0; i < 512; ++i) words[i] = i;

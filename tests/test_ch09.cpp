@@ -482,7 +482,7 @@ TEST_CASE("C's pages: the pages loop 1 walks, the TLB's reach, the height of the
     CHECK(ch09::block_rows(2048, 1356, 12, 3) == 684);
 }
 
-TEST_CASE("a page buffer on 4 KiB pages has no huge pages; the TLB is known or the reason says why", "[ch09]") {
+TEST_CASE("a page buffer on 4 KiB pages has no huge pages, and the TLB is known or the reason says why", "[ch09]") {
     const std::size_t floats = std::size_t{4} << 20;  // 16 MiB
     auto small = ch09::make_page_buffer(floats, cachebook::PageSize::Small);
     std::fill(small.get(), small.get() + floats, 1.0f);

@@ -1,10 +1,9 @@
 #pragma once
 // Chapter 9's lab: how the program measures the steps. The machine's facts and peak, problems
 // filled before any timing, results checked against a double-precision reference, slow steps
-// timed on a sample of rows, step 6 timed in turn with the libraries (in a child process per
-// OpenBLAS kernel), the search for step 6's blocks, the tile study, blocks from the caches
-// chapter 8 measured, and the two laws of speed-up the book sets beside the measured one.
-// lab.cpp measures, lab_steps.cpp runs the steps, lab_libraries.cpp and lab_blas.cpp step 7.
+// timed on a sample of rows, step 6 timed in turn with the libraries (lab_libraries.cpp,
+// lab_blas.cpp), the search for step 6's blocks, the tile study, the blocks and roofs from chapter
+// 8's results, C's pages, and the two laws of speed-up the book sets beside the measured one.
 
 #include <array>
 #include <cstddef>
@@ -392,8 +391,7 @@ struct Roofs {
     std::array<std::optional<double>, 3> gbs;  // L2, L3, memory
     std::string source;
 };
-/// The roofs chapter 8 measured (`bandwidth.read_gbs` of its JSON); nullopt when the results
-/// hold none (written before chapter 8 measured them, or every figure null).
+/// The roofs chapter 8 measured (`bandwidth.read_gbs` of its JSON); nullopt when it holds none.
 std::optional<Roofs> roofs_from_json(const nlohmann::json& cliff);
 /// The roofs from chapter 8's results at `caches_path` when given and they hold them, else a
 /// short run here of the same kernel (cachebook/bandwidth.hpp) at the same working sets.
