@@ -135,10 +135,12 @@ def speedup(data):
     ax.plot(workers, workers, color="#999999", linewidth=1, label="ideal: speed-up = workers")
     if threads < 2 or not sp.get("step6"):  # the chart stays, so the page builds on one CPU too
         ax.text(8, 4, "not measured: this run had one thread", ha="center", fontsize=9, color="#555555")
-    for name, key, color in (("step 6", "step6", STEP_COLOR), ("OpenBLAS", "openblas", OPENBLAS_COLOR)):
+    measured = [(name, key, color) for name, key, color in (("step 6", "step6", STEP_COLOR),
+                ("OpenBLAS", "openblas", OPENBLAS_COLOR)) if sp.get(key) and sp.get(f"{key}_parallel_share") is not None]
+    if measured and all(_clamped(sp, key) for _, key, _ in measured):
+        return _speedup_clamped(fig, ax, sp, threads, measured)
+    for name, key, color in measured:
         p = sp.get(f"{key}_parallel_share")
-        if not sp.get(key) or p is None:
-            continue
         # Gustafson's share is of the parallel run's time, Amdahl's of one worker's: converted,
         # p' = (p / w) / ((1 - p) + p / w), both curves pass through the measured point.
         g = sp.get(f"{key}_gustafson_share")
@@ -149,12 +151,34 @@ def speedup(data):
         ax.plot(workers, [(1 - g) + g * w for w in workers], "--", color=color,
                 label=f"Gustafson, {name} (p' = {g:.2f})")
         ax.plot([1, threads], [1, sp[key]], "o", color=color, markersize=7, label=f"{name}, measured")
+    return _speedup_axes(fig, ax)
+
+
+def _speedup_axes(fig, ax):
     ax.set_xlabel("workers (cores)")
     ax.set_ylabel("speed-up over one")
     ax.set_xlim(0.5, 16.5)
     ax.set_ylim(0, 16.5)
     ax.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
+
+
+def _clamped(sp, key):
+    # A share that prints as 1.00 (a speed-up above the thread count is clamped to it): both laws
+    # then reduce to speed-up = workers, the ideal line, and six curves would draw one line.
+    return sp.get(f"{key}_parallel_share") >= 0.995
+
+
+def _speedup_clamped(fig, ax, sp, threads, measured):
+    """One line for all the laws when every share is 1.00, and the reason written on the chart."""
+    for name, key, color in measured:
+        ax.plot([1, threads], [1, sp[key]], "o", color=color, markersize=7, label=f"{name}, measured ({sp[key]:.2f}x)")
+    ax.lines[0].set_label("ideal = Amdahl = Gustafson at p = p' = 1.00")
+    above = any(sp[key] > threads for _, key, _ in measured)
+    why = f"a speed-up above {threads} on {threads} threads:\nthe parallel share is clamped to 1.00" if above else \
+        "the parallel shares are 1.00"
+    ax.text(8.5, 3.0, why + ",\nso both laws give the ideal line", ha="center", fontsize=8, color="#555555")
+    return _speedup_axes(fig, ax)
 
 
 def plots(data):

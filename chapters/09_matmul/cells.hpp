@@ -32,10 +32,12 @@ inline Value figure_or_dash(std::string key, double x, int digits = 1) {
     return Value::measured(std::move(key), x, digits);
 }
 
-// A ratio as a percentage ("91%"), or "-" and null when either side was not measured.
+// A ratio as a percentage ("90.6%"), or "-" and null when either side was not measured. One decimal, as
+// the "% of peak" column prints it, so that the output, the JSON and the page (the `_text` key) agree.
 inline Value percent_or_dash(std::string key, double ratio) {
     if (!(ratio > 0) || !std::isfinite(ratio)) return Value::unknown(std::move(key), "-");
-    return Value::measured_as(std::move(key), rounded(100 * ratio, 1), fmt::format("{:.0f}%", 100 * ratio));
+    return Value::measured_as(std::move(key), rounded(100 * ratio, 1), fmt::format("{:.1f}%", 100 * ratio))
+        .quoted("{:.1f}");
 }
 
 // A machine-dependent part of a longer text, masked in golden mode.
