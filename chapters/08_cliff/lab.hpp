@@ -230,7 +230,10 @@ struct FirstCliffClaim {
     double disagreement = 0;                        ///< larger first cliff over smaller, less 1
     std::string reason;
 };
-FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double tolerance = 0.15,
+/// The band: from (1 - below) to (1 + above) of L1d. A chase starts to miss before L1d is full
+/// (its replacement is not true LRU, and the stack and page-table lines share it), so the band
+/// reaches further below than above.
+FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double below = 0.25, double above = 0.15,
                                   double max_disagreement = 0.10);
 
 // ---------------------------------------------------------------------------

@@ -185,7 +185,8 @@ void RunTime::record(cachebook::Report& report) const {
                                      static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6);
 }
 
-FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double tolerance, double max_disagreement) {
+FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double below, double above,
+                                  double max_disagreement) {
     FirstCliffClaim claim;
     std::size_t found[2] = {0, 0};
     double rise[2] = {0, 0};
@@ -205,7 +206,8 @@ FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double t
         if (cliffs.empty()) continue;
         found[k] = cliffs[0].capacity_bytes;
         rise[k] = cliffs[0].above_ns / cliffs[0].below_ns;
-        inside[k] = within(found[k], l1_bytes, tolerance) && cliffs[0].above_ns > 1.5 * cliffs[0].below_ns;
+        const double share = static_cast<double>(found[k]) / static_cast<double>(l1_bytes);
+        inside[k] = share >= 1 - below && share <= 1 + above && cliffs[0].above_ns > 1.5 * cliffs[0].below_ns;
     }
     claim.first_bytes = found[0];
     claim.second_bytes = found[1];
@@ -214,9 +216,9 @@ FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double t
     const double lo = static_cast<double>(std::min(found[0], found[1]));
     const double disagreement = lo > 0 ? static_cast<double>(std::max(found[0], found[1])) / lo - 1 : 1e9;
     claim.disagreement = disagreement;
-    const std::string figures =
-        fmt::format("first cliffs at {} and {} bytes against {} within {:.0f} %, the two {:.0f} % apart", found[0],
-                    found[1], l1_bytes, 100 * tolerance, 100 * std::min(disagreement, 9.99));
+    const std::string figures = fmt::format(
+        "first cliffs at {} and {} bytes, the band {:.0f} % to {:.0f} % of {}, the two {:.0f} % apart", found[0],
+        found[1], 100 * (1 - below), 100 * (1 + above), l1_bytes, 100 * std::min(disagreement, 9.99));
     if (inside[0] && inside[1]) {
         claim.verdict = cachebook::Verdict::holds;
         claim.reason = figures + ": both sweeps find it";
