@@ -14,6 +14,7 @@
 
 #include "cachebook/miss_kinds.hpp"
 #include "cachebook/trace.hpp"
+#include "cachelab_reference.hpp"
 #include "cachesim.hpp"
 
 using namespace cachebook;
@@ -181,21 +182,10 @@ std::string lackey_text(const std::vector<LackeyRecord>& records) {
 
 // [threads]: Simulator::run reads the trace on a second thread (label threads: TSan runs it).
 TEST_CASE("cachesim reproduces the eight rows of the cachelab reference", "[cachesim][reference][threads]") {
-    struct Row {
-        int s, E, b;
-        const char* trace;
-        Counts expect;
-    };
-    const Row rows[] = {
-        {1, 1, 1, "yi2.trace", {9, 8, 6, 0}},       {4, 2, 4, "yi.trace", {4, 5, 2, 0}},
-        {2, 1, 4, "dave.trace", {2, 3, 1, 0}},      {2, 1, 3, "trans.trace", {167, 71, 67, 0}},
-        {2, 2, 3, "trans.trace", {201, 37, 29, 0}}, {2, 4, 3, "trans.trace", {212, 26, 10, 0}},
-        {5, 1, 5, "trans.trace", {231, 7, 0, 0}},   {5, 1, 5, "long.trace", {265189, 21775, 21743, 0}},
-    };
-    for (const Row& r : rows) {
+    for (const auto& r : cachebook_test::kCachelabRows) {
         INFO(fmt::format("-s {} -E {} -b {} {}", r.s, r.E, r.b, r.trace));
         const Counts c = run_file(one_level(r.s, r.E, r.b), data("cachelab/") + r.trace);
-        CHECK(cachesim::summary_line(c) == cachesim::summary_line(r.expect));
+        CHECK(cachesim::summary_line(c) == cachesim::summary_line(r.reference));
     }
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cachebook/miss_kinds.hpp"
+#include "cachelab_reference.hpp"
 #include "cachesim.hpp"
 
 using namespace cachebook;
@@ -73,18 +74,7 @@ TEST_CASE("cachesim --policy opt equals the cachelab reference where there is no
     // Direct-mapped (E = 1), a miss has only one way to evict: every policy,
     // OPT among them, gives the reference's counts. With more ways OPT misses
     // no more than the reference's LRU.
-    struct Row {
-        int s, E, b;
-        const char* trace;
-        Counts reference;
-    };
-    const Row rows[] = {
-        {1, 1, 1, "yi2.trace", {9, 8, 6, 0}},       {4, 2, 4, "yi.trace", {4, 5, 2, 0}},
-        {2, 1, 4, "dave.trace", {2, 3, 1, 0}},      {2, 1, 3, "trans.trace", {167, 71, 67, 0}},
-        {2, 2, 3, "trans.trace", {201, 37, 29, 0}}, {2, 4, 3, "trans.trace", {212, 26, 10, 0}},
-        {5, 1, 5, "trans.trace", {231, 7, 0, 0}},   {5, 1, 5, "long.trace", {265189, 21775, 21743, 0}},
-    };
-    for (const Row& r : rows) {
+    for (const auto& r : cachebook_test::kCachelabRows) {
         INFO(fmt::format("-s {} -E {} -b {} {}", r.s, r.E, r.b, r.trace));
         const Accesses a = trace_accesses(data("cachelab/") + r.trace);
         const CacheConfig config = geometry(r.s, r.E, r.b);
