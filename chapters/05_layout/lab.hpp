@@ -9,10 +9,20 @@
 #include <vector>
 
 #include "cachebook/claim.hpp"
+#include "cachebook/cpu_time.hpp"
 #include "cachebook/measure.hpp"
 #include "layout.hpp"
 
 namespace ch05 {
+
+// One run of `f`, timed by the thread's CPU clock; run -1 is a warm-up, not kept.
+template <class F>
+void time_run(int r, F&& f, cachebook::Timing& into) {
+    const double start = cachebook::thread_cpu_seconds();
+    f();
+    cachebook::clobber_memory();
+    if (r >= 0) into.runs.push_back(cachebook::thread_cpu_seconds() - start);
+}
 
 // --- Layouts as the compiler made them ---------------------------------------------
 

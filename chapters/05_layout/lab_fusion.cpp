@@ -44,28 +44,19 @@ bool fusion_right(const double* a, const double* b, const double* c, std::size_t
     return true;
 }
 
-// One run of `f`, timed by the thread's CPU clock; run -1 is a warm-up, not kept.
-template <class F>
-void time_once(int r, F&& f, cachebook::Timing& into) {
-    const double start = cachebook::thread_cpu_seconds();
-    f();
-    cachebook::clobber_memory();
-    if (r >= 0) into.runs.push_back(cachebook::thread_cpu_seconds() - start);
-}
-
 // One round of the two fusion versions over the same a, b, c; run -1, the warm-up, also
 // checks each version's result (zeroing b and c between the two).
 bool fusion_round(int r, const double* a, double* b, double* c, std::size_t n, cachebook::Timing& separate,
                   cachebook::Timing& fused) {
     bool right = true;
-    time_once(
+    time_run(
         r, [&] { separate_loops(a, b, c, n); }, separate);
     if (r < 0) {
         right = fusion_right(a, b, c, n);
         std::fill(b, b + n, 0.0);
         std::fill(c, c + n, 0.0);
     }
-    time_once(
+    time_run(
         r, [&] { fused_loop(a, b, c, n); }, fused);
     return r >= 0 || (right && fusion_right(a, b, c, n));
 }
@@ -104,9 +95,9 @@ FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, 
             t.same_result =
                 fusion_round(r, a, a + close_stride, a + 2 * close_stride, n, t.separate_close, t.fused_close) &&
                 t.same_result;
-        time_once(
+        time_run(
             r, [&] { one_loop_many_arrays(fa1, fb); }, t.fission_one);
-        time_once(
+        time_run(
             r, [&] { one_loop_per_array(fa2, fb); }, t.fission_split);
     }
     t.same_result = t.same_result && fa1 == fa2;

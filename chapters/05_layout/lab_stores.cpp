@@ -17,15 +17,6 @@ StreamSize stores_stream_size(std::int64_t stream_mib, bool quick) {
 
 namespace {
 
-// One run of `f`, timed by the thread's CPU clock; run -1 is a warm-up, not kept.
-template <class F>
-void time_run(int r, F&& f, cachebook::Timing& into) {
-    const double start = cachebook::thread_cpu_seconds();
-    f();
-    cachebook::clobber_memory();
-    if (r >= 0) into.runs.push_back(cachebook::thread_cpu_seconds() - start);
-}
-
 // One round of the four loops, each checked: plain stores write `value`, read-modify-write
 // makes every word value + 1, and the sum must read n of those (true when it does). The
 // non-temporal stores then write value + 2, which time_stores checks after the last round.
