@@ -75,7 +75,28 @@ def substitution_environment():
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     env.filters["code"] = as_code
+    env.filters["shown"] = shown_filter
     return env
+
+
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+
+
+def shown_value(text: str) -> float | None:
+    """The number a printed value shows ("1.1", "27.6 ns", "1,024"), or None if it shows none."""
+    m = _NUMBER.search(text.replace(",", "")) if isinstance(text, str) else None
+    return float(m.group(0)) if m else None
+
+
+def shown_filter(text):
+    """`ratio_text | shown`: a condition on a measured value reads it as the page prints it, so
+    two ratios printed alike compare equal and the sentence chosen agrees with what is shown."""
+    import jinja2
+
+    value = shown_value(text)
+    if value is None:
+        raise jinja2.exceptions.FilterArgumentError(f"shown: {text!r} prints no number")
+    return value
 
 
 def render_substitution(expr: str, values: dict) -> str:

@@ -581,10 +581,20 @@ def _depart_substituted_value(self, node):
     self.body.append("</span>")
 
 
+class _AsRendered:
+    """A substitution's syntax node whose expression is the text it rendered to (a Jinja string)."""
+
+    def __init__(self, node, content: str):
+        self._node, self.content = node, content
+
+    def __getattr__(self, name):
+        return getattr(self._node, name)
+
+
 def _render_marked_substitution(self, token, inline: bool) -> None:
-    """MyST's renderer, for an inline `{{ expr }}`: the value marked, its `<` escaped."""
-    if not inline:
-        return _MYST_RENDER_SUBSTITUTION(self, token, inline)
+    """MyST's renderer, for an inline `{{ expr }}`: the value marked, its `<` escaped. A block
+    substitution is rendered by the book's environment too (its filters), then given to MyST as
+    the string it rendered to."""
     from myst_parser.mdit_to_docutils.base import token_line
 
     line = token_line(token)
@@ -593,6 +603,8 @@ def _render_marked_substitution(self, token, inline: bool) -> None:
     except Exception as error:
         self.current_node += [self.reporter.error(f"Substitution error: {error.__class__.__name__}: {error}", line=line)]
         return
+    if not inline:
+        return _MYST_RENDER_SUBSTITUTION(self, _AsRendered(token, json.dumps(text)), inline)
     value = substituted_value(expr=token.content.strip())
     with self.current_node_context(value, append=True):
         self.nested_render_text(escape_tags(text), line, inline=True)

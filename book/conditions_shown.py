@@ -17,15 +17,11 @@ page, this module
 from __future__ import annotations
 
 import copy
-import re
 
 import jinja2
 from jinja2 import nodes
 
-from cachebook_results import Results, substitution_environment
-
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
-
+from cachebook_results import Results, shown_value, substitution_environment
 
 def _path(node) -> list | None:
     """["ch06", "measured", "ratio"] for ch06.measured.ratio (or ch06["measured"][0]...)."""
@@ -72,10 +68,8 @@ def shown_number(data: dict, keys: list):
     except (KeyError, IndexError, TypeError):
         return None
     text = parent.get(f"{last}_text") if isinstance(parent, dict) and isinstance(last, str) else None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(text, str):
-        m = _NUMBER.search(text.replace(",", ""))
-        if m:
-            return float(m.group(0))
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and shown_value(text) is not None:
+        return shown_value(text)
     return value
 
 

@@ -353,6 +353,23 @@ class ConditionsShown(unittest.TestCase):
     def test_a_value_read_but_not_shown_fails(self):
         self.assertIn("does not show", self.defects(1.2, "1.20", "no figure here")[0])
         self.assertEqual(self.defects(1.2, "1.20", "no figure here", "ch.r_text"), [])
+
+    def test_a_condition_on_the_shown_value_follows_the_page(self):
+        # `r_text | shown` reads 1.00, as printed: "no larger", whatever the digits behind it.
+        from cachebook_results import render_substitution
+        import conditions_shown
+        expr = '"larger" if ch.r_text | shown > 1 else "no larger"'
+        subs = {"ch": Results({"r": 1.004, "r_text": "1.00"})}
+        self.assertEqual(render_substitution(expr, subs), "no larger")
+        self.assertEqual(conditions_shown.condition_defects(expr, subs, "a ratio of 1.00", ""), [])
+
+    def test_shown_refuses_a_text_without_a_number(self):
+        import jinja2
+        from cachebook_results import render_substitution
+        with self.assertRaises(jinja2.TemplateError):
+            render_substitution('ch.r_text | shown > 1', {"ch": Results({"r_text": "unavailable"})})
+
+
 class ApiIntro(unittest.TestCase):
     def test_the_intro_names_every_header(self):
         intro = (BOOK / "api.md").read_text().split("```{api-by-header}")[0]
