@@ -10,11 +10,14 @@ and measured score (tools/teaching/perf.py), in results.json and in the CSV's la
 import argparse
 import csv
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+JOBS = str(os.cpu_count() or 1)  # the kit builds on every CPU
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import handout  # noqa: E402  (the instructor's copy is a handout with the held-back cases)
@@ -67,7 +70,7 @@ def grade_one(kit_build, target, out, limit):
     """The submission's results.json (written to out/results.json) and the reason for a zero."""
     results = out / "results.json"
     results.unlink(missing_ok=True)
-    built = run(["cmake", "--build", str(kit_build), "--target", target], 600)
+    built = run(["cmake", "--build", str(kit_build), "--parallel", JOBS, "--target", target], 600)
     if built is None or built.returncode != 0:
         why = first_error(built.stdout + built.stderr).replace(f"{out}/", "") if built else "compiling took over 600 s"
         return None, "does not compile: " + why
@@ -87,7 +90,7 @@ def grade_one(kit_build, target, out, limit):
 
 def performance(kit_build, target, out, limit):
     """The submission's model and measured scores, added to its results.json; None if its probe does not build."""
-    built = run(["cmake", "--build", str(kit_build), "--target", f"probe_{target}"], 600)
+    built = run(["cmake", "--build", str(kit_build), "--parallel", JOBS, "--target", f"probe_{target}"], 600)
     if built is None or built.returncode != 0:
         why = first_error(built.stdout + built.stderr) if built else "compiling took over 600 s"
         print(f"grade-all: {target}'s performance probe does not build, so speed is not scored: {why}",
@@ -146,7 +149,7 @@ def main():
     if args.grader_main:
         configure.append(f"-DGRADER_MAIN_LIBRARY={Path(args.grader_main).resolve()}")
     shared = ["cases", "book"] + ([] if args.grader_main else ["grader_main"])  # built once for every submission
-    for step in (configure, ["cmake", "--build", str(kit_build), "--target"] + shared):
+    for step in (configure, ["cmake", "--build", str(kit_build), "--parallel", JOBS, "--target"] + shared):
         done = subprocess.run(step, capture_output=True, text=True)
         if done.returncode != 0:
             print(done.stdout + done.stderr, file=sys.stderr)
