@@ -1,7 +1,13 @@
 // The measuring helpers every chapter shares (common/include/cachebook/measure.hpp) and the
 // Value that carries a figure's rounding (report.hpp).
 #include <catch2/catch.hpp>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <thread>
 
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
@@ -35,6 +41,37 @@ TEST_CASE("run_command returns what the command printed on stdout and its exit s
     CHECK(merged.status == 3);
     CHECK(cachebook::run_command("(echo to-stderr >&2) 2>&1").output == "to-stderr\n");
     CHECK(cachebook::run_command("kill -9 $$").status == -1);
+}
+
+TEST_CASE("wait_for_idle_threads returns once no other thread of the process runs", "[measure]") {
+    std::error_code ec;
+    if (!std::filesystem::is_directory("/proc/self/task", ec)) CACHEBOOK_SKIP("no /proc/self/task on this system");
+    std::atomic<bool> finished{false};
+    std::thread spinner([&] {  // a BLAS worker after a call: busy, yielding, for a while
+        const auto start = cachebook::Clock::now();
+        while (cachebook::seconds_since(start) < 0.15) std::this_thread::yield();
+        finished = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the spinner has started
+    CHECK(cachebook::wait_for_idle_threads(10.0));
+    CHECK(finished);  // true only if the wait outlasted the spin
+    spinner.join();
+
+    std::mutex m;
+    std::condition_variable cv;
+    bool go = false;
+    std::thread sleeper([&] {  // a worker asleep on a condition: idle, so no wait
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return go; });
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK(cachebook::wait_for_idle_threads(10.0));
+    {
+        std::lock_guard lock(m);
+        go = true;
+    }
+    cv.notify_one();
+    sleeper.join();
 }
 
 TEST_CASE("a Value with decimals prints and records the same rounding", "[measure][report]") {

@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <thread>
 
 #include "cachebook/cli.hpp"
+#include "cachebook/measure.hpp"
 #include "lab.hpp"
 
 namespace ch09 {
@@ -38,15 +37,11 @@ std::vector<int> thread_counts(int threads) {
 
 namespace {
 
-// The libraries' worker threads keep spinning for a while after a call; give them time to
-// sleep so they do not take cycles from the next measurement.
-void pause_for_idle_blas_threads() {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-}
-
-// One timed call, after the same pause before each, so that none starts from a busier core.
+// One timed call, once the libraries' worker threads have stopped spinning: OpenBLAS's spin for
+// 2^28 cycles after each call, longer than a two-thread product at N = 2048 takes, and a
+// spinning thread takes half a core from whatever runs next.
 double time_once(const std::function<void()>& f) {
-    pause_for_idle_blas_threads();
+    cachebook::wait_for_idle_threads(1.0);
     const auto start = cachebook::Clock::now();
     f();
     return cachebook::seconds_since(start);
@@ -98,7 +93,7 @@ LibraryRun time_beside_libraries(std::size_t n, int threads, int runs, const Mic
             out.step6_plain = out.step6_plain > 0 ? std::min(out.step6_plain, sec) : sec;
         }
     }
-    pause_for_idle_blas_threads();
+    cachebook::wait_for_idle_threads(1.0);  // leave the next section a quiet machine
     return out;
 }
 

@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 
@@ -60,6 +63,42 @@ std::optional<double> estimate_clock_ghz(double seconds) {
 #endif
 }
 // [end: clock]
+
+namespace {
+// How many threads of this process, other than the caller, the kernel shows running (state R
+// in /proc/self/task/<tid>/stat); -1 where there is no such directory.
+int other_running_threads() {
+    std::error_code ec;
+    std::filesystem::directory_iterator tasks("/proc/self/task", ec);
+    if (ec) return -1;
+    const std::string self = std::to_string(::gettid());
+    int running = 0;
+    for (const auto& task : tasks) {
+        if (task.path().filename() == self) continue;
+        std::ifstream in(task.path() / "stat");
+        std::string line;
+        if (!std::getline(in, line)) continue;  // the thread has just ended
+        const auto close = line.rfind(')');     // the name may hold spaces and brackets
+        if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R') ++running;
+    }
+    return running;
+}
+}  // namespace
+
+bool wait_for_idle_threads(double limit_seconds) {
+    const auto start = Clock::now();
+    int quiet_looks = 0;  // in a row: one look can fall between two spins
+    while (seconds_since(start) < limit_seconds) {
+        const int running = other_running_threads();
+        if (running < 0) break;
+        quiet_looks = running == 0 ? quiet_looks + 1 : 0;
+        if (quiet_looks == 3) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    const double left = limit_seconds - seconds_since(start);
+    if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
+    return false;
+}
 
 CommandResult run_command(const std::string& command) {
     CommandResult result;

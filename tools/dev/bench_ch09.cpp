@@ -8,14 +8,12 @@
 #include <unistd.h>
 
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <thread>
 
 #include "cachebook/chase.hpp"
 #include "cachebook/cli.hpp"
@@ -43,11 +41,11 @@ nlohmann::json to_json(const Side& s) {
             {"step6_cpu", s.step6_cpu}, {"blas_cpu", s.blas_cpu}, {"c_huge_bytes", s.c_huge_bytes}};
 }
 
-// One call, after a pause: the libraries' worker threads spin for a while after a call, and
-// would take cycles from the next one.
+// One call, once the libraries' worker threads have stopped spinning (they do for a while after
+// a call, and would take half a core from the next one).
 template <class F>
 std::pair<double, double> time_once(F&& f) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    cachebook::wait_for_idle_threads(1.0);
     const double cpu = cachebook::thread_cpu_seconds();
     const auto start = cachebook::Clock::now();
     f();

@@ -62,6 +62,12 @@ Timing time_runs(int runs, F&& f, int warmup = 1) {
 /// `seconds` in all. nullopt on other instruction sets.
 std::optional<double> estimate_clock_ghz(double seconds);
 
+/// Waits until no other thread of this process is running, at most `limit_seconds`; true when
+/// they all were idle. A BLAS library's worker threads spin for a while after each call
+/// (OpenBLAS for 2^28 cycles, 0.13 s at 2.1 GHz), and a spinning thread takes half a core from
+/// whatever is timed next. Without /proc (not Linux) it pauses for `limit_seconds` and says false.
+bool wait_for_idle_threads(double limit_seconds);
+
 /// What a shell command printed on stdout, and its exit status (-1 when it did not run or
 /// was killed by a signal). Add " 2>&1" to the command to capture stderr too.
 struct CommandResult {
