@@ -1,7 +1,7 @@
 // The measuring helpers every chapter shares (common/include/cachebook/measure.hpp) and the
 // Value that carries a figure's rounding (report.hpp).
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>

@@ -4,11 +4,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
-#include <cstdlib>
-#include <cstring>
 
 namespace cachebook {
 

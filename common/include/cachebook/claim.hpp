@@ -41,7 +41,7 @@ struct ClaimResult {
 struct ClaimRule {
     double threshold = 1;    ///< R: slow / fast must be at least this
     int runs = 8;            ///< timed runs of each side (even: the control splits them in two)
-    double max_noise = 0.2;  ///< a control gap above this makes the verdict inconclusive
+    double max_noise = 0.2;  ///< above this control gap a claim cannot fail, only hold or be inconclusive
 };
 
 /// The verdict from the runs of each side (seconds, in the order run, interleaved with the
@@ -52,6 +52,7 @@ ClaimResult decide(const std::vector<double>& slow_runs, const std::vector<doubl
 /// and decides.
 template <class Slow, class Fast>
 ClaimResult measure_claim(Slow&& slow, Fast&& fast, const ClaimRule& rule) {
+    wait_for_idle_threads(1.0);  // a library's threads, still spinning from a call or from start-up
     slow();
     fast();
     std::vector<double> s, f;

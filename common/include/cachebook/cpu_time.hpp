@@ -55,8 +55,10 @@ inline double cpu_share(double seconds = 0.05) {
 
 /// The smallest share of a CPU that each of `threads` busy threads, run at
 /// once, gets over `seconds`: near 1 when that many CPUs are free, lower when
-/// other programs run on them (and may be using memory bandwidth too).
+/// other programs run on them (and may be using memory bandwidth too). It first waits for
+/// this process's other threads to go idle (wait_for_idle_threads).
 inline double cpu_shares(int threads, double seconds = 0.05) {
+    wait_for_idle_threads(1.0);  // this process's own spinning threads are not other programs
     std::vector<double> share(static_cast<std::size_t>(std::max(threads, 1)));
     std::vector<std::thread> pool;
     for (std::size_t t = 1; t < share.size(); ++t)
