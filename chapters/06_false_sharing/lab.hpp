@@ -224,7 +224,7 @@ CaseTiming time_case(Case c, const std::vector<int>& cpus, std::uint64_t operati
 
 /// The claims the chapter states about its measurements, each decided by the book's one rule
 /// (cachebook::decide): both layouts timed interleaved, minima, each side's odd runs against its
-/// even runs as the control, no verdict when that control is noisier than kClaimMaxNoise.
+/// even runs as the control; no "fails" when that control is noisier than kClaimMaxNoise.
 inline constexpr double kClaimMaxNoise = 0.2;
 /// Packed atomic adds on two cores take at least this many times as long as padded ones.
 inline constexpr double kTwoCoreThreshold = 1.5;
