@@ -567,7 +567,13 @@ TEST_CASE("lackey: chunks, read_lackey and read_lackey_refs agree with the reade
     const std::vector<std::size_t> chunk_sizes{1, 2, 3, 7, 13, 14, 27, 28, 29, 64, 300, 4096, kLackeyChunk};
     const std::vector<std::size_t> small_chunks{1, 7, 13, 14, 28, 29, 64, 300, 4096};
     std::size_t runs = 0, with_errors = 0, without_records = 0;
-    for (int t = 0; t < 300; ++t) {
+    // Under an emulator (make aarch64-ci) a third of the traces, every shape still among them:
+    // the full set took a minute of emulated time. There the reader takes its plain path (no
+    // SSE2), which the native runs do not: 100 traces cut every way still cover it.
+    const bool emulated = !cachebook_test::emulation_reason().empty();
+    const int traces = emulated ? 100 : 300;
+    if (emulated) WARN("100 of the 300 random traces: " << cachebook_test::emulation_reason());
+    for (int t = 0; t < traces; ++t) {
         const bool long_trace = t % 10 == 9;
         std::vector<std::string> lines = gen.odd_trace(long_trace ? gen.pick(1000, 4000) : gen.pick(1, 200));
         // A third as generated (bad lines often, early), a third without a bad
@@ -684,9 +690,9 @@ TEST_CASE("lackey: chunks, read_lackey and read_lackey_refs agree with the reade
         }
     }
     // The traces held what they are meant to hold.
-    CHECK(runs > 3000);
-    CHECK(with_errors > 50);
-    CHECK(without_records >= 10);
+    CHECK(runs > 10 * static_cast<std::size_t>(traces));
+    CHECK(with_errors > static_cast<std::size_t>(traces) / 6);
+    CHECK(without_records >= static_cast<std::size_t>(traces) / 30);
 }
 
 namespace {
