@@ -23,6 +23,7 @@ from jinja2 import nodes
 
 from cachebook_results import Results, shown_value, substitution_environment
 
+
 def _path(node) -> list | None:
     """["ch06", "measured", "ratio"] for ch06.measured.ratio (or ch06["measured"][0]...)."""
     keys = []
@@ -68,8 +69,9 @@ def shown_number(data: dict, keys: list):
     except (KeyError, IndexError, TypeError):
         return None
     text = parent.get(f"{last}_text") if isinstance(parent, dict) and isinstance(last, str) else None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and shown_value(text) is not None:
-        return shown_value(text)
+    shown = shown_value(text)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and shown is not None:
+        return shown
     return value
 
 
