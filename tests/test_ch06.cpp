@@ -487,17 +487,3 @@ TEST_CASE("the queue and the lock pass every item and count every write", "[ch06
         CHECK(ch06::lock_once(spacing, {first_cpu, second_cpu}, 500, 6).seconds > 0.0);  // throws on a wrong count
     }
 }
-
-// Threshold stated in the chapter (lab.hpp's kQueueThreshold, which says why it is not larger),
-// decided as the program decides it: the packed queue at least 1.1x slower than padded.
-// The lock's ratio is not claimed: it depends on how long a hold is against a hand-off, and can
-// fall below 1 (the chapter says so).
-TEST_CASE("a queue with head and tail in one line is at least 1.1x slower than padded", "[timing][ch06]") {
-    if (kSanitized) CACHEBOOK_SKIP("built with a sanitizer: its instrumentation, not the cache, would set the times");
-    if (cachebook::usable_cpus() < 2) CACHEBOOK_SKIP("needs two usable cpus; this process may use one");
-    const std::vector<int> cpus{cachebook::nth_usable_cpu(0), cachebook::nth_usable_cpu(1)};
-    const auto timing = ch06::time_case(ch06::Case::Queue, cpus, 50'000, 20);
-    INFO("packed " << timing.packed.min() * 1e3 << " ms, padded " << timing.padded.min() * 1e3 << " ms, "
-                   << timing.counted() << " runs counted of " << timing.attempts);
-    expect_holds(ch06::claim_queue(timing));
-}

@@ -230,11 +230,6 @@ inline constexpr double kClaimMaxNoise = 0.2;
 inline constexpr double kTwoCoreThreshold = 1.5;
 /// On one core packed over padded lies in this band, for both kinds of increment.
 inline constexpr double kOneCoreBand[2] = {0.7, 1.4};
-/// The packed queue takes at least this many times as long as the padded one. Not more: the
-/// packed queue runs either in lockstep (its index line moves at every item) or in bursts (a few
-/// times faster), the padded one slower whenever the consumer catches up and finds the ring empty,
-/// so the ratio of minima ranges from about 1.2x to 10x from run to run on the same machine.
-inline constexpr double kQueueThreshold = 1.1;
 
 /// An inconclusive verdict for a claim this machine cannot measure at all, with the reason.
 cachebook::ClaimResult unmeasured_claim(double threshold, std::string reason);
@@ -245,8 +240,6 @@ cachebook::ClaimResult claim_at_least(const LayoutComparison& comparison, double
 std::pair<cachebook::ClaimResult, cachebook::ClaimResult> one_core_bounds(const LayoutComparison& comparison);
 /// "packed over padded lies in kOneCoreBand": holds when both bounds hold, fails when either fails.
 cachebook::ClaimResult claim_one_core(const LayoutComparison& comparison);
-/// "the packed queue takes at least kQueueThreshold times as long", from the runs that counted.
-cachebook::ClaimResult claim_queue(const CaseTiming& timing);
 
 // ---------------------------------------------------------------- hardware counters (lab_cases.cpp)
 

@@ -76,8 +76,4 @@ ClaimResult claim_one_core(const LayoutComparison& comparison) {
     return r;
 }
 
-ClaimResult claim_queue(const CaseTiming& timing) {
-    return decide_runs(timing.packed.runs, timing.padded.runs, kQueueThreshold, "runs");
-}
-
 }  // namespace ch06
