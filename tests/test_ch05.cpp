@@ -260,13 +260,18 @@ TEST_CASE("fusion and fission change no result", "[ch05]") {
 
 TEST_CASE("the fusion arrays: beyond the LLC when affordable, else beyond L2", "[ch05]") {
     constexpr std::size_t mib = 1 << 20;
-    const auto here = ch05::choose_stream_size(32 * mib, mib / 2, 128 * mib);
+    const auto here = ch05::choose_stream_size(32 * mib, mib / 2, 128 * mib, 3);
     CHECK(here.bytes_per_array == 64 * mib);
     CHECK(here.beyond == "L3");
-    const auto huge_l3 = ch05::choose_stream_size(300 * mib, 2 * mib, 128 * mib);
-    CHECK(huge_l3.bytes_per_array == 16 * mib);
-    CHECK(huge_l3.beyond == "L2");
-    CHECK(ch05::choose_stream_size(0, 0, 8 * mib).bytes_per_array == 8 * mib);
+    // 300 MiB reported: three arrays of 128 MiB overflow it together, one does not.
+    const auto huge_l3 = ch05::choose_stream_size(300 * mib, 2 * mib, 128 * mib, 3);
+    CHECK(huge_l3.bytes_per_array == 128 * mib);
+    CHECK(huge_l3.beyond == "L3");
+    CHECK(huge_l3.reason == "3 arrays of 128 MiB overflow the 300 MiB last-level cache together");
+    const auto one_array = ch05::choose_stream_size(300 * mib, 2 * mib, 128 * mib, 1);
+    CHECK(one_array.bytes_per_array == 16 * mib);
+    CHECK(one_array.beyond == "L2");
+    CHECK(ch05::choose_stream_size(0, 0, 8 * mib, 3).bytes_per_array == 8 * mib);
 }
 
 TEST_CASE("chase.hpp: a permutation, and one cycle through every slot", "[ch05][chase]") {

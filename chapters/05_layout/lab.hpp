@@ -124,18 +124,19 @@ std::size_t fastest(const std::vector<cachebook::Timing>& times);
 // --- Fusion and fission, timed ---------------------------------------------------------
 
 /// How large the fusion arrays are and why: beyond the last-level cache when
-/// that is affordable, else beyond L2 (said so).
+/// that is affordable (each array, or the arrays together), else beyond L2 (said so).
 struct StreamSize {
     std::size_t bytes_per_array = 0;
     std::string beyond;  // "L3", "L2" or "default"
     std::string reason;
 };
-/// `llc_bytes`, `l2_bytes`: as sysfs reports them (0 if unknown); `budget`: most bytes per array.
-StreamSize choose_stream_size(std::size_t llc_bytes, std::size_t l2_bytes, std::size_t budget);
+/// `llc_bytes`, `l2_bytes`: as sysfs reports them (0 if unknown); `budget`: most bytes per
+/// array; `arrays`: how many such arrays one loop streams at once.
+StreamSize choose_stream_size(std::size_t llc_bytes, std::size_t l2_bytes, std::size_t budget, std::size_t arrays);
 /// A streaming array's size on this machine: from the caches it reports (within `budget`
 /// bytes), or `stream_mib` when that is above 0, or 8 MiB for a quick run.
-StreamSize stream_size(std::int64_t stream_mib, bool quick, std::size_t budget);
-/// The fusion arrays' size: stream_size within 128 MiB per array.
+StreamSize stream_size(std::int64_t stream_mib, bool quick, std::size_t budget, std::size_t arrays);
+/// The fusion arrays' size: stream_size within 128 MiB per array, three arrays.
 StreamSize fusion_stream_size(std::int64_t stream_mib, bool quick);
 
 /// Where the fusion arrays lie. The three (a, b, c) share one allocation, each starting this
@@ -193,7 +194,7 @@ inline constexpr ClaimBound kAosOverSoa{2.0, 0.2};           // AoS against SoA,
 inline constexpr ClaimBound kAosOverHotCold{1.2, 0.2};       // AoS against hot/cold
 inline constexpr ClaimBound kScatteredOverVector{5.0, 0.2};  // scattered list against vector
 inline constexpr ClaimBound kScatteredOverGather{2.0, 0.2};  // scattered list against the gather
-inline constexpr ClaimBound kSeparateOverFused{1.05, 0.2};   // two loops against the fused one
+inline constexpr ClaimBound kSeparateOverFused{1.1, 0.2};    // two loops against the fused one
 inline constexpr ClaimBound kStoreOverStream{1.3, 0.2};      // plain stores against non-temporal ones
 /// Below this share of a CPU (LayoutTimes::cpu_share), other programs share the memory
 /// bandwidth too, and a streaming effect that falls short proves nothing: no "fails" then.

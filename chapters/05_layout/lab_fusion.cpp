@@ -11,10 +11,15 @@
 
 namespace ch05 {
 
-StreamSize choose_stream_size(std::size_t llc_bytes, std::size_t l2_bytes, std::size_t budget) {
+StreamSize choose_stream_size(std::size_t llc_bytes, std::size_t l2_bytes, std::size_t budget, std::size_t arrays) {
     constexpr std::size_t mib = std::size_t{1} << 20;
     if (llc_bytes > 0 && 2 * llc_bytes <= budget)
         return {2 * llc_bytes, "L3", fmt::format("twice the {} MiB last-level cache", llc_bytes / mib)};
+    // A large LLC: the arrays streamed at once still overflow it together at the budget.
+    if (llc_bytes > 0 && arrays * budget > llc_bytes)
+        return {budget, "L3",
+                fmt::format("{} arrays of {} MiB overflow the {} MiB last-level cache together", arrays, budget / mib,
+                            llc_bytes / mib)};
     if (l2_bytes > 0 && 8 * l2_bytes <= budget)
         return {8 * l2_bytes, "L2",
                 fmt::format("the {} MiB last-level cache is too large to overflow cheaply; 8x the {} MiB L2",
@@ -22,17 +27,17 @@ StreamSize choose_stream_size(std::size_t llc_bytes, std::size_t l2_bytes, std::
     return {budget, "default", "no usable cache sizes; the largest size allowed"};
 }
 
-StreamSize stream_size(std::int64_t stream_mib, bool quick, std::size_t budget) {
+StreamSize stream_size(std::int64_t stream_mib, bool quick, std::size_t budget, std::size_t arrays) {
     if (quick) return {std::size_t{8} << 20, "quick", "--quick: 8 MiB"};
     if (stream_mib > 0) return {static_cast<std::size_t>(stream_mib) << 20, "option", "--stream-mib"};
     const auto& machine = cachebook::machine();
     const auto l2 = machine.data_cache(2);
     const auto l3 = machine.data_cache(3);
-    return choose_stream_size(l3 ? l3->size_bytes : 0, l2 ? l2->size_bytes : 0, budget);
+    return choose_stream_size(l3 ? l3->size_bytes : 0, l2 ? l2->size_bytes : 0, budget, arrays);
 }
 
 StreamSize fusion_stream_size(std::int64_t stream_mib, bool quick) {
-    return stream_size(stream_mib, quick, std::size_t{128} << 20);
+    return stream_size(stream_mib, quick, std::size_t{128} << 20, 3);  // a, b and c
 }
 
 namespace {

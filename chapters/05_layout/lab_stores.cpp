@@ -12,7 +12,7 @@
 namespace ch05 {
 
 StreamSize stores_stream_size(std::int64_t stream_mib, bool quick) {
-    return stream_size(stream_mib, quick, std::size_t{768} << 20);
+    return stream_size(stream_mib, quick, std::size_t{768} << 20, 1);
 }
 
 namespace {
