@@ -54,16 +54,17 @@ struct Contender {
 };
 
 std::vector<Contender> contenders(Problem& p, const Reference& ref, const MicroKernel& kernel, Blocking blocks,
-                                  LibraryRun& out) {
+                                  bool probe, LibraryRun& out) {
     const float *a = p.a.get(), *b = p.b.get();
     float* c = p.c.get();
-    std::vector<Contender> all = {{&out.step6, [=, &p](int t) { matmul_blis(a, b, c, p.shape, kernel, blocks, t); }}};
+    std::vector<Contender> all;
+    if (!probe) all.push_back({&out.step6, [=, &p](int t) { matmul_blis(a, b, c, p.shape, kernel, blocks, t); }});
     if (blas_available()) {
         all.push_back({&out.openblas, [=, &p](int t) { matmul_blas(a, b, c, p.shape, t); }});
         all.back().run(1);
         out.openblas_matches = ref.check(p, true).matches;
     }
-    if (blis_lib_available()) {
+    if (blis_lib_available() && !probe) {
         all.push_back({&out.blis, [=, &p](int t) { matmul_blis_lib(a, b, c, p.shape, t); }});
         all.back().run(1);
         out.blis_matches = ref.check(p, true).matches;
@@ -73,18 +74,22 @@ std::vector<Contender> contenders(Problem& p, const Reference& ref, const MicroK
 
 }  // namespace
 
-LibraryRun time_beside_libraries(std::size_t n, int threads, int runs, const MicroKernel& kernel, Blocking blocks) {
+LibraryRun time_beside_libraries(std::size_t n, int threads, int runs, const MicroKernel& kernel, Blocking blocks,
+                                 bool probe) {
     Problem p({n, n, n});
     const Reference ref(p);
     LibraryRun out;
     out.openblas_core = blas_available() ? blas_corename() : "";
-    out.blis_name = blis_lib_name();
-    auto all = contenders(p, ref, kernel, blocks, out);
-    const auto plain = without_c_prefetch(kernel);
+    out.blis_name = probe ? "" : blis_lib_name();
+    auto all = contenders(p, ref, kernel, blocks, probe, out);  // each called once already: the first warm-up
+    const auto plain = probe ? std::nullopt : without_c_prefetch(kernel);
     const std::vector<int> counts = thread_counts(threads);
     for (std::size_t slot = 0; slot < counts.size(); ++slot) {
         const int t = counts[slot];
-        for (auto& c : all) c.run(t), (*c.seconds)[slot] = HUGE_VAL;  // warm-up
+        for (auto& c : all) {
+            if (!probe) c.run(t);  // warm-up at this thread count
+            (*c.seconds)[slot] = HUGE_VAL;
+        }
         for (int r = 0; r < runs; ++r) {
             for (auto& c : all) (*c.seconds)[slot] = std::min((*c.seconds)[slot], time_once([&] { c.run(t); }));
             if (t != 1 || !plain) continue;
@@ -97,19 +102,36 @@ LibraryRun time_beside_libraries(std::size_t n, int threads, int runs, const Mic
     return out;
 }
 
+namespace {
+
+/// What a child process is asked to time: this program, run again with `--blas-child`.
+struct ChildRequest {
+    std::string program;   // the path of this program
+    std::string coretype;  // OPENBLAS_CORETYPE for the child ("": the environment as it is)
+    std::size_t n = 0;
+    int threads = 1, runs = 1;
+    std::string kernel;
+    Blocking blocks;
+    bool probe = false;  // OpenBLAS alone, to find its fastest kernel
+};
+
+// The path of the running program ("" when /proc does not say).
 std::string self_path() {
     std::error_code ec;
     const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
     return ec ? std::string{} : p.string();
 }
 
+// Runs the child (OpenBLAS reads OPENBLAS_CORETYPE only when it loads); what it measured, or
+// nullopt when it failed.
 std::optional<LibraryRun> run_child(const ChildRequest& q) {
     if (q.program.empty()) return std::nullopt;
     std::string cmd;
     if (!q.coretype.empty()) cmd += "OPENBLAS_CORETYPE=" + q.coretype + " ";
-    cmd +=
-        fmt::format("'{}' --blas-child --n {} --threads {} --runs {} --kernel '{}' --mc {} --kc {} --nc {} 2>/dev/null",
-                    q.program, q.n, q.threads, q.runs, q.kernel, q.blocks.mc, q.blocks.kc, q.blocks.nc);
+    cmd += fmt::format(
+        "'{}' --blas-child{} --n {} --threads {} --runs {} --kernel '{}' --mc {} --kc {} --nc {} 2>/dev/null",
+        q.program, q.probe ? " --blas-probe" : "", q.n, q.threads, q.runs, q.kernel, q.blocks.mc, q.blocks.kc,
+        q.blocks.nc);
     const cachebook::CommandResult child = cachebook::run_command(cmd);
     if (child.status != 0) return std::nullopt;
     try {
@@ -118,6 +140,8 @@ std::optional<LibraryRun> run_child(const ChildRequest& q) {
         return std::nullopt;
     }
 }
+
+}  // namespace
 
 std::optional<std::size_t> fastest_openblas(const std::vector<CoreRun>& runs) {
     std::optional<std::size_t> best;
@@ -137,14 +161,29 @@ Libraries run_libraries(const Settings& o, const MachineFacts& m, Blocking block
     if (blas && m.features.avx512f) coretypes.push_back("SkylakeX");
     const ChildRequest request{self_path(),   "",    o.n, o.threads, std::max(o.runs, o.quick ? 2 : 4),
                                o.kernel.name, blocks};
+    if (!blas) {  // BLIS alone: one child times it beside step 6
+        progress.step("libraries");
+        if (auto run = run_child(request)) libs.cores.push_back({"", *run}), libs.fastest = 0;
+        return libs;
+    }
+    // Each OpenBLAS kernel alone, one call per thread count, to find the fastest; then step 6 and
+    // the libraries side by side with that one only (a slow kernel's full runs took most of the time).
     for (const auto& coretype : coretypes) {
         if (!coretype.empty() && coretype == libs.default_core) continue;
         progress.step("libraries " + (coretype.empty() ? libs.default_core : coretype));
-        auto child = request;
-        child.coretype = coretype;
-        if (auto run = run_child(child)) libs.cores.push_back({coretype, *run});
+        auto probe = request;
+        probe.coretype = coretype, probe.runs = 1, probe.probe = true;
+        if (auto run = run_child(probe)) libs.cores.push_back({coretype, *run});
     }
     libs.fastest = fastest_openblas(libs.cores);
+    if (!libs.fastest) return libs;
+    progress.step("libraries side by side");
+    auto full = request;
+    full.coretype = libs.cores[*libs.fastest].coretype;
+    if (auto run = run_child(full))
+        libs.cores[*libs.fastest].run = *run;
+    else
+        libs.fastest.reset();
     return libs;
 }
 
@@ -155,7 +194,8 @@ int child_main(const Settings& o) {
     const Blocking rule =
         derive_blocking(m.cache_bytes()[0], m.cache_bytes()[1], m.cache_bytes()[2], o.kernel.mr, o.kernel.nr);
     // One line of JSON on stdout, which run_child reads in the parent.
-    fmt::print("{}\n", to_json(time_beside_libraries(o.n, o.threads, o.runs, o.kernel, o.with_given(rule))).dump());
+    fmt::print("{}\n",
+               to_json(time_beside_libraries(o.n, o.threads, o.runs, o.kernel, o.with_given(rule), o.probe)).dump());
     return 0;
 }
 

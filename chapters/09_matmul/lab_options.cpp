@@ -70,6 +70,8 @@ std::optional<int> parse_settings(cachebook::Cli& cli, Settings& o, int argc, ch
     cli.app().add_flag("--no-blas", o.no_blas, "Skip step 7 (OpenBLAS and BLIS)");
     cli.app().add_flag("--blas-child", o.child,
                        "Internal: time step 6, OpenBLAS and BLIS side by side, print one JSON line");
+    cli.app().add_flag("--blas-probe", o.probe,
+                       "Internal, with --blas-child: time OpenBLAS alone, once per thread count");
     if (auto status = cli.parse(argc, argv)) return status;
     o.quick = cli.quick();
     o.n = static_cast<std::size_t>(o.quick && n_flag->count() == 0 ? 512 : n);
