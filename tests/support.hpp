@@ -16,6 +16,13 @@
 
 namespace cachebook_test {
 
+#ifdef CACHEBOOK_TEST_DATA
+/// The path of a file in tests/data.
+inline std::string test_data(const std::string& name) {
+    return std::string(CACHEBOOK_TEST_DATA) + "/" + name;
+}
+#endif
+
 /// Why this test program runs under an emulator, or "" when it runs on its own CPU. Two signs:
 /// CACHEBOOK_EMULATOR (the command the cross build runs its programs with), or /proc/cpuinfo
 /// describing a CPU of another architecture than the one this program was compiled for

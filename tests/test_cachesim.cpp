@@ -16,6 +16,7 @@
 #include "cachebook/trace.hpp"
 #include "cachelab_reference.hpp"
 #include "cachesim.hpp"
+#include "support.hpp"
 
 using namespace cachebook;
 using namespace cachesim;
@@ -26,9 +27,7 @@ using namespace cachesim;
 
 namespace {
 
-std::string data(const std::string& name) {
-    return std::string(CACHEBOOK_TEST_DATA) + "/" + name;
-}
+using cachebook_test::test_data;
 
 cachesim::Options one_level(int s, int E, int b) {
     cachesim::Options o;
@@ -184,14 +183,14 @@ std::string lackey_text(const std::vector<LackeyRecord>& records) {
 TEST_CASE("cachesim reproduces the eight rows of the cachelab reference", "[cachesim][reference][threads]") {
     for (const auto& r : cachebook_test::kCachelabRows) {
         INFO(fmt::format("-s {} -E {} -b {} {}", r.s, r.E, r.b, r.trace));
-        const Counts c = run_file(one_level(r.s, r.E, r.b), data("cachelab/") + r.trace);
+        const Counts c = run_file(one_level(r.s, r.E, r.b), test_data("cachelab/") + r.trace);
         CHECK(cachesim::summary_line(c) == cachesim::summary_line(r.reference));
     }
 }
 
 TEST_CASE("cachesim -v prints each access as the reference does", "[cachesim][reference]") {
     std::string verbose;
-    const Counts c = run_file(one_level(4, 1, 4), data("cachelab/yi.trace"), &verbose);
+    const Counts c = run_file(one_level(4, 1, 4), test_data("cachelab/yi.trace"), &verbose);
     CHECK(verbose ==
           "L 10,1 miss\n"
           "M 20,1 miss hit\n"

@@ -14,6 +14,7 @@
 #include "cachebook/miss_kinds.hpp"
 #include "cachelab_reference.hpp"
 #include "cachesim.hpp"
+#include "support.hpp"
 
 using namespace cachebook;
 using namespace cachesim;
@@ -24,9 +25,7 @@ using namespace cachesim;
 
 namespace {
 
-std::string data(const std::string& name) {
-    return std::string(CACHEBOOK_TEST_DATA) + "/" + name;
-}
+using cachebook_test::test_data;
 
 // The accesses of a trace file, as --policy opt and --classify read it.
 Accesses trace_accesses(const std::string& path, bool modify_once = false) {
@@ -61,7 +60,7 @@ TEST_CASE("cachesim --policy opt on yi.trace, worked by hand", "[cachesim][miss_
     // 0x21 misses in a full set and evicts 0x11, never used again (LRU evicts
     // 0x1 there); M 12 hits twice. Set 2: one miss, two hits.
     // Misses 4, hits 5, evictions 1 (the reference, LRU: hits 4, misses 5, evictions 2).
-    const Accesses a = trace_accesses(data("cachelab/yi.trace"));
+    const Accesses a = trace_accesses(test_data("cachelab/yi.trace"));
     const Counts opt = optimal_counts(geometry(4, 2, 4), a.addresses, a.writes);
     CHECK(summary_line(opt) == "hits:5 misses:4 evictions:1");
     CHECK(opt.dirty_evictions == 0);  // 0x11 was only read
@@ -76,7 +75,7 @@ TEST_CASE("cachesim --policy opt equals the cachelab reference where there is no
     // no more than the reference's LRU.
     for (const auto& r : cachebook_test::kCachelabRows) {
         INFO(fmt::format("-s {} -E {} -b {} {}", r.s, r.E, r.b, r.trace));
-        const Accesses a = trace_accesses(data("cachelab/") + r.trace);
+        const Accesses a = trace_accesses(test_data("cachelab/") + r.trace);
         const CacheConfig config = geometry(r.s, r.E, r.b);
         Counts opt = optimal_counts(config, a.addresses);
         if (r.E == 1) {

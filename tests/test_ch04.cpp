@@ -15,7 +15,7 @@
 #include "tiling.hpp"
 
 namespace {
-cachebook::CacheConfig small_cache() {
+cachebook::CacheConfig notes_cache() {
     return cachebook::CacheConfig{8, 8, 64};
 }
 }  // namespace
@@ -33,17 +33,17 @@ TEST_CASE("tiles of 8 cut a 64 x 64 transpose in 32 lines from 1.125 to 0.25 mis
 }
 
 TEST_CASE("the 73 x 73 transpose misses less with every larger tile, and best_tile picks 32", "[ch04][reference]") {
-    const auto misses = ch04::misses_by_tile(73, {0, 4, 8, 16, 32}, small_cache());
+    const auto misses = ch04::misses_by_tile(73, {0, 4, 8, 16, 32}, notes_cache());
     using P = std::pair<std::size_t, std::uint64_t>;
     CHECK(misses == std::vector<P>{{0, 5996}, {4, 2603}, {8, 2036}, {16, 1960}, {32, 1714}});
-    CHECK(ch04::best_tile(73, {0, 4, 8, 16, 32}, small_cache()) == 32);
-    CHECK(ch04::best_tile(73, {0, 4}, small_cache()) == 4);
-    CHECK(ch04::transpose_misses(73, 0, small_cache()) == 5996);
+    CHECK(ch04::best_tile(73, {0, 4, 8, 16, 32}, notes_cache()) == 32);
+    CHECK(ch04::best_tile(73, {0, 4}, notes_cache()) == 4);
+    CHECK(ch04::transpose_misses(73, 0, notes_cache()) == 5996);
 }
 
 TEST_CASE("the lab's table: the misses, the best tile and the gain the program prints", "[ch04]") {
     const auto table = ch04::tile_table(73, ch04::kModelTiles, ch04::lab_cache());
-    CHECK(table.misses == ch04::misses_by_tile(73, ch04::kModelTiles, small_cache()));
+    CHECK(table.misses == ch04::misses_by_tile(73, ch04::kModelTiles, notes_cache()));
     CHECK(table.best == 32);
     CHECK(table.gain == Approx(5996.0 / 1714.0));
 }
@@ -130,19 +130,19 @@ TEST_CASE("the study: miss counts depend on the shape, not on the values", "[ch0
     const auto one = ch04::random_walk(145, 1), two = ch04::random_walk(145, 2);
     REQUIRE(one.values != two.values);
     const std::vector<std::size_t> tiles = {0, 4, 8, 16, 32};
-    const auto s1 = ch04::study(one, 73, tiles, small_cache());
-    const auto s2 = ch04::study(two, 73, tiles, small_cache());
+    const auto s1 = ch04::study(one, 73, tiles, notes_cache());
+    const auto s2 = ch04::study(two, 73, tiles, notes_cache());
     CHECK(s1.transposed);
     CHECK(s2.transposed);
     CHECK(s1.by_tile == s2.by_tile);
     // The real transpose's addresses are the trace's addresses: the lab's counts again.
-    CHECK(s1.by_tile == ch04::misses_by_tile(73, tiles, small_cache()));
+    CHECK(s1.by_tile == ch04::misses_by_tile(73, tiles, notes_cache()));
     CHECK(s1.orders.row == 667);
     CHECK(s1.orders.column == 4573);
     CHECK(s1.best == 32);
     // Another shape, other counts.
-    CHECK(ch04::study(one, 40, tiles, small_cache()).by_tile != s1.by_tile);
-    CHECK_THROWS_AS(ch04::study(one, 100, tiles, small_cache()), std::invalid_argument);
+    CHECK(ch04::study(one, 40, tiles, notes_cache()).by_tile != s1.by_tile);
+    CHECK_THROWS_AS(ch04::study(one, 100, tiles, notes_cache()), std::invalid_argument);
 }
 
 TEST_CASE("the study reads real columns from a CSV file and rejects bad ones", "[ch04]") {
@@ -166,10 +166,10 @@ TEST_CASE("the real Stocks.csv gives the same counts as generated data", "[ch04]
     const auto cols = ch04::read_csv_columns(path, {"^GSPC", "IBM"});
     REQUIRE(cols[0].values.size() >= 145);
     const std::vector<std::size_t> tiles = {0, 4, 8, 16, 32};
-    const auto real = ch04::study(cols[0], 73, tiles, small_cache());
+    const auto real = ch04::study(cols[0], 73, tiles, notes_cache());
     CHECK(real.transposed);
-    CHECK(real.by_tile == ch04::study(cols[1], 73, tiles, small_cache()).by_tile);
-    CHECK(real.by_tile == ch04::study(ch04::random_walk(145, 7), 73, tiles, small_cache()).by_tile);
+    CHECK(real.by_tile == ch04::study(cols[1], 73, tiles, notes_cache()).by_tile);
+    CHECK(real.by_tile == ch04::study(ch04::random_walk(145, 7), 73, tiles, notes_cache()).by_tile);
 }
 
 // The chapter's claims, decided by its own functions, once: holds passes, fails fails,
@@ -360,7 +360,7 @@ TEST_CASE("studies have the same counts only when every tile's count agrees", "[
 
 namespace {
 cachebook::PrefetchCounts walk_counts(const ch04::Walk& walk, cachebook::PrefetchKind kind) {
-    return ch04::run_with_prefetcher(walk, small_cache(), kind);
+    return ch04::run_with_prefetcher(walk, notes_cache(), kind);
 }
 }  // namespace
 
@@ -429,10 +429,10 @@ TEST_CASE("the prefetcher table: one table entry for both streams of the transpo
     // writes of B alternate, so no difference between consecutive accesses repeats.
     auto one_stream = ch04::prefetch_walks(73, 8, 7)[2];
     for (auto& x : one_stream.accesses) x.stream = 0;
-    CHECK(ch04::run_with_prefetcher(one_stream, small_cache(), cachebook::PrefetchKind::stride).issued == 0);
+    CHECK(ch04::run_with_prefetcher(one_stream, notes_cache(), cachebook::PrefetchKind::stride).issued == 0);
     // Per stream, the same walk is served.
     const auto per_stream = ch04::prefetch_walks(73, 8, 7)[2];
-    CHECK(ch04::run_with_prefetcher(per_stream, small_cache(), cachebook::PrefetchKind::stride).useful > 0);
+    CHECK(ch04::run_with_prefetcher(per_stream, notes_cache(), cachebook::PrefetchKind::stride).useful > 0);
 }
 
 TEST_CASE("the recursive product and transpose give the naive results, ragged sizes too", "[ch04]") {
@@ -545,7 +545,7 @@ TEST_CASE("the recursive walks take at most twice the tiled walks' time", "[ch04
 }
 
 TEST_CASE("why the lab's transpose misses: the three kinds and OPT beside LRU", "[ch04][reference]") {
-    const auto cache = small_cache();
+    const auto cache = notes_cache();
     const auto kinds = ch04::transpose_kinds(73, ch04::kModelTiles, cache);
     REQUIRE(kinds.size() == ch04::kModelTiles.size() + 1);
     // src is bytes [0, 42632): lines 0 to 666; dst [42632, 85264): lines 666 to 1332; line 666

@@ -16,7 +16,7 @@
 namespace ch07 {
 
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNotTimed = std::numeric_limits<double>::infinity();
 }  // namespace
 
 std::vector<int> make_grid(std::size_t n) {
@@ -75,7 +75,7 @@ double RunsRule::min_gap() const {
 DeadCodeRule dead_code_rule(std::size_t n, int runs) {
     DeadCodeRule rule;
     rule.n = n;
-    rule.unused_s = rule.used_s = kInf;
+    rule.unused_s = rule.used_s = kNotTimed;
     const auto grid = make_grid(n);
     for (int run = 0; run < runs; ++run) {
         rule.unused_runs.push_back(time_sum_unused(grid.data(), grid.size()));
@@ -101,7 +101,7 @@ BlockedRule blocked_rule(std::size_t n, std::size_t tile, int runs) {
     BlockedRule rule;
     rule.n = n;
     rule.tile = tile;
-    rule.naive_o0 = rule.blocked_o0 = rule.naive_o2 = rule.blocked_o2 = kInf;
+    rule.naive_o0 = rule.blocked_o0 = rule.naive_o2 = rule.blocked_o2 = kNotTimed;
     const auto m = cachebook::integer_valued_matrices(n);
     std::vector<std::vector<double>> c(4, std::vector<double>(n * n));
     // Run -1 warms up the matrices and the caches, untimed, with the quick -O2 build only: a round
@@ -161,7 +161,7 @@ std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_
     std::vector<SizeRow> rows;
     std::vector<std::vector<int>> grids;
     for (std::size_t n : sizes) {
-        rows.push_back(SizeRow{n, n * n * sizeof(int), kInf, kInf, {}, {}});
+        rows.push_back(SizeRow{n, n * n * sizeof(int), kNotTimed, kNotTimed, {}, {}});
         grids.push_back(make_grid(n));
     }
     for (int run = -1; run < runs; ++run)  // run -1 warms up, untimed
