@@ -75,6 +75,12 @@ def parts_cmake(meta, include_dirs):
             lines.append(f'if(CMAKE_SYSTEM_PROCESSOR MATCHES "{part["processor"]}")')
         srcs = cmake_list("${CMAKE_CURRENT_SOURCE_DIR}/book/" + s for s in part["sources"])
         lines.append(f"add_library(book_part{k} OBJECT {srcs})")
+        # GCC warns about std::hardware_destructive_interference_size outside a main file, so a
+        # source that reads it is compiled on its own, not in the kit's batches.
+        for src in part["sources"]:
+            if "hardware_destructive_interference_size" in (ROOT / src).read_text():
+                lines.append('set_source_files_properties(' + cmake_list(["${CMAKE_CURRENT_SOURCE_DIR}/book/" + src])
+                             + " PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)")
         lines.append(f"target_link_libraries(book_part{k} PUBLIC fmt::fmt nlohmann_json::nlohmann_json)")
         lines.append(f"target_include_directories(book_part{k} PUBLIC "
                      + cmake_list("${CMAKE_CURRENT_SOURCE_DIR}/book/" + d for d in include_dirs) + ")")
