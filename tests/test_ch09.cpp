@@ -533,7 +533,9 @@ TEST_CASE("step 6 on two threads is at least 1.3x faster than on one (N = 1024)"
 TEST_CASE("step 6 with C on 2 MiB pages takes at least 0.9x as long as with C on 4 KiB pages (N = 2048)",
           "[ch09][timing]") {
     const auto k = ch09::default_micro_kernel(ch09::best_isa());
-    const auto run = ch09::c_pages_claim(ch09::kPagesN, ch09::pages_kernel(k), ch09::machine_blocking(k));
+    // 32 runs a side: the effect sits within a tenth of the threshold, so the control must be
+    // quieter than that (with 8 runs it was noisier one run in four).
+    const auto run = ch09::c_pages_claim(ch09::kPagesN, ch09::pages_kernel(k), ch09::machine_blocking(k), 32);
     require_holds(run.claim, ch09::kPagesThreshold);
 }
 
