@@ -171,7 +171,7 @@ std::string joined(const std::vector<std::string>& lines, bool final_newline) {
 }
 
 // What one way of reading a trace gave.
-struct Outcome {
+struct ReadOutcome {
     std::vector<LackeyRecord> records;  // with an error: those before the bad line
     std::uint64_t lines = 0;
     std::uint64_t skipped = 0;
@@ -183,8 +183,8 @@ struct Outcome {
 };
 
 // The line parser applied to each line on its own.
-Outcome by_lines(const std::vector<std::string>& lines, bool skip_bad) {
-    Outcome o;
+ReadOutcome by_lines(const std::vector<std::string>& lines, bool skip_bad) {
+    ReadOutcome o;
     for (std::size_t i = 0; i < lines.size(); ++i) {
         LackeyRecord r;
         std::string problem;
@@ -204,8 +204,8 @@ Outcome by_lines(const std::vector<std::string>& lines, bool skip_bad) {
     return o;
 }
 
-Outcome by_reader(const std::string& path, bool skip_bad, std::size_t batch) {
-    Outcome o;
+ReadOutcome by_reader(const std::string& path, bool skip_bad, std::size_t batch) {
+    ReadOutcome o;
     LackeyReader reader(path, skip_bad);
     std::vector<LackeyRecord> buffer(batch);
     try {
@@ -241,13 +241,13 @@ std::uint64_t file_size(const std::string& path) {
 // plus the chunk's own. Each chunk is also parsed to references, which must
 // be lackey_refs() of its records. No LackeyError: an input without a record
 // gives no record.
-Outcome by_chunks(const std::string& path, std::size_t chunk_bytes, bool skip_bad, bool check_refs = true) {
+ReadOutcome by_chunks(const std::string& path, std::size_t chunk_bytes, bool skip_bad, bool check_refs = true) {
     Fd f(path);
     LackeyChunks chunks(f.fd, path, file_size(path), chunk_bytes);
     std::vector<char> text(chunks.text_bytes());
     std::vector<LackeyRecord> out(chunks.max_records());
     std::vector<std::uint64_t> refs(2 * chunks.max_records());
-    Outcome o;
+    ReadOutcome o;
     for (std::size_t i = 0; i < chunks.count(); ++i) {
         const LackeyChunks::Parsed r = chunks.parse(i, text, out, skip_bad);
         INFO(fmt::format("chunk {} of {} ({} bytes each)", i, chunks.count(), chunk_bytes));
@@ -603,9 +603,9 @@ TEST_CASE("lackey: chunks, read_lackey and read_lackey_refs agree with the reade
                          final_newline));
 
         // The reader, against the line parser.
-        const Outcome model_lenient = by_lines(lines, true), model_strict = by_lines(lines, false);
-        const Outcome lenient = by_reader(f.path, true, gen.pick(1, 3000));
-        const Outcome strict = by_reader(f.path, false, gen.pick(1, 3000));
+        const ReadOutcome model_lenient = by_lines(lines, true), model_strict = by_lines(lines, false);
+        const ReadOutcome lenient = by_reader(f.path, true, gen.pick(1, 3000));
+        const ReadOutcome strict = by_reader(f.path, false, gen.pick(1, 3000));
         REQUIRE(first_difference(lenient.records, model_lenient.records).empty());
         REQUIRE(lenient.records.size() == model_lenient.records.size());
         REQUIRE(lenient.lines == lines.size());
@@ -624,13 +624,13 @@ TEST_CASE("lackey: chunks, read_lackey and read_lackey_refs agree with the reade
         for (const std::size_t chunk : chunk_sizes) {
             INFO(fmt::format("chunks of {} bytes", chunk));
             if (long_trace && chunk < 13) continue;  // a few hundred thousand calls: time better spent on more traces
-            const Outcome c = by_chunks(f.path, chunk, true);
+            const ReadOutcome c = by_chunks(f.path, chunk, true);
             REQUIRE(first_difference(c.records, lenient.records).empty());
             REQUIRE(c.records.size() == lenient.records.size());
             REQUIRE(c.lines == lenient.lines);
             REQUIRE(c.skipped == lenient.skipped);
             REQUIRE(c.first_skipped == lenient.first_skipped);
-            const Outcome s = by_chunks(f.path, chunk, false, false);
+            const ReadOutcome s = by_chunks(f.path, chunk, false, false);
             REQUIRE(s.failed == model_strict.failed);
             if (s.failed) {
                 REQUIRE(s.error_line == strict.error_line);
@@ -701,18 +701,18 @@ namespace {
 // LackeyReader, LackeyChunks (chunk sizes around the line), read_lackey().
 void all_say_bad(const std::string& text, std::uint64_t line, const std::string& problem) {
     TempFile f(text);
-    const Outcome r = by_reader(f.path, false, 100);
+    const ReadOutcome r = by_reader(f.path, false, 100);
     CHECK(r.failed);
     CHECK(r.error_line == line);
     CHECK(r.error_problem == problem);
     for (const std::size_t chunk : {std::size_t{1}, std::size_t{7}, std::size_t{28}, std::size_t{64}, std::size_t{256},
                                     std::size_t{257}, std::size_t{300}, std::size_t{4096}, kLackeyChunk}) {
         INFO("chunks of " << chunk);
-        const Outcome c = by_chunks(f.path, chunk, false);
+        const ReadOutcome c = by_chunks(f.path, chunk, false);
         CHECK(c.failed);
         CHECK(c.error_line == line);
         CHECK(c.error_problem == problem);
-        const Outcome k = by_chunks(f.path, chunk, true);
+        const ReadOutcome k = by_chunks(f.path, chunk, true);
         CHECK(k.first_skipped == fmt::format("line {}: {}", line, problem));
     }
     for (const unsigned threads : {1u, 2u}) {
@@ -725,14 +725,14 @@ void all_say_bad(const std::string& text, std::uint64_t line, const std::string&
 // Every reader reads a trace without a bad line: `lines` lines, `records` records.
 void all_say_skip(const std::string& text, std::uint64_t lines, std::size_t records) {
     TempFile f(text);
-    const Outcome r = by_reader(f.path, false, 100);
+    const ReadOutcome r = by_reader(f.path, false, 100);
     CHECK_FALSE(r.failed);
     CHECK(r.lines == lines);
     CHECK(r.records.size() == records);
     for (const std::size_t chunk : {std::size_t{1}, std::size_t{7}, std::size_t{28}, std::size_t{64}, std::size_t{256},
                                     std::size_t{257}, std::size_t{300}, std::size_t{4096}, kLackeyChunk}) {
         INFO("chunks of " << chunk);
-        const Outcome c = by_chunks(f.path, chunk, false);
+        const ReadOutcome c = by_chunks(f.path, chunk, false);
         CHECK_FALSE(c.failed);
         CHECK(c.lines == lines);
         CHECK(c.records == r.records);
@@ -801,7 +801,7 @@ TEST_CASE("lackey: read_lackey on two threads names an input without a record as
         }
     }
     TempFile junk("junk\n==1== log\nmore junk\n");
-    const Outcome reader = by_reader(junk.path, true, 10);
+    const ReadOutcome reader = by_reader(junk.path, true, 10);
     REQUIRE(reader.failed);
     for (const unsigned threads : {1u, 2u}) {
         const Whole w = by_read_lackey(junk.path, true, threads, 3);
@@ -969,7 +969,7 @@ TEST_CASE("lackey: releasing parsed chunks changes no record", "[lackey]") {
     const std::string one = joined(block, true);
     std::string text;
     while (text.size() < (std::size_t{12} << 20)) text += one;
-    const Outcome want = by_lines(block, false);
+    const ReadOutcome want = by_lines(block, false);
     REQUIRE_FALSE(want.failed);
     TempFile f(text);
     for (const std::size_t chunk : {std::size_t{4096}, std::size_t{4096 + 13}, std::size_t{100000}}) {
@@ -1011,7 +1011,7 @@ TEST_CASE("lackey: read_lackey on two threads keeps a bounded part of a long tra
     // resident to the end; with it, what the consumer has done with goes.
     const std::vector<std::string> block = good_lines(64, 40000);
     const std::string one = joined(block, true);
-    const Outcome want = by_lines(block, false);
+    const ReadOutcome want = by_lines(block, false);
     REQUIRE_FALSE(want.failed);
     const std::size_t copies = (std::size_t{64} << 20) / one.size() + 1;
     TempFile f("");
