@@ -14,19 +14,12 @@ using cachebook::Verdict;
 
 namespace {
 
-// No verdict from fewer than two runs a side: the control needs two halves.
-ClaimResult too_few(std::size_t slow, std::size_t fast, double threshold, const char* what) {
+// No verdict from fewer than two chunks a side: the control needs two halves.
+ClaimResult too_few(std::size_t slow, std::size_t fast, double threshold) {
     return unmeasured_claim(
         threshold,
-        fmt::format("{} packed and {} padded {} counted, fewer than two a side: the machine was too busy to tell", slow,
-                    fast, what));
-}
-
-ClaimResult decide_runs(const std::vector<double>& packed, const std::vector<double>& padded, double threshold,
-                        const char* what) {
-    if (packed.size() < 2 || padded.size() < 2) return too_few(packed.size(), padded.size(), threshold, what);
-    const int runs = static_cast<int>(std::min(packed.size(), padded.size()));
-    return cachebook::decide(packed, padded, ClaimRule{threshold, runs, kClaimMaxNoise});
+        fmt::format("{} packed and {} padded chunks counted, fewer than two a side: the machine was too busy to tell",
+                    slow, fast));
 }
 
 }  // namespace
@@ -39,7 +32,11 @@ ClaimResult unmeasured_claim(double threshold, std::string reason) {
 }
 
 ClaimResult claim_at_least(const LayoutComparison& comparison, double threshold) {
-    return decide_runs(comparison.packed.counted_ns, comparison.padded.counted_ns, threshold, "chunks");
+    const auto& packed = comparison.packed.counted_ns;
+    const auto& padded = comparison.padded.counted_ns;
+    if (packed.size() < 2 || padded.size() < 2) return too_few(packed.size(), padded.size(), threshold);
+    const int runs = static_cast<int>(std::min(packed.size(), padded.size()));
+    return cachebook::decide(packed, padded, ClaimRule{threshold, runs, kClaimMaxNoise});
 }
 
 // The lower bound as "packed at least band[0] times padded"; the upper as "padded at least
@@ -48,8 +45,8 @@ std::pair<ClaimResult, ClaimResult> one_core_bounds(const LayoutComparison& comp
     const auto& packed = comparison.packed.counted_ns;
     const auto& padded = comparison.padded.counted_ns;
     if (packed.size() < 2 || padded.size() < 2)
-        return {too_few(packed.size(), padded.size(), kOneCoreBand[0], "chunks"),
-                too_few(packed.size(), padded.size(), 1 / kOneCoreBand[1], "chunks")};
+        return {too_few(packed.size(), padded.size(), kOneCoreBand[0]),
+                too_few(packed.size(), padded.size(), 1 / kOneCoreBand[1])};
     const ClaimRule lower{kOneCoreBand[0], static_cast<int>(packed.size()), kClaimMaxNoise};
     const ClaimRule upper{1 / kOneCoreBand[1], static_cast<int>(padded.size()), kClaimMaxNoise};
     return {cachebook::decide(packed, padded, lower), cachebook::decide(padded, packed, upper)};
