@@ -68,10 +68,11 @@ std::optional<int> parse_settings(cachebook::Cli& cli, Settings& o, int argc, ch
     cli.app().add_flag("--sweep-threads", o.sweep_threads, "Also time steps 5 and 6 for 1 to --threads threads");
     cli.app().add_flag("--sweep-kernels", o.sweep_kernels, "Also time step 6 with every micro-kernel (register block)");
     cli.app().add_flag("--no-blas", o.no_blas, "Skip step 7 (OpenBLAS and BLIS)");
-    cli.app().add_flag("--blas-child", o.child,
-                       "Internal: time step 6, OpenBLAS and BLIS side by side, print one JSON line");
-    cli.app().add_flag("--blas-probe", o.probe,
-                       "Internal, with --blas-child: time OpenBLAS alone, once per thread count");
+    auto* child_flag = cli.app().add_flag("--blas-child", o.child,
+                                          "Internal: time step 6, OpenBLAS and BLIS side by side, print one JSON line");
+    cli.app()
+        .add_flag("--blas-probe", o.probe, "Internal, with --blas-child: time OpenBLAS alone, once per thread count")
+        ->needs(child_flag);
     if (auto status = cli.parse(argc, argv)) return status;
     o.quick = cli.quick();
     o.n = static_cast<std::size_t>(o.quick && n_flag->count() == 0 ? 512 : n);
