@@ -186,6 +186,7 @@ quiz practice: configure
 	@$(PY) tools/teaching/quiz.py $(CH) --build $(BUILD) $(if $(filter practice,$@),--practice,$(if $(ROSTER),--roster '$(ROSTER)',--seed '$(SEED)'))
 
 bench: build
+	cmake --build $(BUILD) -j $(JOBS) --target bench_cache bench_ch09
 	@mkdir -p $(BUILD)/bench
 	$(BUILD)/bin/bench_cache --json $(BUILD)/bench/cache.json
 	$(BUILD)/bin/bench_cachesim --json $(BUILD)/bench/cachesim.json
@@ -229,7 +230,7 @@ sanitize:
 sanitize-ci:
 	@$(MAKE) --no-print-directory deps
 	cmake --preset asan-clang $(if $(shell command -v ninja),-G Ninja,) >/dev/null
-	cmake --build build-asan-clang -j $(JOBS) --target unit_tests fuzz_lackey_replay cachesim bench_cachesim doctor \
+	cmake --build build-asan-clang -j $(JOBS) --target unit_tests fuzz_lackey_replay cachesim bench_cachesim bench_cache bench_ch09 doctor \
 	  $(addprefix ch,$(CHAPTERS))
 	cd build-asan-clang && ctest --output-on-failure -j $(JOBS) -LE 'timing|book|golden|exercise|valgrind' \
 	  -E '^threads\.ch0|^BLIS, where installed'
