@@ -13,6 +13,7 @@
 
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
+#include "cachebook/spin_barrier.hpp"
 
 namespace ch06 {
 namespace {
@@ -207,28 +208,6 @@ PairTiming time_pair(Op op, int threads, const std::vector<int>& cpus, std::uint
 
 namespace {
 
-// Threads meet here before every chunk. Spinning (with a yield, so that two
-// threads on one core can take turns) releases them within a line transfer
-// of each other; a futex-based barrier would wake them microseconds apart.
-class SpinBarrier {
-public:
-    explicit SpinBarrier(int parties) : parties_(parties) {}
-    void arrive_and_wait() {
-        const int gen = generation_.load(std::memory_order_acquire);
-        if (arrived_.fetch_add(1, std::memory_order_acq_rel) == parties_ - 1) {
-            arrived_.store(0, std::memory_order_relaxed);
-            generation_.store(gen + 1, std::memory_order_release);
-        } else {
-            while (generation_.load(std::memory_order_acquire) == gen) std::this_thread::yield();
-        }
-    }
-
-private:
-    const int parties_;
-    alignas(64) std::atomic<int> arrived_{0};
-    alignas(64) std::atomic<int> generation_{0};
-};
-
 // The packed counters and the padded ones live in two separate buffers.
 template <class Counter>
 LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops, int chunks) {
@@ -244,7 +223,9 @@ LayoutComparison chunked(Op op, const std::vector<int>& cpus, std::uint64_t ops,
     std::vector<std::vector<TimePoint>> starts(cpus.size(), std::vector<TimePoint>(n_chunks));
     std::vector<std::vector<TimePoint>> ends(cpus.size(), std::vector<TimePoint>(n_chunks));
     std::vector<std::vector<double>> cpu_spent(cpus.size(), std::vector<double>(n_chunks));
-    SpinBarrier barrier(threads);
+    // Threads meet before every chunk; a spinning barrier releases them within a line transfer of
+    // each other, where a futex-based one would wake them microseconds apart.
+    cachebook::SpinBarrier barrier(threads);
     run_released(threads, cpus, [&](int i) {
         const auto me = static_cast<std::size_t>(i);
         Counter* packed = &packed_slots[me];

@@ -5,12 +5,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
 
+#include "cachebook/spin_barrier.hpp"
 #include "cachebook/tile_rule.hpp"
 #include "kernels.hpp"
 
@@ -241,7 +241,9 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
     // alternate, so a thread that finishes early packs the next one while the others compute.
     float* panels[2] = {kept_buffer(0, kc * nc), kept_buffer(1, kc * nc)};
     std::atomic<std::size_t> next_block[2] = {0, 0};  // blocks of rows taken so far, per panel
-    std::barrier panel_ready(parts);
+    // The threads meet once per slice, when its panel is packed: a barrier that sleeps would
+    // pay a wake-up every time (on a virtual machine, a trip through the host).
+    cachebook::SpinBarrier panel_ready(parts);
 
     std::vector<float*> a_blocks;  // one per thread: the block of A it works on
     for (int t = 0; t < parts; ++t) a_blocks.push_back(kept_buffer(2 + std::size_t(t), mc * kc));
