@@ -2,10 +2,9 @@
 /// @file spin_barrier.hpp
 /// @brief A barrier whose waiting threads spin, for threads that meet many times a second.
 ///
-/// std::barrier puts a waiting thread to sleep; waking it takes microseconds, and on a
-/// virtual machine, whose idle CPU the host has descheduled, a trip through the hypervisor
-/// (chapter 9 measured its step 6 losing several per cent of its time on two threads there).
-/// A spinning thread is released within a line transfer of the last arrival. It yields at
+/// std::barrier may put a waiting thread to sleep; waking it takes microseconds, and on a
+/// virtual machine, whose idle CPU the host has descheduled, a trip through the hypervisor.
+/// A spinning thread sees the last arrival at its next read of the barrier. It yields at
 /// every turn, so that threads sharing one core take turns instead of spinning out their
 /// time slices.
 
