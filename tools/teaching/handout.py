@@ -63,6 +63,51 @@ def headers_needed(files, include_dirs):
     return seen
 
 
+def split_top(text, sep=","):
+    """`text` cut at each `sep` outside <>, () and {}."""
+    parts, depth, start = [], 0, 0
+    for k, c in enumerate(text):
+        depth += c in "<({"
+        depth -= c in ">)}"
+        if c == sep and depth == 0:
+            parts.append(text[start:k])
+            start = k + 1
+    return parts + [text[start:]]
+
+
+def exercise_functions(header):
+    """(namespace, return type, name, parameters, parameter names) of each function exercise.hpp declares."""
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", header.read_text(), flags=re.S)
+    text = re.sub(r"^\s*#[^\n]*", "", text, flags=re.M)
+    found = []
+    for ns, body in re.findall(r"namespace\s+(\w+)\s*\{(.*)\}", text, flags=re.S):
+        body = re.sub(r"\{[^{}]*\}", "", body)  # struct bodies and initialisers
+        for statement in split_top(body, ";"):
+            d = re.fullmatch(r"\s*([\w:<>,\s*&]+?)\s*\b(\w+)\s*\((.*)\)\s*", statement, flags=re.S)
+            if not d or re.match(r"\s*(struct|inline|using|enum|class|template|static|constexpr)\b", statement):
+                continue
+            params = [p.split("=")[0].strip() for p in split_top(d.group(3)) if p.strip()]
+            names = [re.search(r"(\w+)\s*$", p).group(1) for p in params]
+            found.append((ns, " ".join(d.group(1).split()), d.group(2), ", ".join(params), names))
+    return found
+
+
+def judge_sources(header):
+    """judge_proxy.cpp (each exercise function, called in a child by the judge, judge.hpp) and
+    judge_exports.cpp (compiled with the submission: the same functions' addresses, in order)."""
+    functions = exercise_functions(header)
+    if not functions:
+        raise BadInput(f"{header} declares no function the judge can call")
+    note = "// Written by tools/teaching/handout.py from exercise.hpp.\n"
+    proxy = [note, '#include "judge.hpp"\n#include "exercise.hpp"\n']
+    exports = [note, '#include "exercise.hpp"\n', 'extern "C" const void* const judge_exercise_functions[] = {']
+    for k, (ns, ret, name, params, names) in enumerate(functions):
+        proxy.append(f"auto {ns}::{name}({params}) -> {ret} {{\n"
+                     f"    return judge::Call<decltype(&{ns}::{name})>::run(\"{name}\", {k}{''.join(', ' + n for n in names)});\n}}\n")
+        exports.append(f"    reinterpret_cast<const void*>(&{ns}::{name}),")
+    return "\n".join(proxy), "\n".join(exports + ["};", ""])
+
+
 def cmake_list(items):
     return " ".join('"' + i.replace('\\', '\\\\').replace('"', '\\"') + '"' for i in items)
 
@@ -212,7 +257,11 @@ def write_handout(ch, dest, instructor):
         shutil.copy2(f, target)
     for name in ("CMakeLists.txt", "Makefile", "run_autograder", "setup.sh"):
         shutil.copy2(TEMPLATE / name, out / name)
-    shutil.copy2(ROOT / "tools" / "teaching" / "grader" / "grader_main.cpp", out / "grader_main.cpp")
+    for name in ("grader_main.cpp", "judge.hpp", "judge.cpp"):
+        shutil.copy2(ROOT / "tools" / "teaching" / "grader" / name, out / name)
+    if instructor:  # the judge: the cases in one process, each call of the submission in a child
+        for name, text in zip(("judge_proxy.cpp", "judge_exports.cpp"), judge_sources(ex / "exercise.hpp")):
+            (out / name).write_text(text)
     # Only the directories that hold a header the handout carries (not common/src).
     include_dirs = [d for d in include_dirs if any((out / "book" / d).glob("*.hpp")) or d == "common/include"]
     (out / "parts.cmake").write_text(parts_cmake(meta["handout"], include_dirs))

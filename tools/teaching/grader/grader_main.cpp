@@ -5,6 +5,11 @@
 //   --results FILE     also write the results as Gradescope's autograder reads them (results.json):
 //                      one test per case with its score, max_score, status and output
 //   --list             print the cases (points, public or held back, name) without running them
+//   --judge LIB --output FILE
+//                      the judge (judge.hpp, built with judge_proxy.cpp instead of a starter): each
+//                      call of an exercise function runs the submission LIB in a child process whose
+//                      output goes to FILE; the score lines go to stderr and the results, as --results
+//                      writes them, to stdout, which no child holds
 // A case is worth the points of its tag "[N points]" (1 without one); a case tagged "[held back]"
 // is one the instructor's copy runs and the student's handout does not ship.
 // An exercise that cannot run on this machine says so with WARN("SKIPPED: reason") and returns;
@@ -12,11 +17,14 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "judge.hpp"
 
 namespace {
 
@@ -89,7 +97,7 @@ private:
 };
 
 // Gradescope's results.json: a test per case; held-back cases are shown once grades are published.
-void write_results(const std::string& path, int score) {
+nlohmann::json results_json(int score) {
     nlohmann::json tests = nlohmann::json::array();
     for (const auto& r : results()) {
         const bool skip = !r.skipped.empty();
@@ -100,9 +108,12 @@ void write_results(const std::string& path, int score) {
                          {"output", skip ? "cannot run here:" + r.skipped : r.output},
                          {"visibility", r.held_back ? "after_published" : "visible"}});
     }
-    std::ofstream out(path);
     // The total is the sum of the tests' max_score (Gradescope's format has no field for it).
-    out << nlohmann::json{{"score", score}, {"tests", tests}}.dump(2) << "\n";
+    return nlohmann::json{{"score", score}, {"tests", tests}};
+}
+void write_results(const std::string& path, int score) {
+    std::ofstream out(path);
+    out << results_json(score).dump(2) << "\n";
     if (!out) std::cerr << "grader: cannot write " << path << "\n";
 }
 
@@ -119,7 +130,7 @@ CATCH_REGISTER_LISTENER(ScoreListener)
 
 int main(int argc, char** argv) {
     bool require_full = false, list = false;
-    std::string results_path;
+    std::string results_path, judge_library, judge_output;
     std::vector<char*> args;
     for (int i = 0; i < argc; ++i) {
         if (std::strcmp(argv[i], "--require-full") == 0)
@@ -128,6 +139,10 @@ int main(int argc, char** argv) {
             list = true;
         else if (std::strcmp(argv[i], "--results") == 0 && i + 1 < argc)
             results_path = argv[++i];
+        else if (std::strcmp(argv[i], "--judge") == 0 && i + 1 < argc)
+            judge_library = argv[++i];
+        else if (std::strcmp(argv[i], "--output") == 0 && i + 1 < argc)
+            judge_output = argv[++i];
         else
             args.push_back(argv[i]);
     }
@@ -136,6 +151,15 @@ int main(int argc, char** argv) {
     session.configData().reporterName = "compact";
     if (const int rc = session.applyCommandLine(static_cast<int>(args.size()), args.data()); rc != 0) return 2;
     if (list) return list_cases(session);
+    const bool judging = !judge_library.empty();
+    if (judging) {
+        try {
+            judge::start(judge_library, judge_output.empty() ? "/dev/null" : judge_output);
+        } catch (const std::exception& e) {
+            std::cerr << "grader: " << e.what() << "\n";
+            return 2;
+        }
+    }
     session.run();
     int score = 0, max_score = 0;
     std::size_t skipped = 0;
@@ -155,6 +179,7 @@ int main(int argc, char** argv) {
     if (skipped > 0) std::cout << " (" << skipped << " skipped, not scored)";
     std::cout << "\n";
     if (!results_path.empty()) write_results(results_path, score);
+    if (judging) judge::send_results(results_json(score).dump() + "\n");
     if (results().empty()) return 1;
     if (results().size() == skipped) return require_full ? 77 : 1;
     if (require_full && score != max_score) return 1;
