@@ -2,7 +2,8 @@
 # grade_all_test.sh WORK [GRADER_LIB]: `make grade-all`'s driver on chapter 1 and a folder of
 # seven submissions, graded in one run: a correct one, a wrong one, one that does not compile,
 # one that crashes, one that never ends, one that prints a fake score and ends the program
-# early, and one that is not C++. Each must get exactly its score and reason.
+# early, and one that is not C++. Each must get exactly its score and reason: a call that crashes
+# or ends the program fails the cases that made it (exercise 1's), and the others keep their points.
 set -euo pipefail
 work=$1 lib=${2:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,9 +30,10 @@ from pathlib import Path
 rows = {r["student"]: r for r in csv.DictReader(open(sys.argv[1]))}
 want = {  # student: (points, reason starts with)
     "correct": ("5", ""), "wrong": ("2", ""), "broken": ("0", "does not compile"),
-    "crashing": ("0", "crashed"), "endless": ("0", "ran longer than 5"),
-    "junk": ("0", "ended before the grader wrote its results"), "binary": ("0", "starter.cpp is not C++"),
+    "crashing": ("3", ""), "endless": ("0", "ran longer than 5"),
+    "junk": ("3", ""), "binary": ("0", "starter.cpp is not C++"),
 }
+failed_because = {"crashing": "crashed (signal", "junk": "ended the program (exit status 0) before it returned"}
 bad = []
 for student, (points, reason) in want.items():
     r = rows.get(student)
@@ -41,6 +43,11 @@ for student, (points, reason) in want.items():
     most = sum(t["max_score"] for t in res["tests"])
     if str(res["score"]) != points or most != 5 or len(res["tests"]) != 4:
         bad.append(f"{student}: results.json has {res['score']} / {most} over {len(res['tests'])} tests")
+for student, why in failed_because.items():
+    res = json.load(open(Path(sys.argv[2]) / student / "results.json"))
+    failed = [t for t in res["tests"] if t["status"] != "passed"]
+    if [t["name"][:10] for t in failed] != ["exercise 1"] * 2 or not all(why in t["output"] for t in failed):
+        bad.append(f"{student}: failed cases {[(t['name'], t['output'][:80]) for t in failed]}, want exercise 1's, '{why}'")
 cases = [c for c in rows["wrong"] if c.startswith("exercise")]
 held = [c for c in cases if "held back" in c]
 if len(cases) != 4 or len(held) != 2:
@@ -66,5 +73,7 @@ expect_2 /usr/bin/python3 "$root/tools/teaching/grade_all.py" 01 "$subs/correct"
 expect_2 /usr/bin/python3 "$root/tools/teaching/grade_all.py" 01 "$subs" --build "$work/bad" --timeout 0
 expect_2 /usr/bin/python3 "$root/tools/teaching/handout.py" 42 "$work/bad"
 expect_2 bash "$root/tools/teaching/grade.sh" "$work/bad" 01 "$subs/binary/starter.cpp"
+# No bubblewrap to be found: grading stops before it builds anything, unless asked for by name.
+expect_2 env PATH=/nonexistent /usr/bin/python3 "$root/tools/teaching/grade_all.py" 01 "$subs" --build "$work/bad"
 [[ ! -e $work/bad/grades ]] || { echo "bad input left grades behind" >&2; exit 1; }
 echo "bad input: exit 2 with one line, for each"

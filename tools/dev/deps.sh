@@ -3,6 +3,7 @@
 # --book: the packages the HTML book needs (chromium: its browser test; python3-bs4: book/check_rendered.py).
 set -euo pipefail
 core=(g++ cmake ninja-build make pkg-config python3 libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind)
+core+=(bubblewrap)  # the sandbox around every build and run of a graded submission (tools/teaching/sandbox.py)
 book=(doxygen python3-sphinx python3-breathe python3-myst-parser furo python3-matplotlib python3-bs4 chromium)
 # The model in the page (book/model): clang's wasm32-wasi target, its C and C++ libraries, and Node for its tests.
 book+=(clang-14 lld-14 wasi-libc libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 libclang-rt-14-dev-wasm32 nodejs)

@@ -2,9 +2,15 @@
 """grade_all.py NN DIR [--build BUILD] [--timeout S]: grade every submission in DIR (one
 subdirectory per student, holding that student's starter.cpp) with chapter NN's public and
 held-back cases. Writes BUILD/grades/chNN.csv (student, points, max, reason, one column per
-case) and BUILD/grades/chNN/<student>/results.json (Gradescope's form). Each submission gets its
-own grader, built and run under a time limit; one that does not compile, crashes, runs too long
-or ends before the grader writes its results scores 0 with the reason, and the batch goes on.
+case) and BUILD/grades/chNN/<student>/results.json (Gradescope's form).
+
+The grade is decided outside the submission's process: the judge (grader/judge.hpp) runs the cases
+and calls the submission, a shared library, in a child process per call, and sends its results on
+its stdout, which no child holds; this script writes results.json from them. Each build and run
+of a submission is fenced (sandbox.py: bubblewrap, no network, a private tmpfs, limits); where
+the fence cannot start, grading stops with one line unless CACHEBOOK_GRADE_UNSANDBOXED=1.
+A submission that does not compile, runs too long, or whose judge ends without results scores 0
+with the reason; a call that crashes or ends the program fails the cases that made it; the batch goes on.
 A chapter with an exercise scored for speed (exercises/perf.cpp) also gets each submission's model
 and measured score (tools/teaching/perf.py), in results.json and in the CSV's last columns."""
 import argparse
@@ -12,14 +18,13 @@ import concurrent.futures
 import csv
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-JOBS = str(os.cpu_count() or 1)  # the kit builds on every CPU
+JOBS = str(os.cpu_count() or 1)  # the kit builds, and submissions are graded, on every CPU
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import handout  # noqa: E402  (the instructor's copy is a handout with the held-back cases)
@@ -55,13 +60,6 @@ def not_cpp(path):
     return None
 
 
-def run(cmd, limit, **kw):
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=limit, **kw)
-    except subprocess.TimeoutExpired:
-        return None
-
-
 def first_error(log):
     for line in log.splitlines():
         if "error" in line:
@@ -70,57 +68,87 @@ def first_error(log):
 
 
 COMPILE_SECONDS = 600
-INSIDE_STARTER = "/submission/starter.cpp"   # the student's file, read-only in the sandbox
+SUBMISSION = Path("/submission")   # the student's files, read-only in the sandbox
+
+
+def replayed(line, kit_build, swap):
+    """One of the kit's build commands for another submission: `swap` maps words to new ones,
+    a path relative to the build becomes absolute, and no compile cache is used."""
+    words = shlex.split(line)
+    if os.path.basename(words[0]) == "ccache":  # a compile cache cannot be written in the sandbox
+        words = words[1:]
+    out = []
+    for w in words:
+        if w in swap:
+            out.append(swap[w])
+        elif not w.startswith(("-", "/")) and (kit_build / w).is_file():
+            out.append(str(kit_build / w))
+        else:
+            out.append(w)
+    return out
 
 
 class Recipe:
-    """How a submission becomes the judge's library: the kit's own compile and link commands for
-    its `submission` target, replayed inside the sandbox on the student's starter.cpp."""
+    """How a submission becomes the judge's library (and the speed probe): the kit's own compile
+    and link commands for its `submission` and `probe_grader` targets, replayed on the student's file."""
 
     def __init__(self, kit, kit_build):
         entry = next(e for e in json.loads((kit_build / "compile_commands.json").read_text())
                      if e["file"].endswith("/starter.cpp") and "submission.dir" in e.get("output", e["command"]))
-        words = shlex.split(entry["command"])
-        if os.path.basename(words[0]) == "ccache":  # a compile cache cannot be written in the sandbox
-            words = words[1:]
-        self.compile = [INSIDE_STARTER if w == entry["file"] else w for w in words]
-        self.compile[self.compile.index("-o") + 1] = f"{sandbox.WORK}/starter.o"
-        link = shlex.split((kit_build / "CMakeFiles" / "submission.dir" / "link.txt").read_text().splitlines()[0])
-        self.link = [self.inside_link(w, kit_build) for w in link]
-        self.link[self.link.index("-o") + 1] = f"{sandbox.WORK}/libsubmission.so"
+        work = Path(sandbox.WORK)
+        self.compile = replayed(entry["command"], kit_build, {entry["file"]: str(SUBMISSION / "starter.cpp")})
+        self.compile[self.compile.index("-o") + 1] = str(work / "starter.o")
+        self.link = self.link_of(kit_build, "submission", str(work / "starter.o"), str(work / "libsubmission.so"))
+        self.kit_build = kit_build
         self.judge = kit_build / "judge"
-        # What a submission may read: the book's files and exercise.hpp; not the cases, not perf.cpp.
-        self.files = {kit / "book": kit / "book", kit / "exercise.hpp": kit / "exercise.hpp", self.judge: self.judge}
-        self.files |= {Path(w): Path(w) for w in self.link if w.startswith(str(kit_build))}
+        # What a submission's build may read: the book's files and exercise.hpp; not the cases, not perf.cpp.
+        self.build_files = {kit / "book": kit / "book", kit / "exercise.hpp": kit / "exercise.hpp"}
+        self.build_files |= {Path(w): Path(w) for w in self.link if w.startswith(str(kit_build))}
+        self.perf = kit / "perf.py" if (kit / "perf.cpp").is_file() else None
 
     @staticmethod
-    def inside_link(word, kit_build):
-        if word.endswith("starter.cpp.o"):
-            return f"{sandbox.WORK}/starter.o"
-        return str(kit_build / word) if (kit_build / word).is_file() and not word.startswith("/") else word
+    def link_of(kit_build, target, starter_object, output):
+        link_txt = kit_build / "CMakeFiles" / f"{target}.dir" / "link.txt"
+        line = link_txt.read_text().splitlines()[0]
+        words = replayed(line, kit_build, {})
+        words = [starter_object if w.endswith("starter.cpp.o") else w for w in words]
+        words[words.index("-o") + 1] = output
+        return words
 
-    def script(self, limit):
-        """Compile, link, then judge: only the judge writes on stdout (the results)."""
-        q = shlex.join
-        return (f"timeout -s KILL {COMPILE_SECONDS} {q(self.compile)} >&2 || exit 3\n"
-                f"timeout -s KILL {COMPILE_SECONDS} {q(self.link)} >&2 || exit 3\n"
-                f"timeout -s KILL {limit} {q([str(self.judge), '--judge', sandbox.WORK + '/libsubmission.so', '--output', sandbox.WORK + '/output.txt'])}\n"
-                f"rc=$?\ncat {sandbox.WORK}/output.txt >&2\nexit $rc\n")
+    def build(self, starter, folder, limit, uid):
+        """Compiles and links the submission in the sandbox into `folder` (no code of it runs there)."""
+        folder.mkdir(exist_ok=True)
+        script = f"{shlex.join(self.compile)} && {shlex.join(self.link)}"
+        return sandbox.run(["sh", "-c", script], self.build_files | {starter: SUBMISSION / "starter.cpp"}, limit,
+                           writable=folder, uid=uid)
+
+    def judged(self, library, limit, uid):
+        """The judge's run on the submission's library: the results arrive on its stdout."""
+        files = {self.judge: self.judge, library: SUBMISSION / "libsubmission.so"}
+        output = f"{sandbox.WORK}/output.txt"
+        script = (f"{shlex.join([str(self.judge), '--judge', str(SUBMISSION / 'libsubmission.so'), '--output', output])}\n"
+                  f"rc=$?\ncat {output} >&2\nexit $rc\n")
+        return sandbox.run(["sh", "-c", script], files, limit, uid=uid)
+
+    def probe(self, folder):
+        """Links the speed probe from the submission's object (outside the sandbox: no code of it runs)."""
+        link = self.link_of(self.kit_build, "probe_grader", str(folder / "starter.o"), str(folder / "probe"))
+        done = subprocess.run(link, capture_output=True, text=True, cwd=self.kit_build)
+        return folder / "probe" if done.returncode == 0 else None
 
 
-def grade_one(recipe, starter, out, limit):
+def grade_one(recipe, starter, out, limit, uid):
     """The submission's results (the judge's, read from the one channel the submission cannot
     write) and the reason for a zero."""
-    files = recipe.files | {starter: Path(INSIDE_STARTER)}
-    ran = sandbox.run(["sh", "-c", recipe.script(limit)], files, COMPILE_SECONDS * 2 + limit + 30)
+    built = recipe.build(starter, out / "build", COMPILE_SECONDS, uid)
+    if built is None or built.returncode != 0:
+        log = (built.stdout + built.stderr).replace(str(SUBMISSION / "starter.cpp"), "starter.cpp") if built else ""
+        (out / "output.txt").write_text(log[-200_000:])
+        return None, "does not compile: " + (first_error(log) if built else f"compiling took over {COMPILE_SECONDS} s")
+    ran = recipe.judged(out / "build" / "libsubmission.so", limit, uid)
     if ran is None:
-        return None, f"ran longer than {COMPILE_SECONDS * 2 + limit} s with its build"
-    log = ran.stderr.replace(f"{INSIDE_STARTER}", "starter.cpp")
-    (out / "output.txt").write_text(log[-200_000:])
-    if ran.returncode == 3:
-        return None, "does not compile: " + first_error(log)
-    if ran.returncode == 137 or ran.returncode == -9:
-        return None, f"ran longer than {limit} s (an endless loop?)"
+        return None, f"ran longer than {limit:g} s (an endless loop?)"
+    (out / "output.txt").write_text(ran.stderr[-200_000:])
     try:
         doc = json.loads(ran.stdout.strip().splitlines()[-1]) if ran.stdout.strip() else None
     except json.JSONDecodeError:
@@ -130,16 +158,22 @@ def grade_one(recipe, starter, out, limit):
     return doc, ""
 
 
-def performance(kit_build, target, out, limit):
-    """The submission's model and measured scores, added to its results.json; None if its probe does not build."""
-    built = run(["cmake", "--build", str(kit_build), "--parallel", JOBS, "--target", f"probe_{target}"], 600)
-    if built is None or built.returncode != 0:
-        why = first_error(built.stdout + built.stderr) if built else "compiling took over 600 s"
-        print(f"grade-all: {target}'s performance probe does not build, so speed is not scored: {why}",
-              file=sys.stderr)
-        return None
-    scored = perf.score(kit_build / f"probe_{target}", limit=max(limit, 300))
-    return perf.add_to_results(out / "results.json", scored)
+def performance(recipe, out, limit, doc, uid):
+    """The submission's model and measured scores, added to its results; unchanged if its probe does not build."""
+    probe = recipe.probe(out / "build")
+    if probe is None:
+        print(f"grade-all: {out.name}'s performance probe does not link, so speed is not scored", file=sys.stderr)
+        return doc
+    files = {probe: SUBMISSION / "probe", recipe.perf: SUBMISSION / "perf.py"}
+    ran = sandbox.run(["python3", str(SUBMISSION / "perf.py"), "--probe", str(SUBMISSION / "probe"), "--json",
+                       "--limit", str(max(limit, 300))], files, 3600, uid=uid)
+    try:
+        scored = json.loads(ran.stdout.strip().splitlines()[-1])
+    except (AttributeError, IndexError, json.JSONDecodeError):
+        why = "took over an hour" if ran is None else (ran.stderr.strip().splitlines() or ["no output"])[-1]
+        print(f"grade-all: {out.name}'s speed was not scored: {why}", file=sys.stderr)
+        return doc
+    return perf.add_to_doc(doc, scored)
 
 
 def zero(reason, cases):
@@ -158,11 +192,11 @@ def prepare(student, out):
     return student.name, out, reason
 
 
-def grade_or_zero(recipe, row, limit, cases):
+def grade_or_zero(recipe, row, limit, cases, uid):
     _, out, reason = row
     doc = None
     if reason is None:
-        doc, reason = grade_one(recipe, out / "starter.cpp", out, limit)
+        doc, reason = grade_one(recipe, out / "starter.cpp", out, limit, uid)
     return (doc, "") if doc is not None else (zero(reason, cases), reason)
 
 
@@ -172,7 +206,7 @@ def build_judge(kit, kit_build, args):
     configure = ["cmake", "-S", str(kit), "-B", str(kit_build), f"-DCMAKE_BUILD_TYPE={args.build_type}"]
     if args.grader_main:
         configure.append(f"-DGRADER_MAIN_LIBRARY={Path(args.grader_main).resolve()}")
-    shared = ["judge", "submission"] + (["perf_main"] if (kit / "perf.cpp").is_file() else [])
+    shared = ["judge", "submission"] + (["perf_main", "probe_grader"] if (kit / "perf.cpp").is_file() else [])
     for step in (configure, ["cmake", "--build", str(kit_build), "--parallel", JOBS, "--target"] + shared):
         done = subprocess.run(step, capture_output=True, text=True)
         if done.returncode != 0:
@@ -226,11 +260,12 @@ def main():
     rows = [prepare(student, grades / f"ch{ch}" / student.name) for student in students]
     timed = (kit / "perf.cpp").is_file()
     with concurrent.futures.ThreadPoolExecutor(max_workers=int(JOBS)) as pool:
-        graded = list(pool.map(lambda row: grade_or_zero(recipe, row, args.timeout, cases), rows))
+        graded = list(pool.map(lambda k: grade_or_zero(recipe, rows[k], args.timeout, cases, sandbox.FIRST_UID + k),
+                               range(len(rows))))
     table = []
-    for (name, out, _), (doc, reason) in zip(rows, graded):
+    for k, ((name, out, _), (doc, reason)) in enumerate(zip(rows, graded)):
         if timed and reason == "":
-            doc = performance(kit_build, recipe, out, args.timeout, doc)
+            doc = performance(recipe, out, args.timeout, doc, sandbox.FIRST_UID + k)
         (out / "results.json").write_text(json.dumps(doc, indent=2) + "\n")
         table.append(csv_row(name, doc, reason, cases, timed))
         print(f"{name}: {doc['score']} / {table[-1][2]}" + (f" ({reason})" if reason else ""))

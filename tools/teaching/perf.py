@@ -136,21 +136,27 @@ def score(probe, limit=300, rounds=ROUNDS):
 
 
 def add_to_results(results_path, perf):
-    """results.json (Gradescope's form) gains both parts as tests and the whole under `performance`.
-    A part not scored (inconclusive, or no valgrind) counts 0 of 0: left out of the total, never a zero."""
-    doc = json.loads(Path(results_path).read_text())
+    """results.json (Gradescope's form) gains both parts (add_to_doc)."""
+    doc = add_to_doc(json.loads(Path(results_path).read_text()), perf)
+    Path(results_path).write_text(json.dumps(doc, indent=2) + "\n")
+    return doc
+
+
+def add_to_doc(doc, perf):
+    """Results in Gradescope's form gain both parts as tests and the whole under `performance`.
+    A part not scored (inconclusive, or no valgrind) counts 0 of 0: left out of the total, never a
+    zero. Points come from the probe's process, which holds the submission: each is kept within 0 to POINTS."""
     for name, key in (("performance: model score (simulated misses)", "model"),
                       ("performance: measured score (speed-up over the reference)", "measured")):
         part = perf[key]
-        scored = part["points"] is not None
-        doc["tests"].append({"name": name, "score": part["points"] if scored else 0,
-                             "max_score": part["max"] if scored else 0,
-                             "status": "passed" if scored and part["points"] > 0 else "failed",
-                             "output": part["verdict"], "visibility": "after_published"})
+        scored = isinstance(part.get("points"), (int, float))
+        points = min(POINTS, max(0, part["points"])) if scored else 0
+        doc["tests"].append({"name": name, "score": points, "max_score": POINTS if scored else 0,
+                             "status": "passed" if points > 0 else "failed",
+                             "output": str(part.get("verdict", "")), "visibility": "after_published"})
     total = round(sum(t["score"] for t in doc["tests"]), 2)
     doc["score"] = int(total) if total == int(total) else total
     doc["performance"] = perf
-    Path(results_path).write_text(json.dumps(doc, indent=2) + "\n")
     return doc
 
 
@@ -171,6 +177,8 @@ def main():
     ap.add_argument("--file", type=Path, help="in the book: the starter.cpp to score")
     ap.add_argument("--build", type=Path, default=Path("build"))
     ap.add_argument("--rounds", type=int, default=ROUNDS)
+    ap.add_argument("--limit", type=float, default=300, help="seconds each run of the probe may take")
+    ap.add_argument("--json", action="store_true", help="print both parts as one line of JSON (grade_all.py reads it)")
     args = ap.parse_args()
     probe = args.probe
     if args.chapter:
@@ -180,7 +188,10 @@ def main():
     if probe is None:
         print("perf: give --probe, or --chapter and --file", file=sys.stderr)
         return 2
-    perf = score(probe, rounds=args.rounds)
+    perf = score(probe, limit=args.limit, rounds=args.rounds)
+    if args.json:
+        print(json.dumps(perf))
+        return 0
     print("performance:")
     print("\n".join(lines(perf)))
     if args.results:

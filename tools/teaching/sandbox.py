@@ -3,7 +3,8 @@
 submission sees /usr read-only, the few files the grader names read-only, and a private writable
 directory in memory (a tmpfs of WORK_BYTES); no network, no other process, no /home, no
 repository, no held-back cases, no other student's folder. prlimit caps its CPU time, address
-space, processes and file size. Run as root, the sandbox drops to the user nobody first.
+space, processes and file size. Run as root, the sandbox drops to an unprivileged user first
+(root is exempt from the process limit).
 
 Where bubblewrap cannot start (not installed, no user namespaces), `check()` says so in one line;
 the caller stops unless the instructor asked for unsandboxed grading by name
@@ -11,7 +12,7 @@ the caller stops unless the instructor asked for unsandboxed grading by name
 import os
 import shutil
 import subprocess
-from pathlib import Path
+import tempfile
 
 WORK = "/sandbox"               # the private writable directory, inside the sandbox
 WORK_BYTES = 256 << 20          # its size: a submission that fills it fills only it
@@ -19,6 +20,8 @@ MEMORY_BYTES = 4 << 30          # address space of each process (the compiler ne
 FILE_BYTES = 128 << 20          # largest file a process may write
 PROCESSES = 256                 # processes of the sandbox's user
 NOBODY = 65534
+FIRST_UID = 200000              # run as root, submission k runs as user FIRST_UID + k, so that the
+                                # process limit of one (counted per user) never starves another
 UNSANDBOXED = "CACHEBOOK_GRADE_UNSANDBOXED"
 
 
@@ -39,28 +42,44 @@ def check():
     return None
 
 
-def command(cmd, files, cpu_seconds):
-    """`cmd` in the sandbox; `files` maps each host path it may read to its path inside."""
+def command(cmd, files, cpu_seconds, writable=None, uid=NOBODY):
+    """`cmd` in the sandbox; `files` maps each host path it may read to its path inside; WORK is
+    `writable` (a host directory, for a build, which runs no code of the submission) or a tmpfs."""
     limits = ["prlimit", f"--cpu={int(cpu_seconds) + 1}", f"--as={MEMORY_BYTES}", f"--fsize={FILE_BYTES}",
               f"--nproc={PROCESSES}", "--"]
     if unsandboxed():
-        return limits + cmd
+        return unfenced(limits + cmd, files, writable)
     fence = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
              "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
              "--symlink", "usr/bin", "/bin", "--ro-bind", "/etc/alternatives", "/etc/alternatives",
-             "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-             "--size", str(WORK_BYTES), "--tmpfs", WORK, "--chdir", WORK]
+             "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--proc", "/proc", "--dev", "/dev",
+             "--size", str(WORK_BYTES), "--tmpfs", "/tmp"]
+    fence += ["--bind", str(writable), WORK] if writable else ["--size", str(WORK_BYTES), "--tmpfs", WORK]
+    fence += ["--chdir", WORK]
     for host, inside in files.items():
         fence += ["--ro-bind", str(host), str(inside)]
-    # Root is exempt from the process limit: the sandbox runs as nobody.
-    drop = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"] if os.geteuid() == 0 else []
+    drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"] if os.geteuid() == 0 else []
     return drop + fence + limits + cmd
 
 
-def run(cmd, files, seconds):
+def unfenced(cmd, files, writable):
+    """The same command without the fence: each path inside becomes its host path."""
+    work = writable or tempfile.mkdtemp(prefix="unsandboxed-")
+    places = sorted([(str(inside), str(host)) for host, inside in files.items()] + [(WORK, str(work))],
+                    key=lambda pair: -len(pair[0]))
+    def outside(word):
+        for inside, host in places:
+            word = word.replace(inside, host)
+        return word
+    return ["sh", "-c", 'cd "$0" && exec "$@"', str(work)] + [outside(w) for w in cmd]
+
+
+def run(cmd, files, seconds, writable=None, uid=NOBODY):
     """The sandboxed command's result, or None when it ran longer than `seconds` (it is killed)."""
+    if writable and not unsandboxed() and os.geteuid() == 0:
+        os.chown(writable, uid, uid)
     try:
-        return subprocess.run(command(cmd, files, seconds), capture_output=True, text=True, errors="replace",
+        return subprocess.run(command(cmd, files, seconds, writable, uid), capture_output=True, text=True, errors="replace",
                               timeout=seconds, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return None
