@@ -245,8 +245,6 @@ def write_handout(ch, dest, instructor):
     perf = perf if instructor and perf[0].exists() else []
     for f in case_files + perf + [ex / "exercise.hpp", ex / "starter.cpp"]:
         shutil.copy2(f, out / f.name)
-    if perf:
-        shutil.copy2(ROOT / "tools" / "teaching" / "perf.py", out / "perf.py")
     for f in sorted(set(sources) | headers_needed(case_files + perf + [ex / "exercise.hpp"] + sources,
                                                   [ROOT / d for d in include_dirs])):
         if f.parent in (ex, PERF):  # exercise.hpp, or the checks the cases share (checks.hpp): beside the cases
@@ -262,6 +260,8 @@ def write_handout(ch, dest, instructor):
     if instructor:  # the judge: the cases in one process, each call of the submission in a child
         for name, text in zip(("judge_proxy.cpp", "judge_exports.cpp"), judge_sources(ex / "exercise.hpp")):
             (out / name).write_text(text)
+        for name in ("grade_one.py", "sandbox.py", "perf.py"):  # run_autograder's grading, as grade_all.py's
+            shutil.copy2(ROOT / "tools" / "teaching" / name, out / name)
     # Only the directories that hold a header the handout carries (not common/src).
     include_dirs = [d for d in include_dirs if any((out / "book" / d).glob("*.hpp")) or d == "common/include"]
     (out / "parts.cmake").write_text(parts_cmake(meta["handout"], include_dirs))

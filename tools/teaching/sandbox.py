@@ -10,6 +10,7 @@ Where bubblewrap cannot start (not installed, no user namespaces), `check()` say
 the caller stops unless the instructor asked for unsandboxed grading by name
 (CACHEBOOK_GRADE_UNSANDBOXED=1), which runs the same commands without the fence."""
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -65,13 +66,10 @@ def command(cmd, files, cpu_seconds, writable=None, uid=NOBODY):
 def unfenced(cmd, files, writable):
     """The same command without the fence: each path inside becomes its host path."""
     work = writable or tempfile.mkdtemp(prefix="unsandboxed-")
-    places = sorted([(str(inside), str(host)) for host, inside in files.items()] + [(WORK, str(work))],
-                    key=lambda pair: -len(pair[0]))
-    def outside(word):
-        for inside, host in places:
-            word = word.replace(inside, host)
-        return word
-    return ["sh", "-c", 'cd "$0" && exec "$@"', str(work)] + [outside(w) for w in cmd]
+    places = {str(inside): str(host) for host, inside in files.items() if str(inside) != str(host)} | {WORK: str(work)}
+    # A path inside, where a path starts (not within a longer one): its host path, in one pass.
+    pattern = re.compile(r"(?<![\w./-])(" + "|".join(re.escape(p) for p in sorted(places, key=len, reverse=True)) + ")")
+    return ["sh", "-c", 'cd "$0" && exec "$@"', str(work)] + [pattern.sub(lambda m: places[m.group(1)], w) for w in cmd]
 
 
 def run(cmd, files, seconds, writable=None, uid=NOBODY):

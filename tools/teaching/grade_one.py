@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""grade_one.py KIT BUILD STARTER OUT [--timeout S]: grade one submission with an instructor's kit
+(tools/teaching/handout.py --instructor) whose judge is built in BUILD (cmake --build BUILD --target
+judge submission, and perf_main probe_grader for an exercise scored for speed). Writes OUT/results.json
+(Gradescope's form) and OUT/output.txt. grade_all.py grades a class with the same functions, and
+the Gradescope kit's run_autograder runs this file.
+
+The submission is compiled and linked in the sandbox (sandbox.py) into a shared library; the
+judge runs the cases and calls it in a child process per call (grader/judge.hpp); its results
+arrive on the judge's stdout, which no child holds, and this script writes results.json."""
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import perf  # noqa: E402  (the performance score of the exercises that ask for speed)
+import sandbox  # noqa: E402  (the fence around every build and run of a submission)
+
+def first_error(log):
+    for line in log.splitlines():
+        if "error" in line:
+            return line.strip()[:300]
+    return log.strip().splitlines()[-1][:300] if log.strip() else "unknown"
+
+
+COMPILE_SECONDS = 600
+SUBMISSION = Path("/submission")   # the student's files, read-only in the sandbox
+
+
+def replayed(line, kit_build, swap):
+    """One of the kit's build commands for another submission: `swap` maps words to new ones,
+    a path relative to the build becomes absolute, and no compile cache is used."""
+    words = shlex.split(line)
+    if os.path.basename(words[0]) == "ccache":  # a compile cache cannot be written in the sandbox
+        words = words[1:]
+    out = []
+    for w in words:
+        if w in swap:
+            out.append(swap[w])
+        elif not w.startswith(("-", "/")) and (kit_build / w).is_file():
+            out.append(str(kit_build / w))
+        else:
+            out.append(w)
+    return out
+
+
+class Recipe:
+    """How a submission becomes the judge's library (and the speed probe): the kit's own compile
+    and link commands for its `submission` and `probe_grader` targets, replayed on the student's file."""
+
+    def __init__(self, kit, kit_build):
+        entry = next(e for e in json.loads((kit_build / "compile_commands.json").read_text())
+                     if e["file"].endswith("/starter.cpp") and "submission.dir" in e.get("output", e["command"]))
+        work = Path(sandbox.WORK)
+        self.compile = replayed(entry["command"], kit_build, {entry["file"]: str(SUBMISSION / "starter.cpp")})
+        self.compile[self.compile.index("-o") + 1] = str(work / "starter.o")
+        self.link = self.link_of(kit_build, "submission", str(work / "starter.o"), str(work / "libsubmission.so"))
+        self.kit_build = kit_build
+        self.judge = kit_build / "judge"
+        # What a submission's build may read: the book's files and exercise.hpp; not the cases, not perf.cpp.
+        self.build_files = {kit / "book": kit / "book", kit / "exercise.hpp": kit / "exercise.hpp"}
+        self.build_files |= {Path(w): Path(w) for w in self.link if w.startswith(str(kit_build))}
+        self.perf = kit / "perf.py" if (kit / "perf.cpp").is_file() else None
+
+    @staticmethod
+    def link_of(kit_build, target, starter_object, output):
+        link_txt = kit_build / "CMakeFiles" / f"{target}.dir" / "link.txt"
+        line = link_txt.read_text().splitlines()[0]
+        words = replayed(line, kit_build, {})
+        words = [starter_object if w.endswith("starter.cpp.o") else w for w in words]
+        words[words.index("-o") + 1] = output
+        return words
+
+    def build(self, starter, folder, limit, uid):
+        """Compiles and links the submission in the sandbox into `folder` (no code of it runs there)."""
+        folder.mkdir(exist_ok=True)
+        script = f"{shlex.join(self.compile)} && {shlex.join(self.link)}"
+        return sandbox.run(["sh", "-c", script], self.build_files | {starter: SUBMISSION / "starter.cpp"}, limit,
+                           writable=folder, uid=uid)
+
+    def judged(self, library, limit, uid):
+        """The judge's run on the submission's library: the results arrive on its stdout."""
+        files = {self.judge: self.judge, library: SUBMISSION / "libsubmission.so"}
+        output = f"{sandbox.WORK}/output.txt"
+        script = (f"{shlex.join([str(self.judge), '--judge', str(SUBMISSION / 'libsubmission.so'), '--output', output])}\n"
+                  f"rc=$?\ncat {output} >&2\nexit $rc\n")
+        return sandbox.run(["sh", "-c", script], files, limit, uid=uid)
+
+    def probe(self, folder):
+        """Links the speed probe from the submission's object (outside the sandbox: no code of it runs)."""
+        link = self.link_of(self.kit_build, "probe_grader", str(folder / "starter.o"), str(folder / "probe"))
+        done = subprocess.run(link, capture_output=True, text=True, cwd=self.kit_build)
+        return folder / "probe" if done.returncode == 0 else None
+
+
+def grade_one(recipe, starter, out, limit, uid=sandbox.NOBODY):
+    """The submission's results (the judge's, read from the one channel the submission cannot
+    write) and the reason for a zero."""
+    built = recipe.build(starter, out / "build", COMPILE_SECONDS, uid)
+    if built is None or built.returncode != 0:
+        log = (built.stdout + built.stderr).replace(str(SUBMISSION / "starter.cpp"), "starter.cpp") if built else ""
+        (out / "output.txt").write_text(log[-200_000:])
+        return None, "does not compile: " + (first_error(log) if built else f"compiling took over {COMPILE_SECONDS} s")
+    ran = recipe.judged(out / "build" / "libsubmission.so", limit, uid)
+    if ran is None:
+        return None, f"ran longer than {limit:g} s (an endless loop?)"
+    (out / "output.txt").write_text(ran.stderr[-200_000:])
+    try:
+        doc = json.loads(ran.stdout.strip().splitlines()[-1]) if ran.stdout.strip() else None
+    except json.JSONDecodeError:
+        doc = None
+    if not isinstance(doc, dict) or not isinstance(doc.get("tests"), list):
+        return None, f"the grader ended without its results (exit status {ran.returncode})"
+    return doc, ""
+
+
+def performance(recipe, out, limit, doc, uid=sandbox.NOBODY):
+    """The submission's model and measured scores, added to its results; unchanged if its probe does not build."""
+    probe = recipe.probe(out / "build")
+    if probe is None:
+        print(f"grade-all: {out.name}'s performance probe does not link, so speed is not scored", file=sys.stderr)
+        return doc
+    files = {probe: SUBMISSION / "probe", recipe.perf: SUBMISSION / "perf.py"}
+    ran = sandbox.run(["python3", str(SUBMISSION / "perf.py"), "--probe", str(SUBMISSION / "probe"), "--json",
+                       "--limit", str(max(limit, 300))], files, 3600, uid=uid)
+    try:
+        scored = json.loads(ran.stdout.strip().splitlines()[-1])
+    except (AttributeError, IndexError, json.JSONDecodeError):
+        why = "took over an hour" if ran is None else (ran.stderr.strip().splitlines() or ["no output"])[-1]
+        print(f"grade-all: {out.name}'s speed was not scored: {why}", file=sys.stderr)
+        return doc
+    return perf.add_to_doc(doc, scored)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("kit", type=Path)
+    ap.add_argument("build", type=Path)
+    ap.add_argument("starter", type=Path)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds the judge may run")
+    args = ap.parse_args()
+    if not (args.build / "judge").is_file():
+        print(f"grade-one: no judge in {args.build} (cmake --build {args.build} --target judge submission)", file=sys.stderr)
+        return 2
+    unfenced = sandbox.check()
+    if unfenced:
+        print(f"grade-one: {unfenced}", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    recipe = Recipe(args.kit.resolve(), args.build.resolve())
+    doc, reason = grade_one(recipe, args.starter.resolve(), args.out.resolve(), args.timeout)
+    if doc is None:
+        doc = {"score": 0, "output": reason, "tests": []}
+    elif recipe.perf:
+        doc = performance(recipe, args.out.resolve(), args.timeout, doc)
+    (args.out / "results.json").write_text(json.dumps(doc, indent=2) + "\n")
+    most = sum(t["max_score"] for t in doc["tests"])
+    print(f"score: {doc['score']} / {most}" + (f" ({reason})" if reason else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
