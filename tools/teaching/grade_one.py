@@ -71,6 +71,8 @@ class Recipe:
         link_txt = kit_build / "CMakeFiles" / f"{target}.dir" / "link.txt"
         line = link_txt.read_text().splitlines()[0]
         words = replayed(line, kit_build, {})
+        if not any(w.endswith("starter.cpp.o") for w in words):
+            raise RuntimeError(f"{link_txt} links no starter.cpp.o")
         words = [starter_object if w.endswith("starter.cpp.o") else w for w in words]
         words[words.index("-o") + 1] = output
         return words
