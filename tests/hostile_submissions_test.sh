@@ -44,7 +44,7 @@ snapshot() {  # every file around the output folders, with its hash (the kits ar
 }
 mkdir -p "$work/build/grades"
 before=$(snapshot)
-/usr/bin/python3 "$root/tools/teaching/grade_all.py" 01 "$subs" --build "$work/build" --timeout 10 --build-type None \
+/usr/bin/python3 "$root/tools/teaching/grade_all.py" 01 "$subs" --build "$work/build" --timeout 20 --build-type None \
   ${lib:+--grader-main "$lib"}
 after=$(snapshot)
 if [[ $before != "$after" ]]; then
@@ -59,8 +59,9 @@ import csv, json, sys
 from pathlib import Path
 grades, ex = Path(sys.argv[1]), Path(sys.argv[2])
 rows = {r["student"]: r for r in csv.DictReader(open(grades / "ch01.csv"))}
+starter = {line.strip() for line in (ex / "starter.cpp").read_text().splitlines()}
 secrets = [line.strip() for f in ("held_back.cpp", "solution.cpp") for line in (ex / f).read_text().splitlines()
-           if len(line.strip()) > 40]  # lines of the answer key long enough to be its own
+           if len(line.strip()) > 40 and line.strip() not in starter]  # lines of the answer key, its own
 bad = []
 for student, row in sorted(rows.items()):
     want = 5 if student == "solution" else 0
@@ -69,12 +70,13 @@ for student, row in sorted(rows.items()):
         bad.append(f"{student}: {row['points']} / {row['max']} (results.json {doc['score']}), want {want} / 5")
     if want == 0 and not all(t["output"].strip() for t in doc["tests"]):
         bad.append(f"{student}: a case failed without a reason")
-    for f in (grades / "ch01" / student).rglob("*"):
+    for f in (grades / "ch01" / student).rglob("*") if student != "solution" else []:
         text = f.read_bytes().decode("utf-8", "replace") if f.is_file() else ""
         leaked = [s for s in secrets if s in text]
         if leaked or f.name in ("held_back.cpp", "solution.cpp"):
             bad.append(f"{student}: {f.relative_to(grades)} holds the answer key ({leaked[:1]})")
-    print(f"{student}: {row['points']} / {row['max']}  {row['reason'] or doc['tests'][0]['output'].splitlines()[0][:70]}")
+    why = row["reason"] or next((t["output"].splitlines()[0] for t in doc["tests"] if t["output"].strip()), "")
+    print(f"{student}: {row['points']} / {row['max']}  {why[:90]}")
 if set(rows) != {"solution", "rewrite", "peek", "escape", "fork_bomb", "fill_disk", "network"}:
     bad.append(f"students graded: {sorted(rows)}")
 print("\n".join(bad) or "every hostile submission scored 0 with a reason; the solution 5 / 5; nothing outside changed")
