@@ -11,6 +11,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 fixtures=$root/tests/fixtures/hostile
 ex=$root/chapters/01_row_major/exercises
 subs=$work/submissions
+# Without the sandbox there is nothing to test here: skipped (ctest: 77), saying why.
+why=$(/usr/bin/python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sandbox; print(sandbox.check() or "")' \
+  "$root/tools/teaching")
+[[ -z $why ]] || { echo "SKIPPED: $why"; exit 77; }
 rm -rf "$work" && mkdir -p "$subs"
 for f in "$fixtures"/*.cpp; do
   name=$(basename "$f" .cpp)
