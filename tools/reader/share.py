@@ -132,7 +132,9 @@ def main() -> int:
     except Stop as e:
         print(f"share: {e}", file=sys.stderr)
         return e.status
-    print(f"share: wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    print(f"share: wrote {shown}; to propose it: git add {shown} && git commit -m 'Results of <your machine>' "
+          "and open a pull request (CONTRIBUTING.md, \"Results from other machines\")")
     return 0
 
 
