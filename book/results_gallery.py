@@ -84,7 +84,7 @@ def machines_table(g: galleries.Gallery) -> nodes.table:
     rows = []
     for m in g.machines:
         b, mach = m.bundle, m.bundle["machine"]
-        cpu = (mach.get("cpu") or "unknown") + (" (emulated)" if b["emulated"] else "")
+        cpu = bundles.cpu_name(b) + (" (emulated)" if b["emulated"] else "")
         rows.append([machine_label(m), cpu, cache_size(mach, "L1d"), cache_size(mach, "L2"), cache_size(mach, "L3"),
                      str(bundles.usable_cpus(b)), b["date"][:10], [code(b["commit"][:10])], chapters_cell(m),
                      to_note(b)])

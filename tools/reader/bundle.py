@@ -202,7 +202,7 @@ def verify(name: str, bundle: dict, current: dict[str, dict], head: str) -> Verd
 def summary_line(name: str, bundle: dict, chapters: dict[str, ChapterVerdict], extra: list[str]) -> str:
     """"NAME: CPU, date, commit: k of n chapters valid; stale: ...; not run: ..."."""
     valid = [ch for ch, v in chapters.items() if v.status == "valid"]
-    line = (f"{name}: {bundle['machine'].get('cpu') or 'unknown CPU'}, {bundle['date'][:10]}, "
+    line = (f"{name}: {cpu_name(bundle)}, {bundle['date'][:10]}, "
             f"commit {bundle['commit'][:12]}{', emulated' if bundle['emulated'] else ''}: "
             f"{len(valid)} of {len(chapters)} chapters valid")
     stale = [f"{ch} ({v.why})" for ch, v in chapters.items() if v.status == "stale"]
@@ -279,6 +279,11 @@ def run_chapters(bin_dir: Path, out: Path, label: str, emulator: list[str] | Non
 
 def chapter_programs() -> list[str]:
     return sorted(f"ch{p.name}" for p in (ROOT / "chapters").glob("[0-9][0-9]_*") if (p / "main.cpp").is_file())
+
+
+def cpu_name(bundle: dict) -> str:
+    """The CPU's name as the machine reports it, without the padding some hypervisors add."""
+    return " ".join(str(bundle["machine"].get("cpu") or "unknown CPU").split())
 
 
 def usable_cpus(bundle: dict) -> int:

@@ -42,7 +42,7 @@ def report(g: galleries.Gallery) -> None:
     for m in g.machines:
         if m.own:
             also = f" (also in results/ as {', '.join(m.same_run_as)})" if m.same_run_as else ""
-            print(f"this build: {m.bundle['machine'].get('cpu') or 'unknown CPU'}, "
+            print(f"this build: {bundles.cpu_name(m.bundle)}, "
                   f"{bundles.usable_cpus(m.bundle)} cpus, commit {m.bundle['commit'][:12]}: "
                   f"{len(m.chapters)} chapters, the build's own run{also}")
         else:
