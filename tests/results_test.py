@@ -9,7 +9,8 @@ the other chapter and its claim still count; a measured value edited by hand fai
 key, in a valid chapter and in a stale one; an exact value edited and sealed again fails where
 the chapter's code is the same; a changed header fails; a file that is not a bundle fails; an
 empty results directory, or one whose bundles count for no chapter, fails; a bundle of the
-build's own run is counted once; a claim needing two cpus does not count on one.
+build's own run is counted once; a claim needing two cpus does not count on one; a claim
+the run was too busy to time counts as inconclusive.
 With --build (after make book): the built appendix's claims and thresholds are the programs'
 claims.<name> records, every claim says "held on k of n" with n at least 1, and its tables are
 HTML tables (exit 77 when the book is not built). Exit 1 naming each case that went otherwise.
@@ -147,6 +148,14 @@ def gallery_cases(tmp: Path, head: str, root: str) -> list[str]:
     if cell.counts or cell.text != "needs 2 cpus" or one_cpu.tally(two) != "held on 0 of 1; fails on this build":
         failures.append(f"a two-cpu claim on one cpu: {cell.text!r}, tally {one_cpu.tally(two)!r}")
 
+    busy = good_bundle(head)
+    busy["chapters"]["ch02_loop_orders"]["claims"]["column_sum"].update(effect=None, verdict="inconclusive")
+    untimed = galleries.collect(place("g_busy", tmp, busy), CURRENT, own)
+    cell = untimed.cell(untimed.machines[1], col)
+    if not cell.counts or cell.text != "not timed, inconclusive" or untimed.tally(col) != \
+            "held on 1 of 2; inconclusive on test":
+        failures.append(f"a claim too busy to time: {cell.text!r}, tally {untimed.tally(col)!r}")
+
     same = galleries.collect(place("g_same", tmp, good_bundle(head, same_run=True)), CURRENT, own)
     if len(same.machines) != 1 or same.machines[0].same_run_as != ["test"] or same.tally(col) != "held on 1 of 1":
         failures.append(f"a bundle of the build's own run: machines {[m.name for m in same.machines]}, "
@@ -182,8 +191,8 @@ def appendix_defects(build: Path) -> list[str] | None:
     if not page.exists():
         return None
     found = sorted(p.stem for p in generated.glob("ch[0-9][0-9]_*.json"))
-    programs = [(int(c.chapter[2:4]), c.name, c.threshold)
-                for c in galleries.program_claims(bundles.read_current(generated, found))]
+    current = bundles.read_current(generated, found)
+    programs = [(int(c.chapter[2:4]), c.name, c.threshold) for c in galleries.program_claims(current)]
     rows, raw = appendix_claims(page.read_text())
     failures = []
     if [(ch, name, t) for ch, name, t, _ in rows] != programs:
@@ -196,10 +205,12 @@ def appendix_defects(build: Path) -> list[str] | None:
                 failures.append(f"{chapter} claims.{name} records no text or needs_cpus")
     if any("queue" in name for _, name, _, _ in rows):
         failures.append("the appendix lists a claim on the queue, which no program makes")
-    for ch, name, _, tally in rows:
+    cpus = bundles.usable_cpus(bundles.own_run(generated, current, ""))
+    needs = {(int(c.chapter[2:4]), c.name): c.needs_cpus for c in galleries.program_claims(current)}
+    for ch, name, _, tally in rows:  # the build's own run counts for every claim its cpus allow
         m = re.match(r"held on (\d+) of (\d+)", tally)
-        if not m or int(m.group(2)) < 1:
-            failures.append(f"claim {name} (chapter {ch}) says {tally!r}: counted on no machine")
+        if not m or (int(m.group(2)) < 1 and needs.get((ch, name), 1) <= cpus):
+            failures.append(f"claim {name} (chapter {ch}) says {tally!r}: not counted on the build's own run")
     if raw:
         failures.append(f"the appendix shows {raw} raw Markdown table row(s)")
     return failures

@@ -5,8 +5,9 @@ every results bundle in results/ that holds (tools/reader/bundle.py), each with 
 valid, stale or not run; a bundle of the build's own run is that row, not a second one. The
 claims: every `claims.<name>` record the chapter programs wrote in this build (text, threshold,
 needs_cpus, verdict, effect), never a list kept beside them. A claim counts on a machine where
-its chapter is valid there, the run was not emulated, the machine has the cpus the claim needs
-and the claim was timed; "held on k of n" counts the holds among those.
+its chapter is valid there, the run was not emulated and the machine has the cpus the claim
+needs; "held on k of n" counts the holds among those (a run too busy to time the claim counts
+with the verdict its program gave, inconclusive).
 """
 
 from __future__ import annotations
@@ -61,15 +62,17 @@ class Gallery:
         if state is None or state.status != "valid":
             return Cell(state.status if state else "not run")
         record = ((machine.bundle["chapters"][claim.chapter].get("claims") or {}).get(claim.name)) or {}
+        if "verdict" not in record:
+            return Cell("not run")
         effect = record.get("effect")
-        if not isinstance(effect, (int, float)) or isinstance(effect, bool):
-            return Cell("not timed")
-        figure = f"{effect:.2f}x"
+        timed = isinstance(effect, (int, float)) and not isinstance(effect, bool)
+        figure = f"{effect:.2f}x" if timed else "not timed,"
         if machine.bundle["emulated"]:
-            return Cell(f"{figure}, emulated")
+            return Cell(f"{figure} emulated")
         if claim.needs_cpus > 1 and bundles.usable_cpus(machine.bundle) < claim.needs_cpus:
             return Cell(f"needs {claim.needs_cpus} cpus")
-        verdict = record.get("verdict", "unknown")
+        # a claim the run could not time (a busy machine) counts, as the program's verdict says
+        verdict = record["verdict"]
         return Cell(f"{figure} {verdict}", counts=True, held=verdict == "holds")
 
     def tally(self, claim: Claim) -> str:

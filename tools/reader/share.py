@@ -101,6 +101,7 @@ def share(args) -> Path:
     if git("status", "--porcelain", "--untracked-files=no"):
         raise Stop("the tree has uncommitted changes: commit them first, a bundle names the commit "
                    "its numbers come from", 2)
+    commit = git("rev-parse", "HEAD")  # before the runs: a commit made meanwhile is not theirs
     emulator = shlex.split(args.emulator) if args.emulator else []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -111,7 +112,7 @@ def share(args) -> Path:
             raise Stop(str(e), 1) from None
         doctor = json.loads((tmp / "doctor.json").read_text())
     compiler, flags = compiler_and_flags(build)
-    bundle = {"format": bundles.FORMAT, "commit": git("rev-parse", "HEAD"),
+    bundle = {"format": bundles.FORMAT, "commit": commit,
               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
               "compiler": compiler, "flags": flags, "emulated": bool(emulator),
               "emulator": args.emulator or "", "machine": doctor["machine"], "conditions": doctor["conditions"],
