@@ -151,3 +151,11 @@ class ResultsGallery(SphinxDirective):
         node = nodes.container(classes=["results-gallery"])
         node.extend(gallery_nodes(galleries.collect(ROOT / "results", current, own)))
         return [node]
+
+
+def pages_to_reread(app, env, added, changed, removed) -> list[str]:
+    """Sphinx's env-get-outdated: the pages holding the gallery are read again on every build,
+    since what they show depends on files Sphinx does not know of (a bundle added to results/,
+    the commit, tools/reader/)."""
+    return [doc for doc in env.found_docs
+            if doc not in added | changed and "{results-gallery}" in Path(env.doc2path(doc)).read_text()]
