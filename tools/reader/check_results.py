@@ -46,7 +46,7 @@ def report(g: galleries.Gallery) -> None:
                   f"{bundles.usable_cpus(m.bundle)} cpus, commit {m.bundle['commit'][:12]}: "
                   f"{len(m.chapters)} chapters, the build's own run{also}")
         else:
-            print(f"ok: {bundles.summary_line(m.name + '.json.gz', m.bundle, m.chapters, [])}")
+            print(f"ok: {m.line}")
     for line in g.failed:
         print(f"FAILED: {line}")
     for c in g.claims:

@@ -27,6 +27,7 @@ class Machine:
     chapters: dict[str, bundles.ChapterVerdict]
     own: bool = False
     same_run_as: list[str] = field(default_factory=list)  # bundles of this very run, not shown twice
+    line: str = ""   # make check-results' line for a bundle (bundle.verify)
 
     def valid(self) -> list[str]:
         return [ch for ch, v in self.chapters.items() if v.status == "valid"]
@@ -124,5 +125,5 @@ def collect(results: Path, current: dict[str, dict], own: dict | None) -> Galler
         elif own is not None and bundles.same_run(b, current):
             machines[0].same_run_as.append(name)
         else:
-            machines.append(Machine(name, b, verdict.chapters))
+            machines.append(Machine(name, b, verdict.chapters, line=verdict.line))
     return Gallery(machines, failed, program_claims(current))
