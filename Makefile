@@ -21,7 +21,9 @@ help:
 	@echo "make perf-check     the performance score's slow-submission test (label perf; CI runs it, make test does not)"
 	@echo "make doctor         is this machine fit to measure on? one line per condition, with its fix"
 	@echo "make share          every chapter's run on this machine as one bundle in results/ (commit first)"
-	@echo "make check-results  every bundle in results/ held against this commit (CURRENT=dir: results made)"
+	@echo "make check-results  what the appendix On other machines shows: each bundle of results/, its chapters"
+	@echo "                    valid or stale, each claim held on k of n; fails on a bundle edited by hand"
+	@echo "                    (CURRENT=dir: this commit's results, already made)"
 	@echo "make book           build the HTML book into $(BUILD)/book/html, then run the book's tests"
 	@echo "make golden-fixtures the machine-dependent chapters' golden files under every machine fixture"
 	@echo "make run-without-cache-sysfs  make run with /sys/devices/system/cpu/cpu*/cache hidden (root)"
@@ -104,11 +106,12 @@ doctor: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target doctor >/dev/null
 	@$(BUILD)/bin/doctor
 
-# One sealed bundle of every chapter's run on this machine, in results/ (commit first: a bundle
-# names its commit); make check-results holds every bundle there against this commit.
+# One sealed bundle of every chapter's run on this machine, in results/ or SHARE_OUT (commit
+# first: a bundle names its commit); make check-results holds every bundle there against this
+# commit and reports what the appendix On other machines shows.
 share: configure
 	cmake --build $(BUILD) -j $(JOBS) --target doctor $(addprefix ch,$(CHAPTERS))
-	$(PY) tools/reader/share.py --build $(BUILD)
+	$(PY) tools/reader/share.py --build $(BUILD) $(if $(SHARE_OUT),--out $(SHARE_OUT),)
 
 # CURRENT: this commit's chapter results, if already made (the book build's generated directory);
 # otherwise every chapter runs once.

@@ -636,6 +636,7 @@ def setup(app):
     app.add_directive("model-question", ModelQuestion)
     app.add_directive("api-by-header", ApiByHeader)
     app.add_directive("results-gallery", results_gallery.ResultsGallery)
+    app.connect("env-get-outdated", results_gallery.pages_to_reread)
     app.connect("doctree-read", _reveal_predicted_outputs)
     app.connect("doctree-resolved", _fold_long_listings)
     app.add_role("notes", _number_role("notes-quote"))

@@ -9,6 +9,8 @@ its text is checked. A page fails on:
 - template leftovers: `{{`, `}}`, a role or directive printed as written (`{given}`,
   `{notes}`, `{doc}`, `{chart}`, ...);
 - `<measured>`, the mask of the golden files, which a built page never shows;
+- a raw Markdown table: a row of cells between pipes over a rule of dashes (`|---|---:|`, or
+  the dashes Sphinx made typographic), printed as text where an HTML table belongs;
 - a `?` where a figure belongs (alone, or before a unit or a sign), `nan` or `inf`;
 - an empty section: a heading with nothing under it;
 - a substituted value that is empty where its expression gives text, or that is not what
@@ -56,6 +58,7 @@ LEFTOVERS = [
     (re.compile(r"(?:^|(?<=[\s(=:/]))\?(?=$|[\s%),.;:/x×]|\s*(?:ms|ns|s|GHz|KiB|MiB|GiB|B)\b)"),
      "'?' in place of a figure"),
     (re.compile(r"(?<![\w.-])[-+]?(?:nan|inf)(?![\w-])", re.I), "nan or inf"),
+    (re.compile(r"\|[ \t]*:?(?:-+|[\u2013\u2014]+-*):?[ \t]*\|"), "raw Markdown table"),
 ]
 
 

@@ -1,25 +1,25 @@
-"""The appendix "On other machines": every results bundle in results/, and on how many of the
-machines each measured claim of book/claims.json held.
+"""The appendix "On other machines": the build's own run and every results bundle in results/,
+which of their chapters count, and on how many machines each measured claim of the programs held.
 
-The directive {results-gallery} verifies each bundle against this build's own results (the
-generated directory) with tools/reader/bundle.py: valid bundles are shown, stale and failed
-ones are listed apart with the reason, never mixed in. An emulated bundle is shown, but its
-times count for no claim; nor does a machine with fewer cpus than a claim needs.
+The directive {results-gallery} holds each bundle against this build's own results (the
+generated directory) with tools/reader/gallery.py: a bundle's chapter counts where its exact
+values are this commit's, and is stale where older code computed them; a bundle edited by hand
+is listed apart with the key. The claims are the `claims.<name>` records of the programs' JSON.
+The tables are built as docutils tables, so they render as HTML tables whatever the parser.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from docutils import nodes
-from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools" / "reader"))
 import bundle as bundles  # noqa: E402
+import gallery as galleries  # noqa: E402
 
 
 def cache_size(machine: dict, name: str) -> str:
@@ -34,75 +34,108 @@ def to_note(bundle: dict) -> str:
     return ", ".join(items) if items else "none"
 
 
-def machine_rows(shown: list[tuple[str, dict]]) -> list[str]:
-    rows = ["| bundle | CPU | L1d | L2 | L3 | cpus | date | commit | to note |", "|---|---|---|---|---|---:|---|---|---|"]
-    for name, b in shown:
-        m = b["machine"]
-        cpu = (m.get("cpu") or "unknown") + (" (emulated)" if b["emulated"] else "")
-        rows.append(f"| `{name}` | {cpu} | {cache_size(m, 'L1d')} | {cache_size(m, 'L2')} | {cache_size(m, 'L3')} | "
-                    f"{bundles.usable_cpus(b)} | {b['date'][:10]} | `{b['commit'][:10]}` | {to_note(b)} |")
-    return rows
+def chapter_number(chapter: str) -> int:
+    return int(chapter[2:4])
 
 
-def claim_cell(bundle: dict, claim: dict) -> tuple[str, bool | None]:
-    """The cell's text, and True/False where the claim held or not, None where it counts not."""
-    if bundle["emulated"]:
-        return "emulated", None
-    if bundles.usable_cpus(bundle) < claim.get("needs_cpus", 1):
-        return f"needs {claim['needs_cpus']} cpus", None
-    value = bundles.claim_value(bundle, claim)
-    if value is None:
-        return "not run", None
-    held = value >= claim["at_least"]
-    return f"{value:.2f} {'holds' if held else 'fails'}", held
+def code(text: str) -> nodes.literal:
+    return nodes.literal(text, text)
 
 
-def claim_rows(shown: list[tuple[str, dict]], claims: list[dict]) -> list[str]:
-    rows = ["| claim | at least | held on | " + " | ".join(f"`{n}`" for n, _ in shown) + " |",
-            "|---|---:|---|" + "---:|" * len(shown)]
-    for claim in claims:
-        cells, held, counted, missed = [], 0, 0, []
-        for name, b in shown:
-            text, ok = claim_cell(b, claim)
-            cells.append(text)
-            if ok is not None:
-                counted += 1
-                held += ok
-                if not ok:
-                    missed.append(f"`{name}` (to note: {to_note(b)})")
-        verdict = f"{held} of {counted}" + (f"; not on {', '.join(missed)}" if missed else "")
-        chapter = int(claim["chapter"][2:4])
-        rows.append(f"| {claim['text']} (chapter {chapter}) | {claim['at_least']} | {verdict} | "
-                    + " | ".join(cells) + " |")
-    return rows
+def entry(content) -> nodes.entry:
+    """A table cell from text or a list of text and inline nodes."""
+    para = nodes.paragraph()
+    for part in content if isinstance(content, list) else [content]:
+        para += nodes.Text(part) if isinstance(part, str) else part
+    return nodes.entry("", para)
 
 
-def gallery_lines(results: Path, generated: Path, claims: list[dict]) -> list[str]:
-    files = sorted(results.glob("*.json.gz"))
-    if not files:
-        return ["No results bundle is in `results/` yet: `make share` writes one."]
-    found = sorted(p.stem for p in generated.glob("ch[0-9][0-9]_*.json"))
-    current = bundles.read_current(generated, found)
-    head = bundles.current_commit()
-    shown, apart = [], []
-    for f in files:
-        try:
-            b = bundles.load(f)
-            verdict = bundles.verify(f.name, b, current, head)
-        except bundles.BundleError as e:
-            apart.append(f"- `{f.name}`: {e}")
-            continue
-        if verdict.status == "valid":
-            shown.append((f.name.removesuffix(".json.gz"), b))
-        else:
-            apart.append(f"- {verdict.line}")
-    lines = ["**The machines.**", "", *machine_rows(shown), "",
-             "\"To note\" lists the conditions of the run that can distort a measurement "
-             "(`make doctor` explains each).", "",
-             "**The measured claims.**", "", *claim_rows(shown, claims), ""]
-    if apart:
-        lines += ["**Left out.**", "", "These bundles do not match what this commit computes:", "", *apart, ""]
-    return lines
+def table(headers: list, rows: list[list], classes: list[str]) -> nodes.table:
+    """A docutils table: the header row, then the rows (each a list of cells)."""
+    group = nodes.tgroup(cols=len(headers))
+    for _ in headers:
+        group += nodes.colspec(colwidth=1)
+    head = nodes.thead()
+    head += nodes.row("", *[entry(h) for h in headers])
+    body = nodes.tbody()
+    for cells in rows:
+        body += nodes.row("", *[entry(c) for c in cells])
+    group += head
+    group += body
+    return nodes.table("", group, classes=["cb-gallery-table", *classes])
+
+
+def machine_label(m: galleries.Machine) -> list:
+    if m.own:
+        also = f" (also in results/ as {', '.join(m.same_run_as)})" if m.same_run_as else ""
+        return [f"this build: the machine that built this book{also}"]
+    return [code(m.name)]
+
+
+def chapters_cell(m: galleries.Machine) -> str:
+    valid = [str(chapter_number(ch)) for ch in m.valid()]
+    counted = f"{len(valid)} of {len(m.chapters)}"
+    if m.bundle["emulated"]:
+        return f"{counted} valid (emulated: shown, not counted)"
+    return f"{counted} count" + (f": {', '.join(valid)}" if valid and len(valid) < len(m.chapters) else "")
+
+
+def machines_table(g: galleries.Gallery) -> nodes.table:
+    rows = []
+    for m in g.machines:
+        b, mach = m.bundle, m.bundle["machine"]
+        cpu = bundles.cpu_name(b) + (" (emulated)" if b["emulated"] else "")
+        rows.append([machine_label(m), cpu, cache_size(mach, "L1d"), cache_size(mach, "L2"), cache_size(mach, "L3"),
+                     str(bundles.usable_cpus(b)), b["date"][:10], [code(b["commit"][:10])], chapters_cell(m),
+                     to_note(b)])
+    return table(["run", "CPU", "L1d", "L2", "L3", "cpus", "date", "commit", "chapters", "to note"], rows,
+                 ["cb-gallery-machines"])
+
+
+def stale_items(g: galleries.Gallery) -> nodes.bullet_list | None:
+    items = nodes.bullet_list()
+    for m in g.machines:
+        for ch, v in m.chapters.items():
+            if v.status != "valid":
+                items += nodes.list_item("", nodes.paragraph("", "", code(m.name), nodes.Text(
+                    f": chapter {chapter_number(ch)} ({ch}) {v.status}: {v.why}")))
+    return items if len(items) else None
+
+
+def claims_table(g: galleries.Gallery) -> nodes.table:
+    rows = []
+    for c in g.claims:
+        label = [f"chapter {chapter_number(c.chapter)}, ", code(c.name), f": {c.text}"]
+        cells = [g.cell(m, c).text for m in g.machines]
+        rows.append([label, f"{c.threshold:.2f}x", g.tally(c), *cells])
+    return table(["claim", "at least", "held on", *[[code(m.name)] for m in g.machines]], rows, ["cb-gallery-claims"])
+
+
+def paragraph(*parts) -> nodes.paragraph:
+    p = nodes.paragraph()
+    for part in parts:
+        p += nodes.Text(part) if isinstance(part, str) else part
+    return p
+
+
+def gallery_nodes(g: galleries.Gallery) -> list[nodes.Node]:
+    out = [paragraph(nodes.strong("", "The machines.")), machines_table(g),
+           paragraph("\"To note\" lists the conditions of the run that can distort a measurement "
+                     "(", code("make doctor"), " explains each).")]
+    stale = stale_items(g)
+    if stale is not None:
+        out += [paragraph(nodes.strong("", "Chapters that do not count."),
+                          " A stale chapter's exact values were computed by older code than this book's:"), stale]
+    out += [paragraph(nodes.strong("", "The measured claims."),
+                      " Each claim as its chapter's program states and decides it; a cell gives the run's "
+                      "ratio and verdict where the claim counts."), claims_table(g)]
+    if g.failed:
+        items = nodes.bullet_list()
+        for line in g.failed:
+            items += nodes.list_item("", paragraph(line))
+        out += [paragraph(nodes.strong("", "Left out."), " These bundles fail the check (make check-results):"),
+                items]
+    return out
 
 
 class ResultsGallery(SphinxDirective):
@@ -110,11 +143,19 @@ class ResultsGallery(SphinxDirective):
 
     def run(self):
         generated = Path(self.env.config.cachebook_generated)
-        claims = json.loads((ROOT / "book" / "claims.json").read_text())["claims"]
-        self.env.note_dependency(str(ROOT / "book" / "claims.json"))
-        for f in sorted((ROOT / "results").glob("*.json.gz")):
+        found = sorted(p.stem for p in generated.glob("ch[0-9][0-9]_*.json"))
+        current = bundles.read_current(generated, found)
+        for f in sorted((ROOT / "results").glob("*.json.gz")) + [generated / f"{ch}.json" for ch in found]:
             self.env.note_dependency(str(f))
-        lines = gallery_lines(ROOT / "results", generated, claims)
+        own = bundles.own_run(generated, current, bundles.current_commit())
         node = nodes.container(classes=["results-gallery"])
-        self.state.nested_parse(StringList(lines, source="results-gallery"), self.content_offset, node)
+        node.extend(gallery_nodes(galleries.collect(ROOT / "results", current, own)))
         return [node]
+
+
+def pages_to_reread(app, env, added, changed, removed) -> list[str]:
+    """Sphinx's env-get-outdated: the pages holding the gallery are read again on every build,
+    since what they show depends on files Sphinx does not know of (a bundle added to results/,
+    the commit, tools/reader/)."""
+    return [doc for doc in env.found_docs
+            if doc not in added | changed and "{results-gallery}" in Path(env.doc2path(doc)).read_text()]

@@ -173,6 +173,8 @@ class CheckRendered(unittest.TestCase):
             "is not what it printed": self.output("threads  ms\n1        21\n"),
             "is not folded": '<div class="admonition cb-predict"><p>Which?</p></div>'
                              + self.output("threads  ms\n1        20\n"),
+            # the appendix's claims table as it once rendered: dashes made typographic
+            "raw Markdown table": "<p>| claim | at least | held on | | |\u2014|\u2014:|\u2014|</p>",
         }
         for what, body in cases.items():
             with self.subTest(defect=what):
@@ -180,6 +182,11 @@ class CheckRendered(unittest.TestCase):
                 self.assertTrue(found, "not caught")
                 for defect in found:
                     self.assertIn(what, defect)
+
+    def test_raw_markdown_tables_are_caught_and_html_tables_pass(self):
+        self.assertTrue(self.defects("<li>| a | b |\n|:--|--:|</li>"))
+        self.assertEqual(self.defects("<table><tr><th>a</th><th>b</th></tr><tr><td>1 | 2</td><td>x || y</td></tr>"
+                                      "</table>"), [])
 
     def test_a_folded_answer_passes(self):
         body = ('<div class="admonition cb-predict"><p>Which?</p></div><details class="cb-fold cb-reveal">'

@@ -118,7 +118,8 @@ void race_claims(Report& report, const std::vector<LayoutComparison>& two, const
                 padded_two_over_one("measured.padded_two_over_one.atomic", two.at(1), one.at(1)));
     cachebook::report_claim(report, "two_cores_atomic", "atomic fetch_add, 2 cores, packed / padded",
                             two_cpus ? claim_at_least(two.at(1), kTwoCoreThreshold)
-                                     : unmeasured_claim(kTwoCoreThreshold, "needs 2 cpus; this process may use one"));
+                                     : unmeasured_claim(kTwoCoreThreshold, "needs 2 cpus; this process may use one"),
+                            2);
     report.line("  on 1 core, packed / padded within {}x to {}x: the rule against each bound",
                 Value::exact("claims.one_core_band.low", kOneCoreBand[0], "{:.1f}"),
                 Value::exact("claims.one_core_band.high", kOneCoreBand[1], "{:.1f}"));

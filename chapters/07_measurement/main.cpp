@@ -87,7 +87,7 @@ void clock_section(Report& report, const Options& options) {
     cachebook::report_claim(report, "cpu_clock", fmt::format("{}: {} / 1 thread", ch07::kCpuClockName, many),
                             claims.cpu_no_gain);
     cachebook::report_claim(report, "wall_clock", fmt::format("{}: 1 thread / {}", ch07::kWallClockName, many),
-                            claims.wall_gain);
+                            claims.wall_gain, 2);
 }
 
 void runs_section(Report& report, const Options& options) {

@@ -271,7 +271,7 @@ void speedup_line(Report& report, const ch09::LibraryRun* best, int threads, con
                 Value::measured_as("speedup.threads", threads, threads_text(threads)),
                 figure_or_dash("speedup.step6", s6, 2), figure_or_dash("speedup.openblas", ob, 2),
                 share("speedup.step6_", s6), share("speedup.openblas_", ob));
-    cachebook::report_claim(report, "threads", "step 6 on 1 thread / on 2", claims.threads);
+    cachebook::report_claim(report, "threads", "step 6 on 1 thread / on 2", claims.threads, 2);
 }
 
 void libraries_section(Report& report, const Settings& o, const Libraries& libs, const Peak& peak,

@@ -66,9 +66,13 @@ ClaimResult decide(const std::vector<double>& slow_runs, const std::vector<doubl
     return r;
 }
 
-void report_claim(Report& report, const std::string& name, const std::string& text, const ClaimResult& r) {
+void report_claim(Report& report, const std::string& name, const std::string& text, const ClaimResult& r,
+                  int needs_cpus) {
     const std::string key = "claims." + name + ".";
     const bool timed = r.effect > 0;
+    // Unprinted, and not exact: a claim's words may name this machine's thread count.
+    report.record(key + "text", text);
+    report.record(key + "needs_cpus", needs_cpus);
     report.line("  claim: {} at least {}x: {} ({}x, margin {} %, noise {} %)", text,
                 Value::exact(key + "threshold", r.threshold, 2),
                 Value::measured(key + "verdict", verdict_name(r.verdict)),

@@ -5,17 +5,20 @@ results, the machine's description and the conditions of the run (make doctor), 
 the compiler and its flags. `seal` adds a checksum for every top-level key of every chapter
 and one for the rest; `verify` holds a bundle against what this commit computes:
 
-- valid:   every exact value (each chapter's `exact_keys`) equals this commit's, and every
-           checksum holds;
-- stale:   an exact value differs and the chapter's code changed since the bundle's commit:
-           the bundle is older than the numbers, and is left out of the gallery;
-- invalid: a checksum fails, or an exact value differs although the code did not change (an
-           edit by hand), or the bundle is not one (not gzip, not JSON, fields missing).
+- invalid: a checksum fails, in any chapter (stale ones too), naming the key; or an exact value
+           differs although the chapter's code did not change since the bundle's commit (an
+           edit sealed again); or the file is not a bundle (not gzip, not JSON, fields missing);
+- ok:      otherwise, with a verdict per chapter of this commit: valid where every exact value
+           (the chapter's `exact_keys`) equals this commit's, so the chapter counts; stale where
+           one differs and the chapter's code changed since (older code computed it), with the
+           first such value; not run where the bundle lacks the chapter.
 Every verdict comes with one line that names the bundle and, where there is one, the key.
+`own_run` makes the build's own results a bundle of the same shape, for the appendix.
 """
 
 from __future__ import annotations
 
+import datetime
 import gzip
 import hashlib
 import json
@@ -23,7 +26,7 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 FORMAT = 1
@@ -114,9 +117,19 @@ def code_changed_since(commit: str, chapter: str) -> bool:
 
 
 @dataclass
+class ChapterVerdict:
+    status: str  # "valid" (counts), "stale" (older code's exact values) or "not run" (absent from the bundle)
+    why: str     # for a stale or absent chapter: the first exact value that differs, and where it was made
+
+
+@dataclass
 class Verdict:
-    status: str  # "valid", "stale" or "invalid"
+    status: str  # "ok" (sealed; each chapter valid, stale or not run) or "invalid"
     line: str    # one line naming the bundle and, where there is one, the key
+    chapters: dict[str, ChapterVerdict] = field(default_factory=dict)
+
+    def valid_chapters(self) -> list[str]:
+        return [ch for ch, v in self.chapters.items() if v.status == "valid"]
 
 
 def short(value) -> str:
@@ -124,49 +137,103 @@ def short(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def first_exact_difference(bundle: dict, current: dict[str, dict]):
-    """(chapter, path, bundle's value or None, this commit's value) of the first exact value that differs."""
-    for chapter, data in sorted(current.items()):
+def exact_difference(theirs: dict, ours: dict):
+    """(path, bundle's value or None, this commit's value) of a chapter's first exact value that differs."""
+    for path in ours.get("exact_keys", []):
+        _, want = lookup(ours, path)
+        found, value = lookup(theirs, path)
+        if not found or value != want:
+            return path, value if found else None, want
+    return None
+
+
+def broken_seals(bundle: dict) -> list[str]:
+    """Every "chapter.key" whose checksum fails, in every chapter (stale ones too); "header" for the rest."""
+    broken = [] if digest(header_of(bundle)) == bundle["checksum"] else ["header"]
+    for chapter, data in sorted(bundle["chapters"].items()):
+        sums = bundle["checksums"].get(chapter)
+        if not isinstance(data, dict) or not isinstance(sums, dict):
+            broken.append(f"{chapter} (not an object)")
+            continue
+        broken += [f"{chapter}.{key}" for key in sorted(set(data) | set(sums))
+                   if key not in data or sums.get(key) != digest(data[key])]
+    return broken
+
+
+def chapter_verdicts(bundle: dict, current: dict[str, dict], head: str, name: str):
+    """Each chapter of this commit: valid, stale or not run; or a Verdict "invalid" for an exact
+    value that differs although the chapter's code has not changed since the bundle's commit."""
+    out = {}
+    for chapter, ours in sorted(current.items()):
         theirs = bundle["chapters"].get(chapter)
         if theirs is None:
-            return chapter, "(the whole chapter)", None, "present"
-        for path in data.get("exact_keys", []):
-            _, ours = lookup(data, path)
-            found, value = lookup(theirs, path)
-            if not found or value != ours:
-                return chapter, path, value if found else None, ours
-    return None
-
-
-def first_broken_seal(bundle: dict):
-    """The first "chapter.key" whose checksum fails ("header" for the rest), or None."""
-    if digest(header_of(bundle)) != bundle["checksum"]:
-        return "header"
-    for chapter, data in sorted(bundle["chapters"].items()):
-        sums = bundle["checksums"].get(chapter, {})
-        for key in sorted(set(data) | set(sums)):
-            if key not in data or sums.get(key) != digest(data[key]):
-                return f"{chapter}.{key}"
-    return None
+            out[chapter] = ChapterVerdict("not run", "not in this bundle")
+            continue
+        differs = exact_difference(theirs, ours)
+        if differs is None:
+            out[chapter] = ChapterVerdict("valid", "")
+            continue
+        path, value, want = differs
+        if bundle["commit"] == head or not code_changed_since(bundle["commit"], chapter):
+            return Verdict("invalid", f"{name}: edited by hand: {chapter} {path} is {short(value)} here, this commit "
+                                      f"computes {short(want)}, and the chapter's code is the same")
+        out[chapter] = ChapterVerdict("stale", f"made at {bundle['commit'][:12]}: {path} is {short(value)} there, "
+                                               f"this commit computes {short(want)}")
+    return out
 
 
 def verify(name: str, bundle: dict, current: dict[str, dict], head: str) -> Verdict:
-    broken = first_broken_seal(bundle)
-    differs = first_exact_difference(bundle, current)
-    if differs:
-        chapter, path, theirs, ours = differs
-        fact = f"{chapter} {path} is {short(theirs)} here, this commit computes {short(ours)}"
-        same_code = bundle["commit"] == head or not code_changed_since(bundle["commit"], chapter)
-        if broken or same_code:
-            return Verdict("invalid", f"{name}: edited by hand: {fact}")
-        return Verdict("stale", f"{name}: stale, made at {bundle['commit'][:12]}: {fact}")
-    if broken == "header":
+    """The bundle held against this commit's results, chapter by chapter. Every checksum must hold
+    (a hand edit fails the bundle, naming the key, whatever its chapter's state); then a chapter
+    counts where its exact values are this commit's, and is stale where older code computed them."""
+    broken = broken_seals(bundle)
+    if broken == ["header"]:
         return Verdict("invalid", f"{name}: edited by hand: the header (commit, machine, conditions, ...) "
                                   "does not match its checksum")
     if broken:
-        return Verdict("invalid", f"{name}: edited by hand: {broken} does not match its checksum")
-    return Verdict("valid", f"{name}: {bundle['machine'].get('cpu') or 'unknown CPU'}, {bundle['date']}, "
-                            f"commit {bundle['commit'][:12]}{', emulated' if bundle['emulated'] else ''}")
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        return Verdict("invalid", f"{name}: edited by hand: {broken[0]} does not match its checksum{more}")
+    chapters = chapter_verdicts(bundle, current, head, name)
+    if isinstance(chapters, Verdict):
+        return chapters
+    return Verdict("ok", summary_line(name, bundle, chapters, sorted(set(bundle["chapters"]) - set(current))), chapters)
+
+
+def summary_line(name: str, bundle: dict, chapters: dict[str, ChapterVerdict], extra: list[str]) -> str:
+    """"NAME: CPU, date, commit: k of n chapters valid; stale: ...; not run: ..."."""
+    valid = [ch for ch, v in chapters.items() if v.status == "valid"]
+    line = (f"{name}: {cpu_name(bundle)}, {bundle['date'][:10]}, "
+            f"commit {bundle['commit'][:12]}{', emulated' if bundle['emulated'] else ''}: "
+            f"{len(valid)} of {len(chapters)} chapters valid")
+    stale = [f"{ch} ({v.why})" for ch, v in chapters.items() if v.status == "stale"]
+    if stale:
+        line += "; stale: " + "; ".join(stale)
+    missing = [ch for ch, v in chapters.items() if v.status == "not run"]
+    if missing:
+        line += "; not run: " + ", ".join(missing)
+    if extra:
+        line += "; no longer chapters: " + ", ".join(extra)
+    return line
+
+
+def own_run(generated: Path, chapters: dict[str, dict], head: str) -> dict:
+    """The build's own run as a bundle (unsealed): the machine chapter 1 detected, the conditions
+    the chapters recorded, this commit, the time of the newest result."""
+    first = chapters.get("ch01_row_major", {})
+    machine = dict(((first.get("machine") or {}).get("detected")) or {})
+    conditions = next((d["conditions"] for d in chapters.values() if isinstance(d.get("conditions"), list)), [])
+    stamps = [(generated / f"{ch}.json").stat().st_mtime for ch in chapters if (generated / f"{ch}.json").exists()]
+    made = datetime.datetime.fromtimestamp(max(stamps), datetime.timezone.utc) if stamps else \
+        datetime.datetime.now(datetime.timezone.utc)
+    return {"format": FORMAT, "commit": head, "date": made.strftime("%Y-%m-%dT%H:%M:%SZ"), "compiler": "",
+            "flags": "", "emulated": False, "emulator": "", "machine": machine, "conditions": conditions,
+            "chapters": chapters}
+
+
+def same_run(bundle: dict, chapters: dict[str, dict]) -> bool:
+    """True when the bundle holds exactly these chapter results: a bundle of the build's own run."""
+    return bool(chapters) and all(bundle["checksums"].get(ch) == {k: digest(v) for k, v in data.items()}
+                                  for ch, data in chapters.items())
 
 
 def current_commit() -> str:
@@ -214,30 +281,9 @@ def chapter_programs() -> list[str]:
     return sorted(f"ch{p.name}" for p in (ROOT / "chapters").glob("[0-9][0-9]_*") if (p / "main.cpp").is_file())
 
 
-def number(value):
-    """A JSON number, or a number recorded as its printed text ("4.52"); None otherwise."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def claim_value(bundle: dict, claim: dict):
-    """The claim's ratio in a bundle, or None where the run has none."""
-    data = bundle["chapters"].get(claim["chapter"], {})
-    value = number(lookup(data, claim["key"])[1])
-    if value is None:
-        return None
-    if "over" in claim:
-        over = number(lookup(data, claim["over"])[1])
-        if over is None or not over > 0:
-            return None
-        value = value / over
-    return value
+def cpu_name(bundle: dict) -> str:
+    """The CPU's name as the machine reports it, without the padding some hypervisors add."""
+    return " ".join(str(bundle["machine"].get("cpu") or "unknown CPU").split())
 
 
 def usable_cpus(bundle: dict) -> int:

@@ -101,6 +101,7 @@ def share(args) -> Path:
     if git("status", "--porcelain", "--untracked-files=no"):
         raise Stop("the tree has uncommitted changes: commit them first, a bundle names the commit "
                    "its numbers come from", 2)
+    commit = git("rev-parse", "HEAD")  # before the runs: a commit made meanwhile is not theirs
     emulator = shlex.split(args.emulator) if args.emulator else []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -111,7 +112,7 @@ def share(args) -> Path:
             raise Stop(str(e), 1) from None
         doctor = json.loads((tmp / "doctor.json").read_text())
     compiler, flags = compiler_and_flags(build)
-    bundle = {"format": bundles.FORMAT, "commit": git("rev-parse", "HEAD"),
+    bundle = {"format": bundles.FORMAT, "commit": commit,
               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
               "compiler": compiler, "flags": flags, "emulated": bool(emulator),
               "emulator": args.emulator or "", "machine": doctor["machine"], "conditions": doctor["conditions"],
@@ -132,7 +133,9 @@ def main() -> int:
     except Stop as e:
         print(f"share: {e}", file=sys.stderr)
         return e.status
-    print(f"share: wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    print(f"share: wrote {shown}; to propose it: git add {shown} && git commit -m 'Results of <your machine>' "
+          "and open a pull request (CONTRIBUTING.md, \"Results from other machines\")")
     return 0
 
 

@@ -68,9 +68,11 @@ ClaimResult measure_claim(Slow&& slow, Fast&& fast, const ClaimRule& rule) {
 }
 
 /// Prints a claim beside its measurement, two lines, and records it under claims.NAME
-/// (threshold, verdict, effect, noise, reason): "claim: TEXT at least Rx: VERDICT (Ex, margin M %,
-/// noise N %)", then "the rule: REASON". A claim this machine could not time (effect 0) shows "-"
-/// for its figures and records them as null.
-void report_claim(Report& report, const std::string& name, const std::string& text, const ClaimResult& r);
+/// (text, threshold, needs_cpus, verdict, effect, noise, reason): "claim: TEXT at least Rx:
+/// VERDICT (Ex, margin M %, noise N %)", then "the rule: REASON". A claim this machine could not
+/// time (effect 0) shows "-" for its figures and records them as null. `needs_cpus`: the usable
+/// cpus a machine needs to show the effect at all (the appendix On other machines reads it).
+void report_claim(Report& report, const std::string& name, const std::string& text, const ClaimResult& r,
+                  int needs_cpus = 1);
 
 }  // namespace cachebook
