@@ -528,6 +528,15 @@ TEST_CASE("line traffic and the prefetcher's reach in a row of the mountain", "[
     CHECK_THROWS_AS(ch08::prefetch_reach(strides, {1.0}), std::invalid_argument);
 }
 
+TEST_CASE("where_working_set: the reported level the memory set lies beyond", "[ch08]") {
+    constexpr std::size_t MiB = std::size_t{1} << 20;
+    CHECK(ch08::where_working_set(128 * MiB, 512 * 1024, 32 * MiB) == "beyond the reported L3 (32 MiB)");
+    CHECK(ch08::where_working_set(128 * MiB, 2 * MiB, 300 * MiB) ==
+          "inside the reported L3 (300 MiB), beyond the L2 (2 MiB)");
+    CHECK(ch08::where_working_set(16 * MiB, 2 * MiB, 0) == "beyond the reported L2 (2 MiB), the last level reported");
+    CHECK(ch08::where_working_set(16 * MiB, 0, 0) == "against no reported cache size");
+}
+
 TEST_CASE("level_sizes: inside each level, above the one below", "[ch08]") {
     constexpr std::size_t KiB = 1024, MiB = 1024 * KiB;
     // 32 KiB, 512 KiB, 32 MiB: L1 16 KiB; L2 sqrt(32 x 512) = 128 KiB; L3 min(sqrt(0.5 x 32) MiB, 2 MiB) = 2 MiB;

@@ -315,7 +315,7 @@ void checklist_section(Report& report) {
     for (const char* item :
          {"row-major or column-major? work out the inner loop's stride yourself",
           "check the claimed misses per iteration by hand or with a small LRU model (note N, line, cache)",
-          "check a tile size against 3 T^2 S <= cache, and test the edges when T does not divide N",
+          "check a tile size against 3 T^2 S <= 3/4 of the cache, and test the edges when T does not divide N",
           "compare the new result with the old one",
           "time at -O2, with the result used, the minimum of several runs; state the machine and the size",
           "measure prefetch or padding on its own; if it gains nothing, take it out"})

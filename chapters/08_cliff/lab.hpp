@@ -374,6 +374,14 @@ cachebook::ClaimResult first_cliff_of(const Setup& setup);
 /// The working sets of each level: cachebook::level_sizes of the caches the machine reports.
 cachebook::LevelSizes level_sizes(const Setup& setup);
 
+/// Where a working set of `bytes` lies against the reported L2 and L3 (0: not reported): "beyond
+/// the reported L3 (32 MiB)", or "inside the reported L3 (300 MiB), beyond the L2 (2 MiB)" where a
+/// VM reports a socket's L3 larger than the 128 MiB cap of the "memory" set.
+std::string where_working_set(std::size_t bytes, std::size_t l2_bytes, std::size_t l3_bytes);
+
+/// where_working_set of the "memory" working set, against the caches the machine reports.
+std::string where_memory_set(const Setup& setup);
+
 nlohmann::json to_json(const ChaseCurve& c);
 /// The mountain as recorded: sizes (bytes), stride_bytes, and gbs[size][stride].
 nlohmann::json to_json(const Mountain& m);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "cachebook/machine.hpp"
 #include "lab.hpp"
 
 namespace ch08 {
@@ -132,6 +133,21 @@ cachebook::ClaimResult first_cliff_of(const Setup& setup) {
 cachebook::LevelSizes level_sizes(const Setup& setup) {
     auto bytes = [](const std::optional<cachebook::CacheInfo>& c) { return c ? c->size_bytes : std::size_t{0}; };
     return cachebook::level_sizes(bytes(setup.l1), bytes(setup.l2), bytes(setup.l3));
+}
+
+std::string where_working_set(std::size_t bytes, std::size_t l2_bytes, std::size_t l3_bytes) {
+    using cachebook::size_text;
+    if (l3_bytes != 0 && bytes > l3_bytes) return "beyond the reported L3 (" + size_text(l3_bytes) + ")";
+    if (l3_bytes != 0 && l2_bytes != 0 && bytes > l2_bytes)
+        return "inside the reported L3 (" + size_text(l3_bytes) + "), beyond the L2 (" + size_text(l2_bytes) + ")";
+    if (l3_bytes != 0) return "inside the reported L3 (" + size_text(l3_bytes) + ")";
+    if (l2_bytes != 0 && bytes > l2_bytes) return "beyond the reported L2 (" + size_text(l2_bytes) + "), the last level reported";
+    return "against no reported cache size";
+}
+
+std::string where_memory_set(const Setup& setup) {
+    auto bytes = [](const std::optional<cachebook::CacheInfo>& c) { return c ? c->size_bytes : std::size_t{0}; };
+    return where_working_set(level_sizes(setup).memory, bytes(setup.l2), bytes(setup.l3));
 }
 
 nlohmann::json to_json(const ChaseCurve& c) {

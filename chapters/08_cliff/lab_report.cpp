@@ -29,6 +29,9 @@ void priced_levels_table(Report& report, const PricedHierarchy& h) {
     for (const auto& l : h.levels) {
         const std::string key = "amat.levels." + l.name + ".";
         const bool priced = l.cache.has_value();
+        // The geometry's figures too, for the page's reading of where a column falls.
+        report.record(key + "sets", priced ? nlohmann::json(l.cache->sets) : nlohmann::json());
+        report.record(key + "ways", priced ? nlohmann::json(l.cache->ways) : nlohmann::json());
         table.row({Value::exact("", l.name),
                    Value::measured_as(key + "geometry", priced ? nlohmann::json(l.cache->describe()) : nlohmann::json(),
                                       priced ? l.cache->describe() : l.why_not),

@@ -264,12 +264,14 @@ void chases_table(Report& report, const std::vector<ch08::ChaseCurve>& curves) {
     report.line("{}", block(table.render()));
 }
 
-void chases_section(Report& report, const std::vector<ch08::ChaseCurve>& curves, const cachebook::ClaimResult& claim) {
+void chases_section(Report& report, const std::vector<ch08::ChaseCurve>& curves, const cachebook::ClaimResult& claim,
+                    const std::string& memory_where) {
     report.section("Loads in flight: k independent chases at once, ns per access (best of runs)");
     for (const auto& c : curves)
         report.line("  {}: {}", c.level,
                     c.bytes != 0 ? Value::measured("", "working set " + size_text(c.bytes))
                                  : Value::measured("", "not measured: " + cachebook::machine().why_unknown(c.level)));
+    report.line("  the memory working set lies {}", Value::measured("mlp.memory_where", memory_where));
     chases_table(report, curves);
     for (const auto& c : curves) {
         report.record("mlp." + c.level, ch08::to_json(c));
@@ -352,7 +354,8 @@ int main(int argc, char** argv) {
         pages_section(report, options, setup, curves);
         const auto sizes = ch08::level_sizes(setup);
         const auto chases = ch08::measure_chases(sizes, options);
-        chases_section(report, chases, ch08::chases_claim(sizes.memory, 8, 3.0, options.quick ? 1 << 12 : 1 << 14, 8));
+        chases_section(report, chases, ch08::chases_claim(sizes.memory, 8, 3.0, options.quick ? 1 << 12 : 1 << 14, 8),
+                       ch08::where_memory_set(setup));
         levels_bandwidth_section(report, ch08::measure_levels(sizes, options), chases);
         mountain_section(report, ch08::measure_mountain(sizes.memory, options));
         ch08::amat_section(report, ch08::price_a_miss(options, setup, curves, found), ch08::amat_matrix_side(options));

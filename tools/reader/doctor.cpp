@@ -1,7 +1,7 @@
-// doctor: is this machine fit to measure on? One line per condition (conditions.hpp) and one
-// for where each cache figure comes from, with what an unfit item does to the chapters'
-// measurements and the command that fixes it where one exists ("?": this machine does not say). It only reads; exit
-// status 0 whatever it finds (2 on a bad argument).
+// doctor: is this machine fit to measure on? One line per condition (conditions.hpp), one
+// for where each cache figure comes from and one for the NUMA nodes, with what an unfit item
+// does to the chapters' measurements and the command that fixes it where one exists ("?": this
+// machine does not say). It only reads; exit status 0 whatever it finds (2 on a bad argument).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -37,6 +37,25 @@ std::string caches_line(const cachebook::Machine& m) {
     return fmt::format("{:<5} {:<11} {}", "ok", "caches", text);
 }
 
+// The NUMA nodes sysfs lists (node0, node1, ...): more than one means memory at two distances.
+std::string numa_line(const std::string& root) {
+    const std::filesystem::path dir = root + "/sys/devices/system/node";
+    std::error_code error;
+    int nodes = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+        const std::string name = entry.path().filename().string();
+        if (name.size() > 4 && name.rfind("node", 0) == 0 &&
+            name.find_first_not_of("0123456789", 4) == std::string::npos)
+            ++nodes;
+    }
+    if (error || nodes == 0)
+        return fmt::format("{:<5} {:<11} unknown: {} lists no node", "?", "numa", dir.string());
+    if (nodes == 1) return fmt::format("{:<5} {:<11} 1 node (sysfs): all memory at one distance", "ok", "numa");
+    return fmt::format("{:<5} {:<11} {} nodes (sysfs): memory on another node is slower; pin a measurement's cpus "
+                       "and memory to one (fix: numactl --cpunodebind=0 --membind=0 PROGRAM)",
+                       "note", "numa", nodes);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,6 +71,7 @@ int main(int argc, char** argv) {
         fmt::print("doctor: {}, {} usable cpus\n", cachebook::cpu_model(), cachebook::usable_cpus());
         for (const auto& c : conditions) fmt::print("{}\n", condition_line(c));
         fmt::print("{}\n", caches_line(m));
+        fmt::print("{}\n", numa_line(root));
         if (!cli.json_path().empty())
             cachebook::write_json(cli.json_path(), {{"conditions", cachebook::conditions_json(conditions)},
                                                     {"machine", cachebook::machine_json(m)}});
