@@ -306,7 +306,8 @@ TEST_CASE("the chapter's claims: no verdict from one run, and a busy machine giv
     CHECK(busy.verdict == cachebook::Verdict::inconclusive);
     CHECK(busy.reason.find("busy") != std::string::npos);
     // A clear effect holds, busy or not; the JSON's margin is effect / threshold - 1.
-    const auto clear = ch05::decide_bandwidth_claim(timing({2.0, 2.0, 2.0, 2.0, 2.0, 2.0}), timing({1.0, 1.0, 1.0, 1.0, 1.0, 1.0}), {1.6, 0.2}, 0.5);
+    const auto clear = ch05::decide_bandwidth_claim(timing({2.0, 2.0, 2.0, 2.0, 2.0, 2.0}),
+                                                    timing({1.0, 1.0, 1.0, 1.0, 1.0, 1.0}), {1.6, 0.2}, 0.5);
     CHECK(clear.verdict == cachebook::Verdict::holds);
     const auto json = ch05::to_json(clear);
     CHECK(json["verdict"] == "holds");

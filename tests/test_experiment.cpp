@@ -26,8 +26,12 @@ struct FakeMachine {
     int cpus = 2;
 
     cachebook::Experiment experiment(Claim claim, cachebook::Sizing sizing = {}) {
-        return {"fake", "slow / fast", [this] { call('S', slow_costs, slow_calls); },
-                [this] { call('F', fast_costs, fast_calls); }, sizing, claim};
+        return {"fake",
+                "slow / fast",
+                [this] { call('S', slow_costs, slow_calls); },
+                [this] { call('F', fast_costs, fast_calls); },
+                sizing,
+                claim};
     }
     cachebook::Instruments instruments() {
         cachebook::Instruments i;
@@ -55,7 +59,14 @@ TEST_CASE("the kit runs the sides in A B B A order after one untimed call of eac
     FakeMachine m;
     const auto o = cachebook::run_experiment(m.experiment({1.5}, {0, 6}), false, m.instruments());
     // S F untimed, then S F, F S, S F, F S, S F, F S: each side first in three runs, second in three
-    CHECK(m.order == "SF" "SF" "FS" "SF" "FS" "SF" "FS");
+    CHECK(m.order ==
+          "SF"
+          "SF"
+          "FS"
+          "SF"
+          "FS"
+          "SF"
+          "FS");
     CHECK(o.slow_runs == times(2.0, 6));
     CHECK(o.fast_runs == times(1.0, 6));
     CHECK(o.result.effect == Approx(2.0));
@@ -83,7 +94,7 @@ TEST_CASE("a run lasts the time budget: the same number of calls of each side", 
     const auto o = cachebook::run_experiment(m.experiment({2.0}, {0.01, 8, 0.003, 6}), false, m.instruments());
     CHECK(o.calls_per_run == 10);
     CHECK(o.slow_runs.size() == 8);
-    CHECK(m.slow_calls == 1 + 1 + 8 * 10);  // the sizing call, the untimed call, eight runs of ten
+    CHECK(m.slow_calls == 1 + 1 + 8 * 10);        // the sizing call, the untimed call, eight runs of ten
     CHECK(o.slow_runs.front() == Approx(0.004));  // seconds per call, not per run
     CHECK(o.result.effect == Approx(4.0));
     // --quick: its own budget (three calls) and run count
@@ -120,8 +131,9 @@ TEST_CASE("the control compounds both sides' gaps", "[experiment]") {
     // With 10 % the effect would clear 1.5 x 1.1 = 1.65 and hold; with 21 % it must clear 1.815,
     // and a control noisier than 20 % gives no fails: inconclusive.
     CHECK(r.verdict == Verdict::inconclusive);
-    CHECK(r.reason ==
-          "1.65x against at least 1.50x, noise 21 %: the control is noisier than 20 %, the machine is too busy to tell");
+    CHECK(
+        r.reason ==
+        "1.65x against at least 1.50x, noise 21 %: the control is noisier than 20 %, the machine is too busy to tell");
     // The same runs against 1.3: 1.65 >= 1.3 x 1.21 = 1.573, holds.
     CHECK(decide_claim(slow, fast, Claim{1.3}).verdict == Verdict::holds);
 }
@@ -150,10 +162,10 @@ TEST_CASE("a claim of at most R is the rule on the inverted ratio", "[experiment
 TEST_CASE("threads that did not each get a core give no verdict, with the share each got", "[experiment]") {
     FakeMachine m;
     m.shares = {{0.98, 0.95}, {0.97, 0.45}};  // before the runs, after them
-    const auto o = cachebook::run_experiment(m.experiment({1.5, Direction::at_least, 2}, {0, 6}), false,
-                                             m.instruments());
+    const auto o =
+        cachebook::run_experiment(m.experiment({1.5, Direction::at_least, 2}, {0, 6}), false, m.instruments());
     CHECK(o.shares == std::vector<double>{0.97, 0.45});  // each thread's lesser look
-    CHECK(o.result.effect == Approx(2.0));                // the effect is still measured and shown
+    CHECK(o.result.effect == Approx(2.0));               // the effect is still measured and shown
     CHECK(o.result.verdict == Verdict::inconclusive);
     CHECK(o.result.reason ==
           "2.00x against at least 1.50x, noise 0 %: the threads got 0.97, 0.45 of a core, one below 0.70: they did "
@@ -163,8 +175,8 @@ TEST_CASE("threads that did not each get a core give no verdict, with the share 
 TEST_CASE("threads that each got a core keep the rule's verdict", "[experiment]") {
     FakeMachine m;
     m.shares = {{0.98, 0.95}, {0.90, 0.92}};
-    const auto o = cachebook::run_experiment(m.experiment({1.5, Direction::at_least, 2}, {0, 6}), false,
-                                             m.instruments());
+    const auto o =
+        cachebook::run_experiment(m.experiment({1.5, Direction::at_least, 2}, {0, 6}), false, m.instruments());
     CHECK(o.shares == std::vector<double>{0.90, 0.92});
     CHECK(o.result.verdict == Verdict::holds);
     // a claim on one thread asks for no shares
@@ -192,7 +204,7 @@ TEST_CASE("an experiment is recorded under its key, each figure as printed", "[e
     const auto o = cachebook::run_experiment(e, false, m.instruments());
     std::ostringstream out;
     cachebook::Report report("test", false, out);
-    cachebook::report_experiment(report, e, o);
+    cachebook::report_experiment(report, o);
     CHECK(out.str() ==
           "test\n"
           "  claim: slow / fast at least 1.50x: holds (2.00x, margin +33 %, noise 0 %)\n"
@@ -212,8 +224,8 @@ TEST_CASE("an experiment is recorded under its key, each figure as printed", "[e
 TEST_CASE("a claim of at most R prints as one", "[experiment]") {
     std::ostringstream out;
     cachebook::Report report("test", false, out);
-    cachebook::report_claim(report, "band", "packed / padded", decide_claim(times(1.0, 6), times(1.0, 6),
-                                                                             Claim{1.25, Direction::at_most}));
+    cachebook::report_claim(report, "band", "packed / padded",
+                            decide_claim(times(1.0, 6), times(1.0, 6), Claim{1.25, Direction::at_most}));
     // margin: 1.25 / 1.00 - 1 = +25 %, how far inside the bound
     CHECK(out.str().find("claim: packed / padded at most 1.25x: holds (1.00x, margin +25 %, noise 0 %)") !=
           std::string::npos);

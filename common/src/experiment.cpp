@@ -81,8 +81,8 @@ ClaimResult decide_claim(const std::vector<double>& slow_runs, const std::vector
                                          kMinRunsPerSide));
     // "At most R" is "fast / slow at least 1 / R": the same rule on the inverted ratio.
     const bool up = claim.direction == Direction::at_least;
-    r.verdict = verdict_of(up ? r.effect : 1 / r.effect, up ? claim.threshold : 1 / claim.threshold, r.noise,
-                           claim.max_noise);
+    r.verdict =
+        verdict_of(up ? r.effect : 1 / r.effect, up ? claim.threshold : 1 / claim.threshold, r.noise, claim.max_noise);
     if (r.verdict == Verdict::holds)
         r.reason = figures(r, claim) + ": clears the threshold by more than the noise";
     else if (r.verdict == Verdict::fails)
@@ -113,8 +113,8 @@ Instruments machine_instruments() {
 }
 
 std::pair<std::vector<double>, std::vector<double>> time_abba(const std::function<void()>& slow,
-                                                              const std::function<void()>& fast, int runs,
-                                                              long calls, const std::function<double()>& now) {
+                                                              const std::function<void()>& fast, int runs, long calls,
+                                                              const std::function<double()>& now) {
     slow();
     fast();
     std::vector<double> slow_runs, fast_runs;
@@ -161,6 +161,8 @@ std::vector<double> least_each(std::vector<double> a, const std::vector<double>&
 
 ExperimentResult run_experiment(const Experiment& e, bool quick, const Instruments& instruments) {
     ExperimentResult o;
+    o.key = e.key;
+    o.text = e.text;
     o.result.threshold = e.claim.threshold;
     o.result.direction = e.claim.direction;
     const int cpus = e.claim.cpus;
@@ -183,9 +185,9 @@ ExperimentResult run_experiment(const Experiment& e, bool quick, const Instrumen
     return o;
 }
 
-void report_experiment(Report& report, const Experiment& e, const ExperimentResult& outcome) {
-    report_claim(report, e.key, e.text, outcome.result);
-    const std::string key = "claims." + e.key + ".";
+void report_experiment(Report& report, const ExperimentResult& outcome) {
+    report_claim(report, outcome.key, outcome.text, outcome.result);
+    const std::string key = "claims." + outcome.key + ".";
     const bool timed = outcome.result.effect > 0;
     report.record(Value::exact(key + "runs", static_cast<int>(outcome.slow_runs.size())));
     report.record(Value::measured(key + "calls_per_run", outcome.calls_per_run));

@@ -11,7 +11,7 @@
 ///     {.budget_seconds = 0.02, .runs = 8},
 ///     {.threshold = 1.5, .cpus = 2}};
 /// const auto outcome = cachebook::run_experiment(packed_padded, quick);
-/// cachebook::report_experiment(report, packed_padded, outcome);
+/// cachebook::report_experiment(report, outcome);
 /// ```
 ///
 /// The rule, applied to min(slow) / min(fast), the effect:
@@ -84,7 +84,7 @@ struct ClaimResult {
     double noise = 0;      ///< the control: (1 + gap of slow) x (1 + gap of fast) - 1
     double threshold = 0;  ///< R
     Verdict verdict = Verdict::inconclusive;
-    std::string reason;  ///< the verdict in words, with the figures
+    std::string reason;                         ///< the verdict in words, with the figures
     Direction direction = Direction::at_least;  ///< last, so that {effect, noise, threshold, ...} still reads
 };
 
@@ -104,8 +104,8 @@ std::string shared_core_reason(const std::vector<double>& shares);
 /// a wait for this process's other threads to go idle, the cpus this process may use. Tests
 /// pass fakes.
 struct Instruments {
-    std::function<double()> now;                            ///< seconds, monotonic
-    std::function<std::vector<double>(int threads)> shares; ///< one share per thread
+    std::function<double()> now;                             ///< seconds, monotonic
+    std::function<std::vector<double>(int threads)> shares;  ///< one share per thread
     std::function<void()> wait_idle;
     std::function<int()> usable_cpus;
 };
@@ -115,6 +115,7 @@ Instruments machine_instruments();
 
 /// What running an experiment gave.
 struct ExperimentResult {
+    std::string key, text;  ///< the experiment's, so that it prints after its sides' data is gone
     ClaimResult result;
     std::vector<double> slow_runs, fast_runs;  ///< seconds per call, each side in the order run
     std::vector<double> shares;                ///< the least share of a core each thread got; empty: not checked
@@ -124,15 +125,16 @@ struct ExperimentResult {
 /// Calls `slow` and `fast` in A B B A order, `runs` times each, `calls` calls a run, after one
 /// untimed call of each; returns seconds per call, slow runs first.
 std::pair<std::vector<double>, std::vector<double>> time_abba(const std::function<void()>& slow,
-                                                              const std::function<void()>& fast, int runs,
-                                                              long calls, const std::function<double()>& now);
+                                                              const std::function<void()>& fast, int runs, long calls,
+                                                              const std::function<double()>& now);
 
 /// Runs the experiment at its full size (or its quick size) and decides its claim.
-ExperimentResult run_experiment(const Experiment& e, bool quick, const Instruments& instruments = machine_instruments());
+ExperimentResult run_experiment(const Experiment& e, bool quick,
+                                const Instruments& instruments = machine_instruments());
 
 /// Prints the claim beside its measurement (report_claim, claim.hpp) and records its figures
 /// under claims.`key`: threshold, verdict, effect, noise, reason, and runs (a side), calls per
 /// run, each side's minimum in ns per call and the shares, each with the precision it prints with.
-void report_experiment(Report& report, const Experiment& e, const ExperimentResult& outcome);
+void report_experiment(Report& report, const ExperimentResult& outcome);
 
 }  // namespace cachebook
