@@ -284,24 +284,16 @@ struct WalkTimes {
 };
 WalkTimes time_walks(std::size_t n, int rounds);
 
-/// The claim of amat.md: over one buffer, a dependent chase takes at least this many times as
-/// long as as many independent loads (the strided sum, at the stride that makes them as many),
-/// though AMAT prices the two alike.
-inline constexpr double kOverlapThreshold = 2.0;
-/// The control's noise above which the claim cannot fail (it holds whenever the effect clears
-/// kOverlapThreshold x (1 + noise), as every claim does).
-inline constexpr double kOverlapMaxNoise = 0.2;
-/// The claim of amat.md, declared: `hops` hops of a dependent chase against the strided sum over
-/// the same `bytes`-byte buffer (key "overlap"; 8 runs a side, 6 with --quick). The sides use
-/// this object's buffer, so it stays where it is made.
+/// The claim of amat.md: a dependent chase takes at least kOverlapThreshold times as long as as many
+/// independent loads (a strided sum), though AMAT prices them alike; no fails above kOverlapMaxNoise.
+inline constexpr double kOverlapThreshold = 2.0, kOverlapMaxNoise = 0.2;
+/// Declared (key "overlap", 8 runs a side, 6 with --quick): `hops` hops of the chase against the
+/// strided sum over the same buffer, this object's, so it stays put.
 class OverlapExperiment {
 public:
     OverlapExperiment(std::size_t bytes, std::size_t hops, std::uint64_t seed);
     OverlapExperiment(const OverlapExperiment&) = delete;
-    OverlapExperiment& operator=(const OverlapExperiment&) = delete;
-    [[nodiscard]] cachebook::ExperimentResult run(bool quick) const {
-        return cachebook::run_experiment(declared_, quick);
-    }
+    [[nodiscard]] cachebook::ExperimentResult run(bool quick) const;
 
 private:
     cachebook::PageBuffer buf_;
@@ -356,17 +348,13 @@ double chases_ns_per_access(ChaseSet& set, std::size_t k, std::size_t accesses, 
 /// The k-chases curves at the L2, L3 and memory sizes of `sizes`, the k interleaved run by run.
 std::vector<ChaseCurve> measure_chases(const cachebook::LevelSizes& sizes, const Options& options);
 
-/// The claim "8 chases are at least 3x faster per access than one, in memory", declared (key
-/// "chases"): the same number of accesses as one chase and as 8 chases, each run as many calls as
-/// fill 0.4 ms of the 8 chases (one call with --quick). The sides use this object's chases.
+/// "In memory, 8 chases are at least 3x faster per access than one", declared (key "chases"): as
+/// many accesses a side, calls of 4096 filling 0.4 ms of 8 chases a run (one call with --quick).
 class ChasesExperiment {
 public:
     explicit ChasesExperiment(std::size_t bytes);
     ChasesExperiment(const ChasesExperiment&) = delete;
-    ChasesExperiment& operator=(const ChasesExperiment&) = delete;
-    [[nodiscard]] cachebook::ExperimentResult run(bool quick) const {
-        return cachebook::run_experiment(declared_, quick);
-    }
+    [[nodiscard]] cachebook::ExperimentResult run(bool quick) const;
 
 private:
     ChaseSet set_;

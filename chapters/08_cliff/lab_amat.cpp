@@ -119,6 +119,10 @@ OverlapExperiment::OverlapExperiment(std::size_t bytes, std::size_t hops, std::u
                 {.runs = 8, .quick_runs = 6},
                 {.threshold = kOverlapThreshold, .max_noise = kOverlapMaxNoise}} {}
 
+cachebook::ExperimentResult OverlapExperiment::run(bool quick) const {
+    return cachebook::run_experiment(declared_, quick);
+}
+
 std::size_t amat_matrix_side(const Options& options) {
     return options.quick ? 1024 : 2048;
 }

@@ -72,6 +72,10 @@ ChasesExperiment::ChasesExperiment(std::size_t bytes)
                 {.budget_seconds = 0.0004, .runs = 8, .quick_runs = 8},
                 {.threshold = 3.0}} {}
 
+cachebook::ExperimentResult ChasesExperiment::run(bool quick) const {
+    return cachebook::run_experiment(declared_, quick);
+}
+
 Mountain measure_mountain(std::size_t largest, const Options& options) {
     Mountain m;
     for (std::size_t s = std::size_t{16} << 10; s <= largest; s *= options.quick ? 4 : 2) m.sizes.push_back(s);
