@@ -112,8 +112,8 @@ TEST_CASE("the stores claim gives no verdict without a non-temporal store, or wi
         return t;
     };
     ch05::StoreTimes t;
-    t.store = timing({2.0, 2.0, 2.0, 2.0});
-    t.stream = timing({1.0, 1.0, 1.0, 1.0});
+    t.store = timing({2.0, 2.0, 2.0, 2.0, 2.0, 2.0});
+    t.stream = timing({1.0, 1.0, 1.0, 1.0, 1.0, 1.0});
     t.stream_instruction = "MOVNTDQ";
     t.fit.beyond = t.fit.last_level = "L3";
     CHECK(ch05::stores_claim(t).verdict == cachebook::Verdict::holds);
@@ -300,13 +300,14 @@ TEST_CASE("the chapter's claims: no verdict from one run, and a busy machine giv
     CHECK(one_run.effect == Approx(2.0));
     CHECK(one_run.reason.find("no control") != std::string::npos);
     // No effect on a quiet control: fails, unless the machine was busy.
-    const auto flat = timing({1.0, 1.0, 1.0, 1.0});
+    const auto flat = timing({1.0, 1.0, 1.0, 1.0, 1.0, 1.0});
     CHECK(ch05::decide_bandwidth_claim(flat, flat, {1.1, 0.2}, 1.0).verdict == cachebook::Verdict::fails);
     const auto busy = ch05::decide_bandwidth_claim(flat, flat, {1.1, 0.2}, 0.5);
     CHECK(busy.verdict == cachebook::Verdict::inconclusive);
     CHECK(busy.reason.find("busy") != std::string::npos);
     // A clear effect holds, busy or not; the JSON's margin is effect / threshold - 1.
-    const auto clear = ch05::decide_bandwidth_claim(timing({2.0, 2.0}), timing({1.0, 1.0}), {1.6, 0.2}, 0.5);
+    const auto clear = ch05::decide_bandwidth_claim(timing({2.0, 2.0, 2.0, 2.0, 2.0, 2.0}),
+                                                    timing({1.0, 1.0, 1.0, 1.0, 1.0, 1.0}), {1.6, 0.2}, 0.5);
     CHECK(clear.verdict == cachebook::Verdict::holds);
     const auto json = ch05::to_json(clear);
     CHECK(json["verdict"] == "holds");
@@ -371,10 +372,10 @@ TEST_CASE("which placement of the fusion arrays is slower: the rule's verdict, o
     // Each placement's two versions are added up round by round: apart 2 + 1 = 3 s, close
     // 4 + 2 = 6 s, every round alike, so the noise is 0 and the effect 6 / 3 = 2.
     ch05::FusionTimes t;
-    t.separate.runs = {2.0, 2.0, 2.0, 2.0};
-    t.fused.runs = {1.0, 1.0, 1.0, 1.0};
-    t.separate_close.runs = {4.0, 4.0, 4.0, 4.0};
-    t.fused_close.runs = {2.0, 2.0, 2.0, 2.0};
+    t.separate.runs = {2.0, 2.0, 2.0, 2.0, 2.0, 2.0};
+    t.fused.runs = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+    t.separate_close.runs = {4.0, 4.0, 4.0, 4.0, 4.0, 4.0};
+    t.fused_close.runs = {2.0, 2.0, 2.0, 2.0, 2.0, 2.0};
     auto v = ch05::placement_verdict(t);
     CHECK(v.slower == "close");
     CHECK(v.result.effect == Approx(2.0));
@@ -387,10 +388,10 @@ TEST_CASE("which placement of the fusion arrays is slower: the rule's verdict, o
     t.fused_close = t.fused;
     CHECK(ch05::placement_verdict(t).slower == "neither");
     // Close 5 % slower, but each side's odd and even runs differ by 10 %: within the noise.
-    t.separate.runs = {1.0, 1.1, 1.0, 1.1};
-    t.fused.runs = {1.0, 1.1, 1.0, 1.1};
-    t.separate_close.runs = {1.05, 1.155, 1.05, 1.155};
-    t.fused_close.runs = {1.05, 1.155, 1.05, 1.155};
+    t.separate.runs = {1.0, 1.1, 1.0, 1.1, 1.0, 1.1};
+    t.fused.runs = {1.0, 1.1, 1.0, 1.1, 1.0, 1.1};
+    t.separate_close.runs = {1.05, 1.155, 1.05, 1.155, 1.05, 1.155};
+    t.fused_close.runs = {1.05, 1.155, 1.05, 1.155, 1.05, 1.155};
     CHECK(ch05::placement_verdict(t).slower == "neither");
 }
 

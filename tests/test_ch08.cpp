@@ -461,7 +461,7 @@ TEST_CASE("time_walks: chapter 2's two sums agree", "[ch08]") {
 TEST_CASE("measured: a dependent chase takes at least twice as long as as many independent loads", "[ch08][timing]") {
     // The run's own buffer: chapter 2's int a[2048][2048], 16 MiB, one hop per 512 bytes.
     const std::size_t bytes = std::size_t{2048} * 2048 * sizeof(int);
-    const auto r = ch08::overlap_claim(bytes, bytes / 512, 2026);
+    const auto r = ch08::OverlapExperiment(bytes, bytes / 512, 2026).run(true).result;
     if (r.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(r.reason);
     INFO(r.reason);
     CHECK(r.verdict == cachebook::Verdict::holds);
@@ -572,7 +572,7 @@ TEST_CASE("read_sum adds every stride-th word, and read_gbs times it", "[ch08]")
 
 TEST_CASE("measured: in memory, 8 chases at once are at least 3x faster per access than one", "[ch08][timing]") {
     const auto sizes = cachebook::level_sizes_of_this_machine();
-    const auto claim = ch08::chases_claim(sizes.memory, 8, 3.0, 1 << 14, 8);
+    const auto claim = ch08::ChasesExperiment(sizes.memory).run(true).result;
     INFO(claim.reason);
     if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
     CHECK(claim.verdict == cachebook::Verdict::holds);

@@ -22,7 +22,7 @@ std::string inner(LoopOrder order) {
 
 // The command line; `custom` when the reader chose a geometry of their own.
 struct Options {
-    std::int64_t n = 64, lines = 32, ways = 0, line_bytes = 64, tile = 0, measure_n = 512, runs = 3;
+    std::int64_t n = 64, lines = 32, ways = 0, line_bytes = 64, tile = 0, measure_n = 512, runs = 6;
     bool custom = false;
     cachebook::CacheConfig cache;
 };

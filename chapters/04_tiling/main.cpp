@@ -18,7 +18,7 @@ using cachebook::Report;
 using cachebook::Value;
 
 struct Options {
-    std::int64_t n = 512, tile = 0, runs = 3, transpose_n = 2048, study_n = 73;
+    std::int64_t n = 512, tile = 0, runs = 6, transpose_n = 2048, study_n = 73;
     std::string data;
     ch04::StudyData study;  // read before any long work
 };

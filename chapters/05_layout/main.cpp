@@ -31,7 +31,7 @@ struct Options {
     std::int64_t particles = 2'000'000;
     std::int64_t nodes = 1 << 20;
     std::int64_t gather = 1 << 22;
-    std::int64_t runs = 5;
+    std::int64_t runs = 6;
     std::int64_t stream_mib = 0;
     bool quick = false;
     [[nodiscard]] std::size_t n_particles() const { return static_cast<std::size_t>(particles); }
@@ -53,7 +53,7 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
         options.particles = 1'000'000;
         options.nodes = 1 << 18;
         options.gather = 1 << 20;
-        options.runs = std::min<std::int64_t>(options.runs, 3);
+        options.runs = std::min<std::int64_t>(options.runs, 6);
     }
     cachebook::require_memory(3ull * options.n_particles() * sizeof(ch05::Particle), "--particles");
     cachebook::require_memory(7ull * options.n_nodes() * 8, "--nodes");

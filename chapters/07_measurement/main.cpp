@@ -22,7 +22,7 @@ Value ratio(std::string key, double value) {
 }
 
 struct Options {
-    std::int64_t n = 2048, runs = 4, threads = 2, walk_n = 512, counters = 1, product_n = 512;
+    std::int64_t n = 2048, runs = 6, threads = 2, walk_n = 512, counters = 1, product_n = 512;
     bool quick = false;
     [[nodiscard]] std::size_t size() const { return static_cast<std::size_t>(n); }
     [[nodiscard]] int run_count() const { return static_cast<int>(runs); }
@@ -40,7 +40,7 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
     options.quick = cli.quick();
     if (options.quick) {
         options.n = std::min<std::int64_t>(options.n, 1024);
-        options.runs = std::min<std::int64_t>(options.runs, 3);
+        options.runs = std::min<std::int64_t>(options.runs, 6);
         options.walk_n = std::min<std::int64_t>(options.walk_n, 128);
         options.product_n = std::min<std::int64_t>(options.product_n, 256);
     }

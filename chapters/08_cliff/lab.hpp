@@ -13,6 +13,7 @@
 #include "cachebook/bandwidth.hpp"
 #include "cachebook/chase.hpp"
 #include "cachebook/claim.hpp"
+#include "cachebook/experiment.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
@@ -283,16 +284,23 @@ struct WalkTimes {
 };
 WalkTimes time_walks(std::size_t n, int rounds);
 
-/// The claim of amat.md: over one buffer, a dependent chase takes at least this many times as
-/// long as as many independent loads (the strided sum, at the stride that makes them as many),
-/// though AMAT prices the two alike.
-inline constexpr double kOverlapThreshold = 2.0;
-/// The control's noise above which the claim cannot fail (it holds whenever the effect clears
-/// kOverlapThreshold x (1 + noise), as every claim does).
-inline constexpr double kOverlapMaxNoise = 0.2;
-/// Decided by the book's rule (cachebook/claim.hpp) on `hops` hops of the chase against the
-/// strided sum over the same `bytes`-byte buffer, `runs` runs a side, interleaved.
-cachebook::ClaimResult overlap_claim(std::size_t bytes, std::size_t hops, std::uint64_t seed, int runs = 8);
+/// The claim of amat.md: a dependent chase takes at least kOverlapThreshold times as long as as many
+/// independent loads (a strided sum), though AMAT prices them alike; no fails above kOverlapMaxNoise.
+inline constexpr double kOverlapThreshold = 2.0, kOverlapMaxNoise = 0.2;
+/// Declared (key "overlap", 8 runs a side, 6 with --quick): `hops` hops of the chase against the
+/// strided sum over the same buffer, this object's, so it stays put.
+class OverlapExperiment {
+public:
+    OverlapExperiment(std::size_t bytes, std::size_t hops, std::uint64_t seed);
+    OverlapExperiment(const OverlapExperiment&) = delete;
+    [[nodiscard]] cachebook::ExperimentResult run(bool quick) const;
+
+private:
+    cachebook::PageBuffer buf_;
+    const void* at_ = nullptr;  // where the chase stands: each run goes on from the last
+    std::uint64_t sink_ = 0;
+    cachebook::Experiment declared_;
+};
 
 /// Everything the AMAT section prints.
 struct AmatResult {
@@ -303,7 +311,7 @@ struct AmatResult {
     std::optional<double> predicted_ratio;  ///< column AMAT / row AMAT
     double measured_ratio = 0;              ///< column ns / row ns
     std::optional<double> predicted_over_measured;
-    cachebook::ClaimResult overlap;
+    cachebook::ExperimentResult overlap;
 };
 
 /// The matrix side the section uses: chapter 2's 2048 (16 MiB of ints), or 1024 with --quick.
@@ -340,9 +348,19 @@ double chases_ns_per_access(ChaseSet& set, std::size_t k, std::size_t accesses, 
 /// The k-chases curves at the L2, L3 and memory sizes of `sizes`, the k interleaved run by run.
 std::vector<ChaseCurve> measure_chases(const cachebook::LevelSizes& sizes, const Options& options);
 
-/// The claim "k chases are at least `threshold` x faster per access than one, in memory":
-/// the same number of accesses as one chase and as `k` chases, interleaved (claim.hpp's rule).
-cachebook::ClaimResult chases_claim(std::size_t bytes, std::size_t k, double threshold, std::size_t accesses, int runs);
+/// "In memory, 8 chases are at least 3x faster per access than one", declared (key "chases"): as
+/// many accesses a side, calls of 4096 filling 0.4 ms of 8 chases a run (one call with --quick).
+class ChasesExperiment {
+public:
+    explicit ChasesExperiment(std::size_t bytes);
+    ChasesExperiment(const ChasesExperiment&) = delete;
+    [[nodiscard]] cachebook::ExperimentResult run(bool quick) const;
+
+private:
+    ChaseSet set_;
+    std::vector<const void*> one_, many_;
+    cachebook::Experiment declared_;
+};
 
 /// Read throughput over working-set size x stride (GB/s of words read).
 struct Mountain {

@@ -99,18 +99,28 @@ WalkTimes time_walks(std::size_t n, int rounds) {
     return t;
 }
 
-cachebook::ClaimResult overlap_claim(std::size_t bytes, std::size_t hops, std::uint64_t seed, int runs) {
+namespace {
+std::size_t overlap_stride(std::size_t bytes, std::size_t hops) {
     const std::size_t stride = bytes / hops / kNodeBytes * kNodeBytes;
-    if (stride == 0) throw std::invalid_argument("overlap_claim: more hops than lines");
-    cachebook::PageBuffer buf(bytes, cachebook::PageSize::Small);
-    const void* at = cachebook::link_chase(buf, bytes / kNodeBytes, kNodeBytes, seed);
-    std::uint64_t sink = 0;
-    const auto dependent = [&] { at = cachebook::chase(at, hops); };  // goes on where the last run stopped
-    const auto independent = [&] { sink += strided_sum(buf.data(), hops * stride, stride, 1); };
-    const auto result = cachebook::measure_claim(dependent, independent, {kOverlapThreshold, runs, kOverlapMaxNoise});
-    cachebook::do_not_optimize(sink);
-    cachebook::do_not_optimize(at);
-    return result;
+    if (stride == 0) throw std::invalid_argument("OverlapExperiment: more hops than lines");
+    return stride;
+}
+}  // namespace
+
+OverlapExperiment::OverlapExperiment(std::size_t bytes, std::size_t hops, std::uint64_t seed)
+    : buf_(bytes, cachebook::PageSize::Small),
+      at_(cachebook::link_chase(buf_, bytes / kNodeBytes, kNodeBytes, seed)),
+      declared_{"overlap",
+                fmt::format("a dependent chase / as many independent loads, one {} buffer,", size_text(bytes)),
+                [this, hops] { at_ = cachebook::chase(at_, hops), cachebook::do_not_optimize(at_); },
+                [this, hops, stride = overlap_stride(bytes, hops)] {
+                    sink_ += strided_sum(buf_.data(), hops * stride, stride, 1), cachebook::do_not_optimize(sink_);
+                },
+                {.runs = 8, .quick_runs = 6},
+                {.threshold = kOverlapThreshold, .max_noise = kOverlapMaxNoise}} {}
+
+cachebook::ExperimentResult OverlapExperiment::run(bool quick) const {
+    return cachebook::run_experiment(declared_, quick);
 }
 
 std::size_t amat_matrix_side(const Options& options) {
@@ -160,7 +170,7 @@ AmatResult price_a_miss(const Options& options, const Setup& setup, const Curves
         r.predicted_over_measured = *r.predicted_ratio / r.measured_ratio;
     }
     const std::size_t bytes = n * n * sizeof(int);
-    r.overlap = overlap_claim(bytes, bytes / 512, static_cast<std::uint64_t>(options.seed), options.quick ? 6 : 8);
+    r.overlap = OverlapExperiment(bytes, bytes / 512, static_cast<std::uint64_t>(options.seed)).run(options.quick);
     return r;
 }
 

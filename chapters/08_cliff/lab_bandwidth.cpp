@@ -62,19 +62,19 @@ std::vector<ChaseCurve> measure_chases(const cachebook::LevelSizes& sizes, const
     return curves;
 }
 
-cachebook::ClaimResult chases_claim(std::size_t bytes, std::size_t k, double threshold, std::size_t accesses,
-                                    int runs) {
-    ChaseSet set(bytes, 7);
-    auto one = set.starts(1);  // the chases go on from run to run: every access a new node
-    auto many = set.starts(k);
-    cachebook::ClaimRule rule;
-    rule.threshold = threshold;
-    rule.runs = runs;
-    auto result = cachebook::measure_claim([&] { chase_together(one, accesses); },
-                                           [&] { chase_together(many, accesses / k); }, rule);
-    cachebook::do_not_optimize(one);
-    cachebook::do_not_optimize(many);
-    return result;
+ChasesExperiment::ChasesExperiment(std::size_t bytes)
+    : set_(bytes, 7),
+      one_(set_.starts(1)),  // the chases go on from run to run: every access a new node
+      many_(set_.starts(8)),
+      declared_{"chases",
+                "in memory, one chase / 8 chases, per access",
+                [this] { chase_together(one_, std::size_t{1} << 12), cachebook::do_not_optimize(one_); },
+                [this] { chase_together(many_, (std::size_t{1} << 12) / 8), cachebook::do_not_optimize(many_); },
+                {.budget_seconds = 0.0004, .runs = 8, .quick_runs = 8},
+                {.threshold = 3.0}} {}
+
+cachebook::ExperimentResult ChasesExperiment::run(bool quick) const {
+    return cachebook::run_experiment(declared_, quick);
 }
 
 Mountain measure_mountain(std::size_t largest, const Options& options) {

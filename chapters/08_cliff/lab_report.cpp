@@ -108,10 +108,7 @@ void amat_section(Report& report, const AmatResult& r, std::size_t n) {
         Value::measured("amat.measured_ratio", r.measured_ratio, "{:.2f}x").quoted(),
         Value::measured_as("amat.predicted_over_measured", opt_json(q), q ? fmt::format("{:.2f}", *q) : "-").quoted());
     report.record("amat.overlap_max_noise_pct", 100 * kOverlapMaxNoise);
-    cachebook::report_claim(
-        report, "overlap",
-        fmt::format("a dependent chase / as many independent loads, one {} buffer,", size_text(n * n * sizeof(int))),
-        r.overlap);
+    cachebook::report_experiment(report, r.overlap);
 }
 
 }  // namespace ch08

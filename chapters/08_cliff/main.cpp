@@ -251,21 +251,21 @@ void pages_section(Report& report, const Options& options, const ch08::Setup& se
 
 // ---- The second page: loads in flight, read bandwidth, the memory mountain ----------------
 
-std::string ns_cell(const ch08::ChaseCurve& c, std::size_t k) {
-    return c.ns.empty() ? std::string("-") : fmt::format("{:.2f}", c.ns[k - 1]);
+Value ns_cell(const ch08::ChaseCurve& c, std::size_t k, double divisor = 1) {
+    return c.ns.empty() ? Value::unknown("", "-") : Value::measured("", c.ns[k - 1] / divisor, 2);
 }
 
 void chases_table(Report& report, const std::vector<ch08::ChaseCurve>& curves) {
-    cachebook::Table table({"k", "L2 ns", "L3 ns", "memory ns", "memory: one chase / k"});
+    auto table = report.table({"k", "L2 ns", "L3 ns", "memory ns", "memory: one chase / k"});
     const auto& memory = curves.back();
     for (std::size_t k = 1; k <= ch08::kMaxChases; ++k)
         table.row({fmt::format("{}", k), ns_cell(curves[0], k), ns_cell(curves[1], k), ns_cell(memory, k),
-                   memory.ns.empty() ? "-" : fmt::format("{:.2f}", memory.ns[0] / static_cast<double>(k))});
-    report.line("{}", block(table.render()));
+                   ns_cell(memory, 1, static_cast<double>(k))});
+    table.print();
 }
 
-void chases_section(Report& report, const std::vector<ch08::ChaseCurve>& curves, const cachebook::ClaimResult& claim,
-                    const std::string& memory_where) {
+void chases_section(Report& report, const std::vector<ch08::ChaseCurve>& curves,
+                    const cachebook::ExperimentResult& claim, const std::string& memory_where) {
     report.section("Loads in flight: k independent chases at once, ns per access (best of runs)");
     for (const auto& c : curves)
         report.line("  {}: {}", c.level,
@@ -281,7 +281,7 @@ void chases_section(Report& report, const std::vector<ch08::ChaseCurve>& curves,
                     timed ? Value::measured("", c.knee.best_ns, 2) : Value::unknown("", "-"),
                     timed ? Value::measured("", c.knee.in_flight, 1) : Value::unknown("", "-"));
     }
-    cachebook::report_claim(report, "chases", "in memory, one chase / 8 chases, per access", claim);
+    cachebook::report_experiment(report, claim);
 }
 
 void levels_bandwidth_section(Report& report, const std::vector<cachebook::LevelBandwidth>& levels,
@@ -354,7 +354,7 @@ int main(int argc, char** argv) {
         pages_section(report, options, setup, curves);
         const auto sizes = ch08::level_sizes(setup);
         const auto chases = ch08::measure_chases(sizes, options);
-        chases_section(report, chases, ch08::chases_claim(sizes.memory, 8, 3.0, options.quick ? 1 << 12 : 1 << 14, 8),
+        chases_section(report, chases, ch08::ChasesExperiment(sizes.memory).run(options.quick),
                        ch08::where_memory_set(setup));
         levels_bandwidth_section(report, ch08::measure_levels(sizes, options), chases);
         mountain_section(report, ch08::measure_mountain(sizes.memory, options));

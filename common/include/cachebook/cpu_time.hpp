@@ -53,11 +53,11 @@ inline double cpu_share(double seconds = 0.05) {
     return (thread_cpu_seconds() - cpu_start) / seconds_since(wall_start);
 }
 
-/// The smallest share of a CPU that each of `threads` busy threads, run at
-/// once, gets over `seconds`: near 1 when that many CPUs are free, lower when
-/// other programs run on them (and may be using memory bandwidth too). It first waits for
-/// this process's other threads to go idle (wait_for_idle_threads).
-inline double cpu_shares(int threads, double seconds = 0.05) {
+/// The share of a CPU that each of `threads` busy threads, run at once, gets over `seconds`,
+/// one per thread: near 1 when that many CPUs are free, lower when other programs run on them
+/// (and may be using memory bandwidth too) or when two of the threads share one core. It first
+/// waits for this process's other threads to go idle (wait_for_idle_threads).
+inline std::vector<double> cpu_shares_each(int threads, double seconds = 0.05) {
     wait_for_idle_threads(1.0);  // this process's own spinning threads are not other programs
     std::vector<double> share(static_cast<std::size_t>(std::max(threads, 1)));
     std::vector<std::thread> pool;
@@ -65,6 +65,12 @@ inline double cpu_shares(int threads, double seconds = 0.05) {
         pool.emplace_back([&share, t, seconds] { share[t] = cpu_share(seconds); });
     share[0] = cpu_share(seconds);
     for (auto& th : pool) th.join();
+    return share;
+}
+
+/// The smallest of cpu_shares_each(threads, seconds).
+inline double cpu_shares(int threads, double seconds = 0.05) {
+    const auto share = cpu_shares_each(threads, seconds);
     return *std::min_element(share.begin(), share.end());
 }
 

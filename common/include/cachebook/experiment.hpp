@@ -1,0 +1,141 @@
+#pragma once
+/// @file experiment.hpp
+/// @brief A measured claim declared once and run by one kit: its key, its two sides, how each
+/// run is sized, and its claim. The kit times the sides the way chapter 7 teaches and decides
+/// the claim by the book's rule; the chapter, its test and its JSON read the same declaration.
+///
+/// ```
+/// const cachebook::Experiment packed_padded{
+///     "two_cores_atomic", "packed / padded, 2 cores",
+///     [&] { count_packed(); }, [&] { count_padded(); },
+///     {.budget_seconds = 0.02, .runs = 8},
+///     {.threshold = 1.5, .cpus = 2}};
+/// const auto outcome = cachebook::run_experiment(packed_padded, quick);
+/// cachebook::report_experiment(report, outcome);
+/// ```
+///
+/// The rule, applied to min(slow) / min(fast), the effect:
+/// - the sides run A B B A A B B A ..., so each side runs first in half its runs and second in
+///   the other half; a side's odd runs against its even runs is then also "run first" against
+///   "run second", and a carry-over from one side to the next shows in the control;
+/// - the control is each side's odd runs' minimum against its even runs' minimum; the effect is a
+///   ratio of two minima and carries both sides' errors, so the noise compounds both gaps,
+///   (1 + gap of slow) x (1 + gap of fast) - 1;
+/// - no verdict from fewer than kMinRunsPerSide runs a side;
+/// - a claim whose threads need cores of their own gets no verdict unless each got one;
+/// - holds when the effect clears the threshold by more than the noise, fails when the control
+///   was quiet (noise <= max_noise) and the effect falls short by more than the noise, otherwise
+///   inconclusive. How often this rule errs is what `make flake-check` counts.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cachebook/report.hpp"
+
+namespace cachebook {
+
+enum class Verdict { holds, fails, inconclusive };
+
+/// "holds", "fails" or "inconclusive".
+std::string verdict_name(Verdict v);
+
+/// Which way the claim points: min(slow) / min(fast) at least the threshold, or at most.
+enum class Direction { at_least, at_most };
+
+/// Fewer runs a side than this give no verdict: each half of the control is then the least of
+/// three runs, not one run that may read low by chance.
+inline constexpr int kMinRunsPerSide = 6;
+
+/// Below this share of a core, a thread did not have a core of its own (the share cpu_share
+/// measures: CPU time over wall time of a busy thread).
+inline constexpr double kOwnCoreShare = 0.7;
+
+/// What an experiment claims about min(slow) / min(fast).
+struct Claim {
+    double threshold = 1;                       ///< R
+    Direction direction = Direction::at_least;  ///< at least R, or at most R
+    int cpus = 1;                               ///< threads a side runs at once, each needing a core of its own
+    double max_noise = 0.2;                     ///< above this control noise a claim cannot fail
+};
+
+/// How each run is sized: a side's call keeps the full size the claim needs, and the kit calls it
+/// as many times a run as fill the time budget (the same count for both sides, found from the
+/// faster). `quick` is the size tests and `--quick` runs use.
+struct Sizing {
+    double budget_seconds = 0;  ///< 0: one call a run
+    int runs = 8;               ///< timed runs a side
+    double quick_budget_seconds = 0;
+    int quick_runs = kMinRunsPerSide;
+};
+
+/// A measured claim, declared: recorded under claims.`key`.
+struct Experiment {
+    std::string key;
+    std::string text;  ///< what is compared, "slow side / fast side"
+    std::function<void()> slow, fast;
+    Sizing sizing;
+    Claim claim;
+};
+
+/// A claim as decided: the effect, the control's noise, the verdict and why.
+struct ClaimResult {
+    double effect = 0;     ///< min(slow) / min(fast); 0 when not timed
+    double noise = 0;      ///< the control: (1 + gap of slow) x (1 + gap of fast) - 1
+    double threshold = 0;  ///< R
+    Verdict verdict = Verdict::inconclusive;
+    std::string reason;                         ///< the verdict in words, with the figures
+    Direction direction = Direction::at_least;  ///< last, so that {effect, noise, threshold, ...} still reads
+};
+
+/// The relative gap between the minimum of a side's even runs and of its odd runs (0, 2, 4, ...
+/// against 1, 3, 5, ...), over the smaller of the two.
+double control_gap(const std::vector<double>& runs);
+
+/// The book's rule on the runs of each side (seconds, in the order run).
+ClaimResult decide_claim(const std::vector<double>& slow_runs, const std::vector<double>& fast_runs,
+                         const Claim& claim);
+
+/// Why no verdict can be given when a thread had no core of its own (one of `shares`, a share of
+/// a core per thread, below kOwnCoreShare); empty when every thread had one.
+std::string shared_core_reason(const std::vector<double>& shares);
+
+/// What the kit reads from the machine: a clock, the share of a core each of N busy threads gets,
+/// a wait for this process's other threads to go idle, the cpus this process may use. Tests
+/// pass fakes.
+struct Instruments {
+    std::function<double()> now;                             ///< seconds, monotonic
+    std::function<std::vector<double>(int threads)> shares;  ///< one share per thread
+    std::function<void()> wait_idle;
+    std::function<int()> usable_cpus;
+};
+
+/// The steady clock, cpu_shares_each, wait_for_idle_threads and usable_cpus.
+Instruments machine_instruments();
+
+/// What running an experiment gave.
+struct ExperimentResult {
+    std::string key, text;  ///< the experiment's, so that it prints after its sides' data is gone
+    ClaimResult result;
+    std::vector<double> slow_runs, fast_runs;  ///< seconds per call, each side in the order run
+    std::vector<double> shares;                ///< the least share of a core each thread got; empty: not checked
+    long calls_per_run = 1;
+    int cpus = 1;  ///< the claim's: the usable cpus a machine needs to show it
+};
+
+/// Calls `slow` and `fast` in A B B A order, `runs` times each, `calls` calls a run, after one
+/// untimed call of each; returns seconds per call, slow runs first.
+std::pair<std::vector<double>, std::vector<double>> time_abba(const std::function<void()>& slow,
+                                                              const std::function<void()>& fast, int runs, long calls,
+                                                              const std::function<double()>& now);
+
+/// Runs the experiment at its full size (or its quick size) and decides its claim.
+ExperimentResult run_experiment(const Experiment& e, bool quick,
+                                const Instruments& instruments = machine_instruments());
+
+/// Prints the claim beside its measurement (report_claim, claim.hpp) and records its figures
+/// under claims.`key`: threshold, verdict, effect, noise, reason, and runs (a side), calls per
+/// run, each side's minimum in ns per call and the shares, each with the precision it prints with.
+void report_experiment(Report& report, const ExperimentResult& outcome);
+
+}  // namespace cachebook

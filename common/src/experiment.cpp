@@ -1,0 +1,202 @@
+#include "cachebook/experiment.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cachebook/claim.hpp"
+#include "cachebook/cpu_time.hpp"
+#include "cachebook/machine.hpp"
+
+namespace cachebook {
+namespace {
+
+double min_of(const std::vector<double>& runs, std::size_t parity) {
+    double best = 0;
+    bool any = false;
+    for (std::size_t i = parity; i < runs.size(); i += 2)
+        if (!any || runs[i] < best) best = runs[i], any = true;
+    return best;
+}
+
+double least(const std::vector<double>& runs) {
+    return runs.empty() ? 0 : *std::min_element(runs.begin(), runs.end());
+}
+
+std::string figures(const ClaimResult& r, const Claim& claim) {
+    return fmt::format("{:.2f}x against {} {:.2f}x, noise {:.0f} %", r.effect,
+                       claim.direction == Direction::at_least ? "at least" : "at most", r.threshold, 100 * r.noise);
+}
+
+ClaimResult no_verdict(ClaimResult r, std::string reason) {
+    r.verdict = Verdict::inconclusive;
+    r.reason = std::move(reason);
+    return r;
+}
+
+// The rule proper, on an effect that points upwards: `effect` at least `threshold`.
+Verdict verdict_of(double effect, double threshold, double noise, double max_noise) {
+    // A clear effect holds however noisy the control: noise can hide an effect but not make one.
+    if (effect >= threshold * (1 + noise)) return Verdict::holds;
+    if (noise <= max_noise && effect < threshold / (1 + noise)) return Verdict::fails;
+    return Verdict::inconclusive;
+}
+
+}  // namespace
+
+std::string verdict_name(Verdict v) {
+    switch (v) {
+        case Verdict::holds:
+            return "holds";
+        case Verdict::fails:
+            return "fails";
+        case Verdict::inconclusive:
+            break;
+    }
+    return "inconclusive";
+}
+
+double control_gap(const std::vector<double>& runs) {
+    const double even = min_of(runs, 0), odd = min_of(runs, 1);
+    const double lo = std::min(even, odd), hi = std::max(even, odd);
+    return lo > 0 ? hi / lo - 1 : 1e9;
+}
+
+ClaimResult decide_claim(const std::vector<double>& slow_runs, const std::vector<double>& fast_runs,
+                         const Claim& claim) {
+    ClaimResult r;
+    r.threshold = claim.threshold;
+    r.direction = claim.direction;
+    const double slow = least(slow_runs), fast = least(fast_runs);
+    if (slow <= 0 || fast <= 0) return no_verdict(r, "a side has no run longer than zero: nothing to compare");
+    r.effect = slow / fast;
+    // The effect divides one minimum by another: each may be off by its side's gap, and the two
+    // errors compound in the ratio, so the noise is their product, not the larger of the two.
+    if (slow_runs.size() >= 2 && fast_runs.size() >= 2)
+        r.noise = (1 + control_gap(slow_runs)) * (1 + control_gap(fast_runs)) - 1;
+    const auto runs = std::min(slow_runs.size(), fast_runs.size());
+    if (runs < static_cast<std::size_t>(kMinRunsPerSide))
+        return no_verdict(r, fmt::format("{}: {} runs a side, fewer than {}, give no verdict", figures(r, claim), runs,
+                                         kMinRunsPerSide));
+    // "At most R" is "fast / slow at least 1 / R": the same rule on the inverted ratio.
+    const bool up = claim.direction == Direction::at_least;
+    r.verdict =
+        verdict_of(up ? r.effect : 1 / r.effect, up ? claim.threshold : 1 / claim.threshold, r.noise, claim.max_noise);
+    if (r.verdict == Verdict::holds)
+        r.reason = figures(r, claim) + ": clears the threshold by more than the noise";
+    else if (r.verdict == Verdict::fails)
+        r.reason = figures(r, claim) + (up ? ": short of" : ": past") + " the threshold by more than the noise";
+    else if (r.noise > claim.max_noise)
+        r.reason = fmt::format("{}: the control is noisier than {:.0f} %, the machine is too busy to tell",
+                               figures(r, claim), 100 * claim.max_noise);
+    else
+        r.reason = figures(r, claim) + ": within the noise of the threshold";
+    return r;
+}
+
+std::string shared_core_reason(const std::vector<double>& shares) {
+    if (shares.empty() || least(shares) >= kOwnCoreShare) return {};
+    std::string each;
+    for (double s : shares) each += fmt::format("{}{:.2f}", each.empty() ? "" : ", ", s);
+    return fmt::format("the threads got {} of a core, one below {:.2f}: they did not each have a core of their own",
+                       each, kOwnCoreShare);
+}
+
+Instruments machine_instruments() {
+    Instruments i;
+    i.now = [] { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); };
+    i.shares = [](int threads) { return cpu_shares_each(threads); };
+    i.wait_idle = [] { wait_for_idle_threads(1.0); };  // a library's threads, still spinning from a call
+    i.usable_cpus = [] { return usable_cpus(); };
+    return i;
+}
+
+std::pair<std::vector<double>, std::vector<double>> time_abba(const std::function<void()>& slow,
+                                                              const std::function<void()>& fast, int runs, long calls,
+                                                              const std::function<double()>& now) {
+    slow();
+    fast();
+    std::vector<double> slow_runs, fast_runs;
+    const auto timed = [&](const std::function<void()>& side, std::vector<double>& into) {
+        const double start = now();
+        for (long c = 0; c < calls; ++c) side();
+        into.push_back((now() - start) / static_cast<double>(calls));
+    };
+    for (int i = 0; i < runs; ++i) {
+        if (i % 2 == 0) {
+            timed(slow, slow_runs);
+            timed(fast, fast_runs);
+        } else {
+            timed(fast, fast_runs);
+            timed(slow, slow_runs);
+        }
+    }
+    return {slow_runs, fast_runs};
+}
+
+namespace {
+
+// Calls a run needs for its faster side to last `budget` seconds (one call of each side timed).
+long calls_for(double budget, const Experiment& e, const std::function<double()>& now) {
+    if (budget <= 0) return 1;
+    double start = now();
+    e.slow();
+    const double slow = now() - start;
+    start = now();
+    e.fast();
+    const double fast = now() - start;
+    const double one = std::min(slow, fast);
+    if (one <= 0) return 1;
+    return static_cast<long>(std::clamp(std::ceil(budget / one), 1.0, 1e9));
+}
+
+// The least share of a core each thread got, of two looks.
+std::vector<double> least_each(std::vector<double> a, const std::vector<double>& b) {
+    for (std::size_t t = 0; t < a.size() && t < b.size(); ++t) a[t] = std::min(a[t], b[t]);
+    return a;
+}
+
+}  // namespace
+
+ExperimentResult run_experiment(const Experiment& e, bool quick, const Instruments& instruments) {
+    ExperimentResult o;
+    o.key = e.key;
+    o.text = e.text;
+    o.cpus = e.claim.cpus;
+    o.result.threshold = e.claim.threshold;
+    o.result.direction = e.claim.direction;
+    const int cpus = e.claim.cpus;
+    if (cpus > 1 && instruments.usable_cpus() < cpus) {
+        o.result.reason = fmt::format("this process may use {} cpu(s); the claim needs {}, one a thread",
+                                      instruments.usable_cpus(), cpus);
+        return o;
+    }
+    instruments.wait_idle();
+    // Only threads meant to run side by side are checked: one thread slowed by other work shows it
+    // in the control, but two threads that share one core lose the very effect being measured.
+    const auto before = cpus > 1 ? instruments.shares(cpus) : std::vector<double>{};
+    o.calls_per_run = calls_for(quick ? e.sizing.quick_budget_seconds : e.sizing.budget_seconds, e, instruments.now);
+    std::tie(o.slow_runs, o.fast_runs) =
+        time_abba(e.slow, e.fast, quick ? e.sizing.quick_runs : e.sizing.runs, o.calls_per_run, instruments.now);
+    if (cpus > 1) o.shares = least_each(before, instruments.shares(cpus));
+    o.result = decide_claim(o.slow_runs, o.fast_runs, e.claim);
+    if (const auto why = shared_core_reason(o.shares); !why.empty())
+        o.result = no_verdict(o.result, figures(o.result, e.claim) + ": " + why);
+    return o;
+}
+
+void report_experiment(Report& report, const ExperimentResult& outcome) {
+    report_claim(report, outcome.key, outcome.text, outcome.result, outcome.cpus);
+    const std::string key = "claims." + outcome.key + ".";
+    const bool timed = outcome.result.effect > 0;
+    report.record(Value::exact(key + "runs", static_cast<int>(outcome.slow_runs.size())));
+    report.record(Value::measured(key + "calls_per_run", outcome.calls_per_run));
+    for (const auto& [side, runs] : {std::pair{"slow_ns", &outcome.slow_runs}, {"fast_ns", &outcome.fast_runs}})
+        report.record(timed ? Value::measured(key + side, 1e9 * least(*runs), 1) : Value::unknown(key + side, "-"));
+    nlohmann::json shares = nlohmann::json::array();
+    for (double s : outcome.shares) shares.push_back(std::round(100 * s) / 100);
+    report.record(key + "shares", shares);
+}
+
+}  // namespace cachebook

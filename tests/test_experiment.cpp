@@ -1,0 +1,232 @@
+// The experiment kit (common/include/cachebook/experiment.hpp) on a made-up machine: a clock the
+// sides advance by the seconds each call is given, and core shares chosen by the test. Every
+// figure is worked by hand in the comments.
+#include <catch2/catch.hpp>
+#include <sstream>
+
+#include "cachebook/claim.hpp"
+#include "cachebook/experiment.hpp"
+
+using cachebook::Claim;
+using cachebook::decide_claim;
+using cachebook::Direction;
+using cachebook::Verdict;
+
+namespace {
+
+// A machine whose clock moves only when a side is called: each call of a side takes the next of
+// its costs (in seconds, cycling), and the order of the calls is kept, S for slow, F for fast.
+struct FakeMachine {
+    double clock = 0;
+    std::string order;
+    std::vector<double> slow_costs{2.0}, fast_costs{1.0};
+    std::size_t slow_calls = 0, fast_calls = 0;
+    std::vector<std::vector<double>> shares{{1.0, 1.0}};  // one list per look, the last repeated
+    std::size_t looks = 0;
+    int cpus = 2;
+
+    cachebook::Experiment experiment(Claim claim, cachebook::Sizing sizing = {}) {
+        return {"fake",
+                "slow / fast",
+                [this] { call('S', slow_costs, slow_calls); },
+                [this] { call('F', fast_costs, fast_calls); },
+                sizing,
+                claim};
+    }
+    cachebook::Instruments instruments() {
+        cachebook::Instruments i;
+        i.now = [this] { return clock; };
+        i.shares = [this](int) { return shares[std::min(looks++, shares.size() - 1)]; };
+        i.wait_idle = [] {};
+        i.usable_cpus = [this] { return cpus; };
+        return i;
+    }
+
+private:
+    void call(char side, const std::vector<double>& costs, std::size_t& calls) {
+        order += side;
+        clock += costs[calls++ % costs.size()];
+    }
+};
+
+std::vector<double> times(double seconds, int runs) {
+    return std::vector<double>(static_cast<std::size_t>(runs), seconds);
+}
+
+}  // namespace
+
+TEST_CASE("the kit runs the sides in A B B A order after one untimed call of each", "[experiment]") {
+    FakeMachine m;
+    const auto o = cachebook::run_experiment(m.experiment({1.5}, {0, 6}), false, m.instruments());
+    // S F untimed, then S F, F S, S F, F S, S F, F S: each side first in three runs, second in three
+    CHECK(m.order ==
+          "SF"
+          "SF"
+          "FS"
+          "SF"
+          "FS"
+          "SF"
+          "FS");
+    CHECK(o.slow_runs == times(2.0, 6));
+    CHECK(o.fast_runs == times(1.0, 6));
+    CHECK(o.result.effect == Approx(2.0));
+    CHECK(o.result.verdict == Verdict::holds);
+}
+
+TEST_CASE("a carry-over from the side run before shows in the control", "[experiment]") {
+    // The fast side takes 1.3 s right after the slow side and 1.0 s when it runs first. In A B B A
+    // order it runs second in its even runs (0, 2, 4) and first in its odd runs: the control sees
+    // a 30 % gap. (Run always after the slow side, as A B A B would, every run took 1.3 s and
+    // the control saw nothing.)
+    FakeMachine m;
+    m.fast_costs = {1.3, 1.3, 1.0, 1.3, 1.0, 1.3, 1.0};  // the untimed call (after S), then runs 0 to 5
+    const auto o = cachebook::run_experiment(m.experiment({1.5}, {0, 6}), false, m.instruments());
+    CHECK_THAT(o.fast_runs, Catch::Matchers::Approx(std::vector<double>{1.3, 1.0, 1.3, 1.0, 1.3, 1.0}));
+    CHECK(cachebook::control_gap(o.fast_runs) == Approx(0.3));
+    CHECK(o.result.noise == Approx(0.3));  // the slow side's gap is 0
+}
+
+TEST_CASE("a run lasts the time budget: the same number of calls of each side", "[experiment]") {
+    FakeMachine m;
+    m.slow_costs = {0.004};
+    m.fast_costs = {0.001};
+    // budget 0.01 s over the faster side's 0.001 s a call: 10 calls a run, for both sides
+    const auto o = cachebook::run_experiment(m.experiment({2.0}, {0.01, 8, 0.003, 6}), false, m.instruments());
+    CHECK(o.calls_per_run == 10);
+    CHECK(o.slow_runs.size() == 8);
+    CHECK(m.slow_calls == 1 + 1 + 8 * 10);        // the sizing call, the untimed call, eight runs of ten
+    CHECK(o.slow_runs.front() == Approx(0.004));  // seconds per call, not per run
+    CHECK(o.result.effect == Approx(4.0));
+    // --quick: its own budget (three calls) and run count
+    FakeMachine q;
+    q.slow_costs = {0.004};
+    q.fast_costs = {0.001};
+    const auto quick = cachebook::run_experiment(q.experiment({2.0}, {0.01, 8, 0.003, 6}), true, q.instruments());
+    CHECK(quick.calls_per_run == 3);
+    CHECK(quick.fast_runs.size() == 6);
+}
+
+TEST_CASE("fewer than six runs a side give no verdict", "[experiment]") {
+    // An effect of 2.0 against 1.5 on a quiet control would hold, but five runs a side are too few.
+    const auto five = decide_claim(times(2.0, 5), times(1.0, 5), Claim{1.5});
+    CHECK(five.effect == Approx(2.0));
+    CHECK(five.verdict == Verdict::inconclusive);
+    CHECK(five.reason == "2.00x against at least 1.50x, noise 0 %: 5 runs a side, fewer than 6, give no verdict");
+    // the floor counts the shorter side
+    CHECK(decide_claim(times(2.0, 8), times(1.0, 5), Claim{1.5}).verdict == Verdict::inconclusive);
+    CHECK(decide_claim(times(2.0, 6), times(1.0, 6), Claim{1.5}).verdict == Verdict::holds);
+    CHECK(decide_claim(times(1.0, 6), times(1.0, 6), Claim{1.5}).verdict == Verdict::fails);
+    // one run a side: no control at all, still no verdict (and no exception)
+    CHECK(decide_claim({2.0}, {1.0}, Claim{1.5}).verdict == Verdict::inconclusive);
+}
+
+TEST_CASE("the control compounds both sides' gaps", "[experiment]") {
+    // slow: even runs' minimum 1.65, odd runs' 1.815: gap 10 %. fast: 1.0 and 1.1: gap 10 %.
+    // effect 1.65 / 1.0. The noise is 1.1 x 1.1 - 1 = 21 %, not the larger gap, 10 %.
+    const std::vector<double> slow{1.65, 1.815, 1.65, 1.815, 1.65, 1.815};
+    const std::vector<double> fast{1.0, 1.1, 1.0, 1.1, 1.0, 1.1};
+    const auto r = decide_claim(slow, fast, Claim{1.5});
+    CHECK(r.effect == Approx(1.65));
+    CHECK(r.noise == Approx(0.21));
+    // With 10 % the effect would clear 1.5 x 1.1 = 1.65 and hold; with 21 % it must clear 1.815,
+    // and a control noisier than 20 % gives no fails: inconclusive.
+    CHECK(r.verdict == Verdict::inconclusive);
+    CHECK(
+        r.reason ==
+        "1.65x against at least 1.50x, noise 21 %: the control is noisier than 20 %, the machine is too busy to tell");
+    // The same runs against 1.3: 1.65 >= 1.3 x 1.21 = 1.573, holds.
+    CHECK(decide_claim(slow, fast, Claim{1.3}).verdict == Verdict::holds);
+}
+
+TEST_CASE("an effect within the combined noise of the threshold is inconclusive", "[experiment]") {
+    // slow 1.5 and 1.53 (gap 2 %), fast 1.0 and 1.03 (gap 3 %): noise 1.02 x 1.03 - 1 = 5.06 %.
+    // effect 1.5 against 1.5: between 1.5 / 1.0506 and 1.5 x 1.0506.
+    const auto r = decide_claim({1.5, 1.53, 1.5, 1.53, 1.5, 1.53}, {1.0, 1.03, 1.0, 1.03, 1.0, 1.03}, Claim{1.5});
+    CHECK(r.noise == Approx(0.0506));
+    CHECK(r.verdict == Verdict::inconclusive);
+    CHECK(r.reason == "1.50x against at least 1.50x, noise 5 %: within the noise of the threshold");
+}
+
+TEST_CASE("a claim of at most R is the rule on the inverted ratio", "[experiment]") {
+    const Claim at_most{1.2, Direction::at_most};
+    // effect 1.0: at most 1.2 by more than a quiet control's noise
+    const auto holds = decide_claim(times(1.0, 6), times(1.0, 6), at_most);
+    CHECK(holds.verdict == Verdict::holds);
+    CHECK(holds.reason == "1.00x against at most 1.20x, noise 0 %: clears the threshold by more than the noise");
+    // effect 1.5 on a quiet control: past it
+    const auto fails = decide_claim(times(1.5, 6), times(1.0, 6), at_most);
+    CHECK(fails.verdict == Verdict::fails);
+    CHECK(fails.reason == "1.50x against at most 1.20x, noise 0 %: past the threshold by more than the noise");
+}
+
+TEST_CASE("threads that did not each get a core give no verdict, with the share each got", "[experiment]") {
+    FakeMachine m;
+    m.shares = {{0.98, 0.95}, {0.97, 0.45}};  // before the runs, after them
+    const auto o =
+        cachebook::run_experiment(m.experiment({1.5, Direction::at_least, 2}, {0, 6}), false, m.instruments());
+    CHECK(o.shares == std::vector<double>{0.97, 0.45});  // each thread's lesser look
+    CHECK(o.result.effect == Approx(2.0));               // the effect is still measured and shown
+    CHECK(o.result.verdict == Verdict::inconclusive);
+    CHECK(o.result.reason ==
+          "2.00x against at least 1.50x, noise 0 %: the threads got 0.97, 0.45 of a core, one below 0.70: they did "
+          "not each have a core of their own");
+}
+
+TEST_CASE("threads that each got a core keep the rule's verdict", "[experiment]") {
+    FakeMachine m;
+    m.shares = {{0.98, 0.95}, {0.90, 0.92}};
+    const auto o =
+        cachebook::run_experiment(m.experiment({1.5, Direction::at_least, 2}, {0, 6}), false, m.instruments());
+    CHECK(o.shares == std::vector<double>{0.90, 0.92});
+    CHECK(o.result.verdict == Verdict::holds);
+    // a claim on one thread asks for no shares
+    FakeMachine one;
+    const auto single = cachebook::run_experiment(one.experiment({1.5}, {0, 6}), false, one.instruments());
+    CHECK(single.shares.empty());
+    CHECK(one.looks == 0);
+}
+
+TEST_CASE("a claim that needs more cpus than the process may use is not timed", "[experiment]") {
+    FakeMachine m;
+    m.cpus = 1;
+    const auto o = cachebook::run_experiment(m.experiment({1.5, Direction::at_least, 2}), false, m.instruments());
+    CHECK(m.order.empty());
+    CHECK(o.result.effect == 0);
+    CHECK(o.result.verdict == Verdict::inconclusive);
+    CHECK(o.result.reason == "this process may use 1 cpu(s); the claim needs 2, one a thread");
+}
+
+TEST_CASE("an experiment is recorded under its key, each figure as printed", "[experiment]") {
+    FakeMachine m;
+    m.slow_costs = {2.0e-6};
+    m.fast_costs = {1.0e-6};
+    const auto e = m.experiment({1.5, Direction::at_least, 2}, {0, 6});
+    const auto o = cachebook::run_experiment(e, false, m.instruments());
+    std::ostringstream out;
+    cachebook::Report report("test", false, out);
+    cachebook::report_experiment(report, o);
+    CHECK(out.str() ==
+          "test\n"
+          "  claim: slow / fast at least 1.50x: holds (2.00x, margin +33 %, noise 0 %)\n"
+          "  the rule: 2.00x against at least 1.50x, noise 0 %: clears the threshold by more than the noise\n");
+    const auto& c = report.json()["claims"]["fake"];
+    CHECK(c["threshold"] == 1.5);
+    CHECK(c["verdict"] == "holds");
+    CHECK(c["effect"] == 2.0);
+    CHECK(c["noise"] == 0.0);
+    CHECK(c["runs"] == 6);
+    CHECK(c["calls_per_run"] == 1);
+    CHECK(c["slow_ns"] == 2000.0);
+    CHECK(c["fast_ns"] == 1000.0);
+    CHECK(c["shares"] == nlohmann::json::array({1.0, 1.0}));
+}
+
+TEST_CASE("a claim of at most R prints as one", "[experiment]") {
+    std::ostringstream out;
+    cachebook::Report report("test", false, out);
+    cachebook::report_claim(report, "band", "packed / padded",
+                            decide_claim(times(1.0, 6), times(1.0, 6), Claim{1.25, Direction::at_most}));
+    // margin: 1.25 / 1.00 - 1 = +25 %, how far inside the bound
+    CHECK(out.str().find("claim: packed / padded at most 1.25x: holds (1.00x, margin +25 %, noise 0 %)") !=
+          std::string::npos);
+}
