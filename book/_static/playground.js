@@ -229,17 +229,17 @@
   }
 
   function plural(n, word) {
-    return n + " " + word + (n === 1 ? "" : word.endsWith("s") ? "es" : "s");
+    return n + " " + word + (n === 1 ? "" : /(s|ch|sh|x)$/.test(word) ? "es" : "s");
   }
 
   function render(live, out, result, state) {
     out.textContent = "";
     const t = result.demand;
-    let summary = plural(t.accesses, "access") + ": " + plural(t.hits, "hit") + ", " + plural(t.misses, "miss") + ", " +
-      plural(t.evictions, "eviction") + ".";
+    const counts = plural(t.hits, "hit") + ", " + plural(t.misses, "miss") + ", " + plural(t.evictions, "eviction") + ".";
+    let summary = plural(t.accesses, "access") + ": " + counts;
     if (result.prefetching) {
       const p = t.prefetch;
-      summary = "The program's own (demand) accesses: " + summary.charAt(0).toLowerCase() + summary.slice(1) +
+      summary = plural(t.accesses, "demand access") + " (the program's own): " + counts +
         " The " + state.prefetch + " prefetcher issued " + plural(p.issued, "prefetch") + ", " + p.useful +
         " of them useful (a later access hit the line).";
     }

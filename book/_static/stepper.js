@@ -22,7 +22,7 @@
   }
 
   function count(n, word) {
-    return n + " " + word + (n === 1 ? "" : word.endsWith("s") ? "es" : "s");
+    return n + " " + word + (n === 1 ? "" : /(s|ch|sh|x)$/.test(word) ? "es" : "s");
   }
 
   function label(run) {

@@ -166,7 +166,7 @@
         const fresh = multi ? productWalk(model, first, p) : arrayWalk(model, first, p);
         fresh.live = { sets: p.sets, ways: p.ways, policy: p.policy, prefetch: p.prefetch };
         replace(fresh);
-        const count = (n, word) => n + " " + word + (n === 1 ? "" : word.endsWith("s") ? "es" : "s");
+        const count = (n, word) => n + " " + word + (n === 1 ? "" : /(s|ch|sh|x)$/.test(word) ? "es" : "s");
         status.textContent = "On the model: " + count(fresh.misses, "miss") + ", " + count(fresh.hits, "hit") + " in " +
           count(fresh.steps.length, "access") + " (" + count(p.sets, "set") + " x " + count(p.ways, "way") + " x " + p.line +
           " B, " + p.policy + (p.prefetch === "none" ? "" : ", " + p.prefetch + " prefetcher") + ").";
