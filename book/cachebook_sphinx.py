@@ -439,8 +439,16 @@ def _title(page: Path) -> str:
     return ""
 
 
+# What a marked number is, shown when the pointer rests on it (and read by screen readers).
+NUMBER_TITLES = {"notes-quote": "the course notes' own measurement"}
+
+
 def _number_role(kind):
     def role(name, rawtext, text, lineno, inliner, options=None, content=None):
+        title = NUMBER_TITLES.get(kind)
+        if title:
+            return [nodes.raw(rawtext, f'<span class="{kind}" title="{html.escape(title)}">{html.escape(text)}</span>',
+                              format="html")], []
         return [nodes.inline(rawtext, text, classes=[kind])], []
 
     return role
@@ -480,7 +488,7 @@ def _repair_debian_furo(app, exception):
 
 
 # A source listing longer than this is folded too, its caption or first line shown.
-FOLD_LISTING_LINES = 40
+FOLD_LISTING_LINES = 30  # as output blocks (FOLD_LINES): a listing of 38 lines is two screens on a phone
 
 # Scripts Sphinx 5 loads on every page for older themes; neither the theme, Sphinx's own search
 # nor the book's scripts use them (358 KB a page).
