@@ -266,7 +266,7 @@ PROBE = r"""
     var failures = [], texts = 0, controls = 0;
     Array.prototype.forEach.call(document.body.querySelectorAll("*"), function (e) {
       var own = Array.prototype.some.call(e.childNodes, function (n) { return n.nodeType === 3 && n.textContent.trim(); });
-      if (!own || !shown(e)) return;
+      if (!own || !shown(e) || e.closest(":disabled")) return;  // WCAG exempts inactive controls
       var st = getComputedStyle(e), d = backdrop(e), fg = rgba(st.color);
       if (!fg) return;
       var size = parseFloat(st.fontSize), bold = parseInt(st.fontWeight, 10) >= 700;
