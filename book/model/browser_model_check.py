@@ -302,6 +302,8 @@ def check_tables(browser: str, site: Path, generated: Path) -> list[str]:
                                     f"shows {got.get(key)}{' (' + shown['error'] + ')' if 'error' in shown else ''}")
     print(f"  playground: {len(cases)} settings from the tables of chapters 1, 2 and 4, {compared} counts compared "
           f"with the chapters' JSON")
+    for table, why in playground_tables.LEFT_OUT.items():
+        print(f"  playground: left out, {table}: {why}")
     if not cases:
         failures.append("playground tables: no case (are the chapters' JSON files in BUILD/book/generated?)")
     return failures
