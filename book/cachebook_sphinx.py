@@ -560,6 +560,12 @@ def _fold_answers(app, doctree):
         for node in parent.children[at + 1:]:
             if isinstance(node, nodes.section) or any(True for _ in node.findall(_is_predict)):
                 break
+            # A stepper is for the reader to work with, not an answer to hide: the fold ends
+            # at the paragraph that introduces it.
+            if any('class="cb-stepper"' in r.astext() for r in node.findall(nodes.raw)):
+                if answer and isinstance(answer[-1], nodes.paragraph):
+                    answer.pop()
+                break
             answer.append(node)
         if not answer:
             continue

@@ -305,6 +305,19 @@ class PredictionsWait(unittest.TestCase):
         self.assertFalse([n for n in answers[0].findall(nodes.container) if "cb-folded" in n["classes"]])
         self.assertEqual(later.parent, doc)
 
+    def test_a_stepper_and_the_paragraph_that_introduces_it_stay_open(self):
+        from docutils import nodes
+        from cachebook_sphinx import _fold_answers
+
+        doc = self.page()
+        intro = nodes.paragraph("", "Step through it.")
+        stepper = nodes.raw("", '<div class="cb-stepper" data-runs="[]"></div>', format="html")
+        doc += [intro, stepper]
+        _fold_answers(None, doc)
+        answers = [n for n in doc.findall(nodes.container) if "cb-answer" in n["classes"]]
+        self.assertEqual([n.astext() for n in answers[0].findall(nodes.paragraph)], ["Think."])
+        self.assertEqual((intro.parent, stepper.parent), (doc, doc))
+
     def test_the_answer_is_folded_and_its_caption_is_the_summary(self):
         from docutils import nodes
         from cachebook_sphinx import _reveal_predicted_outputs
