@@ -208,6 +208,12 @@ PROBE = r"""
       for (var q = at + 1; q < all.length; q++) {
         var e = all[q];
         if (/^H\d$/.test(e.tagName) || e.classList.contains("cb-predict")) break;
+        // A stepper is the reader's to work (it starts at step 0); the fold ends before it and
+        // the paragraph that introduces it.
+        if (e.closest(".cb-stepper")) {
+          if (seen.length && seen[seen.length - 1] === "p" && all[q - 1].tagName === "P" && inView(all[q - 1])) seen.pop();
+          break;
+        }
         if (box.contains(e) || e.closest("summary")) continue;
         if (inView(e) && e.textContent.trim() + (e.tagName === "IMG" ? "img" : "") !== "") seen.push(e.tagName.toLowerCase());
       }
