@@ -23,13 +23,24 @@ its log). The test fails when, in any of the three:
   focus leaves it when its "end" button disables itself, or it lacks a role, a name or a
   live counter;
 - a stepper is wider than its frame (at phone width);
-- the output block that answers a "Predict first" prompt is in view before it is revealed;
+- the output block that answers a "Predict first" prompt, or anything after the prompt up to the
+  next heading or prompt (the paragraphs that read the answer, the figure that plots it), is in
+  view before it is revealed;
+- at 1280 px (over http), a text fails WCAG 2.1 AA contrast (4.5:1, 3:1 when large) or a control's
+  or a marked cell's edge is under 3:1, in the light theme or the dark one (colours composited
+  through backgrounds and opacities); a link or control cannot take the focus, or shows no change
+  when it has it;
+- in a frame 390 px wide, the text column pans sideways (something in it is wider, outside a
+  frame of its own that scrolls);
+- at 1024, 1280, 1366, 1440 and 1920 px (frames of those widths), more than 5 % of all code and
+  output blocks (folded ones opened) scroll sideways;
 - after a change of setting, the playground's line or chapter 1's live stepper's counts differ
   from native cachesim's and ch01_row_major's for the same setting (book/model/browser_model_check.py);
 - the search page finds nothing for "cache" (over http) or "false sharing" (from disk; it
   must then say once how to get excerpts).
 
-It prints, per way, the number of code and output blocks that scroll sideways.
+It prints, per way and per desktop width, the number of code and output blocks that scroll
+sideways (and which, at 1024 and 1366 px).
 
 It writes a screenshot of every chapter page (and the front page) to
 BUILD/book/screenshots/. Exit status 77 (skipped, with the reason) when the book
@@ -61,6 +72,10 @@ SKIP = 77
 STEPPER_CHAPTERS = {"01", "04"}
 # A phone's width, in CSS px.
 PHONE = 390
+# The desktop widths at which code and output blocks are counted, and the share of them that
+# may scroll sideways at each.
+DESKTOP_WIDTHS = (1024, 1280, 1366, 1440, 1920)
+WIDE_SHARE = 0.05
 # Chromium processes at once.
 WORKERS = max(2, min(4, os.cpu_count() or 2))
 
@@ -72,6 +87,40 @@ def has_stepper(number: str) -> bool:
 PROBE = r"""
 (function () {
   if (location.search.indexOf("shot=1") >= 0) return;
+  // In the widths harness (WIDTHS below) a page only measures its blocks, for the parent.
+  if (window !== window.top) {
+    // Every block counts, folded ones too: the folds are opened while the blocks are measured.
+    window.cbMeasure = function () {
+      var closed = Array.prototype.filter.call(document.querySelectorAll("details"), function (d) { return !d.open; });
+      closed.forEach(function (d) { d.open = true; });
+      var blocks = Array.prototype.filter.call(document.querySelectorAll("article pre"), function (e) {
+        return e.getClientRects().length > 0; });
+      var wide = blocks.filter(function (b) { return b.scrollWidth > b.clientWidth + 1; });
+      var out = {blocks: blocks.length, scrolling: wide.length, widest: wide.map(function (b) {
+        return Math.round(100 * b.clientWidth / b.scrollWidth) + " % shown: " + b.textContent.split("\n")[0].slice(0, 60); })};
+      closed.forEach(function (d) { d.open = false; });
+      out.pans = pans();
+      return out;
+    };
+    // The text column (the theme's .content scrolls sideways when something in it is too wide):
+    // how far it pans, and what sticks out of it outside any frame of its own that scrolls.
+    function pans() {
+      var col = document.querySelector(".content") || document.body, root = document.documentElement;
+      var over = Math.max(col.scrollWidth - col.clientWidth, root.scrollWidth - root.clientWidth);
+      if (over <= 1) return [];
+      var right = col.getBoundingClientRect().right + 1, out = [];
+      Array.prototype.forEach.call(col.querySelectorAll("*"), function (e) {
+        if (!e.getClientRects().length || e.getBoundingClientRect().right <= right) return;
+        for (var x = e.parentElement; x && x !== col; x = x.parentElement) {
+          if (/auto|scroll|hidden/.test(getComputedStyle(x).overflowX)) return;
+        }
+        out.push(e.tagName.toLowerCase() + (typeof e.className === "string" && e.className ? "." + e.className.split(" ")[0] : "") +
+          " '" + e.textContent.trim().slice(0, 30) + "'");
+      });
+      return ["the text column pans " + over + " px"].concat(out.slice(-5));
+    }
+    return;
+  }
   var errors = [];
   window.addEventListener("error", function (e) {
     var t = e.target;
@@ -147,12 +196,146 @@ PROBE = r"""
         return p.compareDocumentPosition(o) & Node.DOCUMENT_POSITION_FOLLOWING; })[0];
       if (next && inView(next)) shown.push(k + 1);
     });
-    return {prompts: document.querySelectorAll("article .cb-predict").length, answersInView: shown};
+    // Everything after a box up to the next heading or the next box (its output, the paragraphs
+    // that read it, the figure that plots it): none of it may be in view before it is opened.
+    var prose = [];
+    var boxes = Array.prototype.slice.call(document.querySelectorAll("article .cb-predict"));
+    var all = Array.prototype.slice.call(document.querySelectorAll(
+      "article h1, article h2, article h3, article h4, article .cb-predict, article p, article figure, article img, " +
+      "article pre, article table, article li"));
+    boxes.forEach(function (box, k) {
+      var at = all.indexOf(box), seen = [];
+      for (var q = at + 1; q < all.length; q++) {
+        var e = all[q];
+        if (/^H\d$/.test(e.tagName) || e.classList.contains("cb-predict")) break;
+        // A stepper is the reader's to work (it starts at step 0); the fold ends before it and
+        // the paragraph that introduces it.
+        if (e.closest(".cb-stepper")) {
+          if (seen.length && seen[seen.length - 1] === "p" && all[q - 1].tagName === "P" && inView(all[q - 1])) seen.pop();
+          break;
+        }
+        if (box.contains(e) || e.closest("summary")) continue;
+        if (inView(e) && e.textContent.trim() + (e.tagName === "IMG" ? "img" : "") !== "") seen.push(e.tagName.toLowerCase());
+      }
+      if (seen.length) prose.push({box: k + 1, shown: seen.slice(0, 5)});
+    });
+    return {prompts: document.querySelectorAll("article .cb-predict").length, answersInView: shown, proseInView: prose};
   }
   // Code and output blocks (visible ones) that scroll sideways.
   function wide() {
     var blocks = Array.prototype.filter.call(document.querySelectorAll("article pre"), inView);
     return {blocks: blocks.length, scrolling: blocks.filter(function (b) { return b.scrollWidth > b.clientWidth + 1; }).length};
+  }
+  // WCAG 2.1 contrast: text at least 4.5:1 (3:1 when large), a control's or a marked cell's
+  // edge at least 3:1 against what is around it. Colours are composited through the
+  // backgrounds and opacities of the element's ancestors.
+  function rgba(c) {
+    var m = /rgba?\(([^)]*)\)/.exec(c || "");
+    if (!m) return null;
+    var v = m[1].split(/[\s,\/]+/).filter(Boolean).map(parseFloat);
+    return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1];
+  }
+  function over(top, below) {
+    var a = top[3];
+    return [top[0] * a + below[0] * (1 - a), top[1] * a + below[1] * (1 - a), top[2] * a + below[2] * (1 - a), 1];
+  }
+  function chainOf(e) { var c = []; for (var x = e; x && x.nodeType === 1; x = x.parentElement) c.unshift(x); return c; }
+  // The background an element's own box shows, and its opacity through its ancestors.
+  function backdrop(e) {
+    var bg = [255, 255, 255, 1], opacity = 1;
+    chainOf(e).forEach(function (x) {
+      var st = getComputedStyle(x);
+      opacity *= parseFloat(st.opacity);
+      var c = rgba(st.backgroundColor);
+      if (c && c[3] > 0) bg = over([c[0], c[1], c[2], c[3] * opacity], bg);
+    });
+    return {bg: bg, opacity: opacity};
+  }
+  function luminance(c) {
+    var f = function (v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+  }
+  function ratio(a, b) {
+    var x = luminance(a), y = luminance(b);
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+  }
+  function shown(e) {
+    if (!inView(e) || e.closest(".cb-sr, #cb-test-report, [hidden]")) return false;
+    var r = e.getBoundingClientRect();
+    return r.width > 1 && r.height > 1 && getComputedStyle(e).visibility === "visible";
+  }
+  function describe(e) {
+    return e.tagName.toLowerCase() + (e.className && typeof e.className === "string" ? "." + e.className.trim().split(/\s+/).join(".") : "") +
+      " '" + (e.textContent || e.value || "").trim().slice(0, 30) + "'";
+  }
+  function contrast() {
+    var failures = [], texts = 0, controls = 0;
+    Array.prototype.forEach.call(document.body.querySelectorAll("*"), function (e) {
+      var own = Array.prototype.some.call(e.childNodes, function (n) { return n.nodeType === 3 && n.textContent.trim(); });
+      if (!own || !shown(e) || e.closest(":disabled")) return;  // WCAG exempts inactive controls
+      var st = getComputedStyle(e), d = backdrop(e), fg = rgba(st.color);
+      if (!fg) return;
+      var size = parseFloat(st.fontSize), bold = parseInt(st.fontWeight, 10) >= 700;
+      var need = size >= 24 || (size >= 18.66 && bold) ? 3 : 4.5;
+      var got = ratio(over([fg[0], fg[1], fg[2], fg[3] * d.opacity], d.bg), d.bg);
+      texts++;
+      if (got < need) failures.push(describe(e) + ": text " + got.toFixed(2) + ":1 < " + need);
+    });
+    var edges = "article button, article input, article select, article textarea, .sidebar-drawer input";
+    Array.prototype.forEach.call(document.querySelectorAll(edges), function (e) {
+      if (!shown(e) || e.disabled) return;
+      controls++;
+      var st = getComputedStyle(e), around = backdrop(e.parentElement).bg, own = backdrop(e).bg;
+      var border = parseFloat(st.borderTopWidth) > 0 && st.borderTopStyle !== "none" ? rgba(st.borderTopColor) : null;
+      var best = Math.max(ratio(own, around), border ? ratio(over(border, around), around) : 1);
+      if (best < 3) failures.push(describe(e) + ": edge " + best.toFixed(2) + ":1 < 3");
+    });
+    // A cell whose line is cached carries a bar (an inset shadow) against the cell's colour.
+    Array.prototype.forEach.call(document.querySelectorAll("td.cb-cached"), function (e) {
+      if (!shown(e)) return;
+      controls++;
+      var bar = rgba(getComputedStyle(e).boxShadow), d = backdrop(e);
+      if (!bar) return;
+      var got = ratio(over([bar[0], bar[1], bar[2], bar[3] * d.opacity], d.bg), d.bg);
+      if (got < 3) failures.push(describe(e) + ": cached bar " + got.toFixed(2) + ":1 < 3");
+    });
+    return {texts: texts, controls: controls, failures: failures};
+  }
+  // Every control can be reached with the Tab key and shows where the focus is.
+  function keyboard() {
+    var failures = [], checked = 0;
+    var sel = "a[href], button, input, select, textarea, summary, [tabindex]";
+    var look = function (e) {
+      var st = getComputedStyle(e);
+      return [st.outlineStyle !== "none" && parseFloat(st.outlineWidth) > 0 ? st.outlineStyle + st.outlineWidth + st.outlineColor : "",
+              st.boxShadow, st.backgroundColor, st.borderTopColor, st.borderBottomColor, st.textDecorationLine].join("|");
+    };
+    Array.prototype.forEach.call(document.querySelectorAll(sel), function (e) {
+      if (!shown(e) || e.disabled || e.getAttribute("tabindex") === "-1" && !e.matches("a[href], button, input, select, textarea, summary")) return;
+      checked++;
+      if (e.tabIndex < 0) { failures.push(describe(e) + ": not reachable with Tab"); return; }
+      var before = look(e);
+      e.focus({preventScroll: true});
+      var after = look(e), focused = document.activeElement === e;
+      e.blur();
+      if (!focused) failures.push(describe(e) + ": does not take the focus");
+      else if (after === before) failures.push(describe(e) + ": no visible focus");
+    });
+    return {checked: checked, failures: failures};
+  }
+  function accessibility() {
+    // The steppers at their last step, so that every cell shows its mark.
+    Array.prototype.forEach.call(document.querySelectorAll(".cb-stepper"), function (st) {
+      var end = Array.prototype.filter.call(st.querySelectorAll("button"), function (b) { return b.textContent.indexOf("end") === 0; })[0];
+      if (end) end.click();
+    });
+    var theme = document.body.dataset.theme;
+    document.body.dataset.theme = "light";
+    var light = contrast();
+    document.body.dataset.theme = "dark";
+    var dark = contrast();
+    document.body.dataset.theme = theme || "auto";
+    return {light: light, dark: dark, keyboard: keyboard()};
   }
   // Arrow keys pressed on the page itself: the page must stay where it is.
   function pressPageKeys() {
@@ -175,6 +358,7 @@ PROBE = r"""
     r.outputs = filled("article .program-output pre");
     r.charts = document.querySelectorAll("article figure.cachebook-chart img").length;
     r.predictions = early.predictions;
+    r.a11y = early.a11y;
     r.wide = early.wide;
     r.steppers = early.steppers;
     r.searchNotes = document.querySelectorAll(".cb-search-note").length;
@@ -193,6 +377,7 @@ PROBE = r"""
       early.predictions = predictions();
       early.wide = wide();
       early.steppers = Array.prototype.map.call(document.querySelectorAll(".cb-stepper"), stepperCheck);
+      if (location.search.indexOf("a11y=1") >= 0) early.a11y = accessibility();
       pressPageKeys();
     }, 300);
     setTimeout(report, 2500);
@@ -203,6 +388,7 @@ PROBE = r"""
 
 class Site(http.server.SimpleHTTPRequestHandler):
     missing: list[str] = []
+    harness: dict[str, str] = {}  # page -> the widths harness that frames it
 
     def log_message(self, *args):
         pass
@@ -214,6 +400,15 @@ class Site(http.server.SimpleHTTPRequestHandler):
 
     def do_GET(self):
         url = urllib.parse.urlsplit(self.path)
+        if url.path == "/__widths__.html":
+            page = urllib.parse.parse_qs(url.query).get("page", [""])[0]
+            body = Site.harness.get(page, "").encode()
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         if url.path == "/__probe__.js":
             body = PROBE.encode()
             self.send_response(200)
@@ -345,6 +540,30 @@ def main() -> int:
         rep["errors"] = rep["errors"] + console_errors(r.stderr)
         return rep, ""
 
+    def measure_widths(page: str) -> tuple[dict | None, str]:
+        """The page in an iframe of each desktop width (one Chromium run): its blocks that scroll."""
+        frames = "".join(f'<iframe data-w="{w}" style="width:{w}px;height:900px;border:0;display:block" '
+                         f'src="/{page}"></iframe>' for w in DESKTOP_WIDTHS + (PHONE,))
+        harness = ("<!DOCTYPE html><html><body style='margin:0'>" + frames + "<script>"
+                   "window.addEventListener('load', function () { setTimeout(function () {"
+                   "var out = {}; document.querySelectorAll('iframe').forEach(function (f) {"
+                   "out[f.dataset.w] = f.contentWindow.cbMeasure ? f.contentWindow.cbMeasure() : null; });"
+                   "var pre = document.createElement('pre'); pre.id = 'cb-widths'; pre.textContent = JSON.stringify(out);"
+                   "document.body.appendChild(pre); }, 1500); });</script></body></html>")
+        Site.harness[page] = harness
+        try:
+            r = browse(["--window-size=2000,1000", "--virtual-time-budget=10000", "--dump-dom",
+                        base + "__widths__.html?page=" + urllib.parse.quote(page)])
+        except subprocess.TimeoutExpired:
+            return None, "the widths harness did not settle in time"
+        m = re.search(r'<pre id="cb-widths">(.*?)</pre>', r.stdout, re.S)
+        if not m:
+            return None, "no report from the widths harness"
+        measured = json.loads(htmllib.unescape(m.group(1)))
+        if any(v is None for v in measured.values()):
+            return None, f"a frame did not measure: {measured}"
+        return measured, ""
+
     def common(way: str, page: str, url: str, rep: dict) -> None:
         """What must hold in every way of opening a page."""
         for e in rep["errors"]:
@@ -354,6 +573,11 @@ def main() -> int:
         shown = rep.get("predictions", {}).get("answersInView", [])
         if shown:
             fail(page, f"{way}: the answer to 'Predict first' prompt(s) {shown} is in view before it is revealed")
+        for box in rep.get("predictions", {}).get("proseInView", []):
+            fail(page, f"{way}: after 'Predict first' prompt {box['box']}, before the next heading, "
+                       f"{', '.join(box['shown'])} in view before the answer is opened")
+        answers[0] += rep.get("predictions", {}).get("prompts", 0)
+        answers[1] += len(rep.get("predictions", {}).get("proseInView", []))
         for k, st in enumerate(rep.get("steppers", [])):
             keys, aria = st.get("keys", {}), st.get("aria", {})
             if not all(keys.get(n) for n in ("right", "left", "end", "home", "focusKept")):
@@ -366,6 +590,10 @@ def main() -> int:
         wide[way][1] += rep.get("wide", {}).get("scrolling", 0)
 
     wide = {way: [0, 0] for way in ("http 1280 px", f"http {PHONE} px", "file:// 1280 px")}
+    phone_frames = [0, 0]  # pages measured in a phone-wide frame, pages whose text column pans
+    answers = [0, 0]  # prompts seen, prompts with some of their answer in view (all three ways)
+    desktop_wide = {w: [0, 0, []] for w in DESKTOP_WIDTHS}
+    checked_a11y = {"pages": 0, "texts": 0, "controls": 0, "focusable": 0}
     with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(WORKERS) as pool:
         for k in range(WORKERS):
             (Path(scratch) / f"profile{k}").mkdir()
@@ -377,9 +605,11 @@ def main() -> int:
             f = disk / page
             f.write_text(f.read_text().replace("<head>", "<head><script>" + PROBE + "</script>", 1))
         urls = {page: base + page + ("?q=cache" if page == "search.html" else "") for page in pages}
+        a11y_urls = {page: urls[page] + ("&" if "?" in urls[page] else "?") + "a11y=1" for page in pages}
         disk_urls = {page: (disk / page).as_uri() + ("?q=false+sharing" if page == "search.html" else "")
                      for page in pages}
-        desktop = {page: pool.submit(load, urls[page], 1280) for page in pages}
+        desktop = {page: pool.submit(load, a11y_urls[page], 1280) for page in pages}
+        widths = {page: pool.submit(measure_widths, page) for page in pages}
         phone = {page: pool.submit(load, urls[page], PHONE) for page in pages}
         from_disk = {page: pool.submit(load, disk_urls[page], 1280) for page in pages}
         for page in pages:
@@ -389,6 +619,33 @@ def main() -> int:
                 fail(page, why)
                 continue
             common("http 1280 px", page, url, rep)
+            a11y = rep.get("a11y") or {}
+            if not a11y:
+                fail(page, "no accessibility report (contrast, keyboard)")
+            for theme in ("light", "dark"):
+                for f in (a11y.get(theme) or {}).get("failures", [])[:8]:
+                    fail(page, f"contrast, {theme} theme: {f}")
+            for f in (a11y.get("keyboard") or {}).get("failures", [])[:8]:
+                fail(page, f"keyboard: {f}")
+            if a11y:
+                checked_a11y["pages"] += 1
+                checked_a11y["texts"] += a11y["light"]["texts"] + a11y["dark"]["texts"]
+                checked_a11y["controls"] += a11y["light"]["controls"] + a11y["dark"]["controls"]
+                checked_a11y["focusable"] += a11y["keyboard"]["checked"]
+            measured, why = widths[page].result()
+            if measured is None:
+                fail(page, f"widths: {why}")
+            else:
+                if measured[str(PHONE)]["pans"]:
+                    fail(page, f"{PHONE} px (a frame of that width): {'; '.join(measured[str(PHONE)]['pans'])}")
+                phone_frames[0] += 1
+                phone_frames[1] += bool(measured[str(PHONE)]["pans"])
+                for w, m in measured.items():
+                    if int(w) == PHONE:
+                        continue
+                    desktop_wide[int(w)][0] += m["blocks"]
+                    desktop_wide[int(w)][1] += m["scrolling"]
+                    desktop_wide[int(w)][2] += [f"{page}: {b}" for b in m["widest"]]
             for img in rep["images"]:
                 if not img["complete"] or img["w"] <= 0 or img["h"] <= 0:
                     fail(page, f"image {img['src']} has no size ({img['w']} x {img['h']})")
@@ -483,6 +740,16 @@ def main() -> int:
     print(f"  {checked} internal links checked; screenshots in {shots}")
     for way, (blocks, scrolling) in wide.items():
         print(f"  {way}: {scrolling} of {blocks} code and output blocks in view scroll sideways")
+    for w, (blocks, scrolling, which) in desktop_wide.items():
+        share = scrolling / blocks if blocks else 0
+        print(f"  {w} px: {scrolling} of {blocks} code and output blocks (folded ones opened) scroll sideways "
+              f"({100 * share:.1f} %)" + "".join(f"\n    {b}" for b in which if w in (1024, 1366)))
+        if share > WIDE_SHARE:
+            fail("widths", f"at {w} px {scrolling} of {blocks} blocks scroll sideways, more than {100 * WIDE_SHARE:.0f} %")
+    print(f"  {PHONE} px frames: the text column pans sideways on {phone_frames[1]} of {phone_frames[0]} pages")
+    print(f"  'Predict first': {answers[1]} of {answers[0]} prompts (three ways) show some of their answer before it is opened")
+    print(f"  accessibility: {checked_a11y['pages']} pages, {checked_a11y['texts']} texts and {checked_a11y['controls']} "
+          f"controls or cells checked for contrast (both themes), {checked_a11y['focusable']} focusable elements for focus")
     # The model in the pages: a stepper's and the playground's counts after a change of
     # setting equal the native programs' (book/model/browser_model_check.py).
     sys.path.insert(0, str(ROOT / "book" / "model"))

@@ -439,8 +439,16 @@ def _title(page: Path) -> str:
     return ""
 
 
+# What a marked number is, shown when the pointer rests on it (and read by screen readers).
+NUMBER_TITLES = {"notes-quote": "the course notes' own measurement"}
+
+
 def _number_role(kind):
     def role(name, rawtext, text, lineno, inliner, options=None, content=None):
+        title = NUMBER_TITLES.get(kind)
+        if title:
+            return [nodes.raw(rawtext, f'<span class="{kind}" title="{html.escape(title)}">{html.escape(text)}</span>',
+                              format="html")], []
         return [nodes.inline(rawtext, text, classes=[kind])], []
 
     return role
@@ -480,7 +488,23 @@ def _repair_debian_furo(app, exception):
 
 
 # A source listing longer than this is folded too, its caption or first line shown.
-FOLD_LISTING_LINES = 40
+FOLD_LISTING_LINES = 30  # as output blocks (FOLD_LINES): a listing of 38 lines is two screens on a phone
+
+# Scripts Sphinx 5 loads on every page for older themes; neither the theme, Sphinx's own search
+# nor the book's scripts use them (358 KB a page).
+UNUSED_SCRIPTS = ("jquery.js", "underscore.js", "_sphinx_javascript_frameworks_compat.js")
+
+
+def _drop_unused_scripts(app):
+    if app.builder.format == "html" and hasattr(app.builder, "script_files"):
+        app.builder.script_files[:] = [js for js in app.builder.script_files
+                                       if Path(str(js.filename or "")).name not in UNUSED_SCRIPTS]
+
+
+def _remove_unused_files(app, exception):
+    if exception is None and app.builder.format == "html":
+        for name in UNUSED_SCRIPTS:
+            (Path(app.outdir) / "_static" / name).unlink(missing_ok=True)
 
 
 def _fold(node, summary: str, note: str | None = None, classes: str = "") -> list:
@@ -520,10 +544,61 @@ def _is_output(node) -> bool:
     return False
 
 
+def _is_predict(node) -> bool:
+    return isinstance(node, nodes.Admonition) and "cb-predict" in node["classes"]
+
+
+def _fold_answers(app, doctree):
+    """Everything after a "Predict first" prompt (an admonition of class cb-predict) up to the
+    next heading or the next prompt (the output that answers it, the paragraphs that read it,
+    the figure that plots it) is folded into one reveal, so that no answer is in view while
+    the reader predicts."""
+    for box in list(doctree.findall(_is_predict)):
+        parent = box.parent
+        at = parent.index(box)
+        answer = []
+        for node in parent.children[at + 1:]:
+            if isinstance(node, nodes.section) or any(True for _ in node.findall(_is_predict)):
+                break
+            # A stepper is for the reader to work with, not an answer to hide: the fold ends
+            # at the paragraph that introduces it.
+            if any('class="cb-stepper"' in r.astext() for r in node.findall(nodes.raw)):
+                if answer and isinstance(answer[-1], nodes.paragraph):
+                    answer.pop()
+                break
+            answer.append(node)
+        if not answer:
+            continue
+        for node in answer:
+            parent.remove(node)
+        body = nodes.container(classes=["cb-fold-body", "cb-answer-body"])
+        body.extend(answer)
+        holder = nodes.container(classes=["cb-answer"])
+        holder.extend(_fold(body, "The answer, and what it shows", _answer_note(answer), classes="cb-reveal"))
+        parent.insert(at + 1, holder)
+
+
+def _answer_note(answer) -> str:
+    """"2 paragraphs, 1 figure, 1 output block": what the reveal holds."""
+    counts = {"paragraph": 0, "figure": 0, "output block": 0, "listing": 0}
+    for node in answer:
+        counts["paragraph"] += sum(1 for _ in node.findall(nodes.paragraph) if not _ancestor_of(_, nodes.Admonition))
+        counts["figure"] += sum(1 for _ in node.findall(nodes.figure))
+        for block in node.findall(nodes.literal_block):
+            counts["output block" if "program-output" in block["classes"] else "listing"] += 1
+    parts = [f"{n} {what}{'s' if n > 1 else ''}" for what, n in counts.items() if n]
+    return ", ".join(parts) or "the discussion"
+
+
+def _ancestor_of(node, kind) -> bool:
+    return any(isinstance(a, kind) for a in _ancestors(node))
+
+
 def _reveal_predicted_outputs(app, doctree):
     """The output block that answers a "Predict first" prompt (an admonition of class
     cb-predict: the first output block after it) is folded behind "show", so the answer is
-    not in view while the reader predicts. A block folded already stays folded."""
+    not in view while the reader predicts. A block folded already stays folded, and one inside
+    the prompt's reveal (_fold_answers) is not folded twice."""
     found = [n for n in doctree.findall(lambda n: (isinstance(n, nodes.Admonition) and "cb-predict" in n["classes"])
                                         or _is_output(n))]
     # An output block inside another (a folded one holds its captioned block) counts once.
@@ -536,6 +611,8 @@ def _reveal_predicted_outputs(app, doctree):
         if not waiting:
             continue
         waiting = False
+        if any("cb-answer" in a.get("classes", []) for a in _ancestors(node) if isinstance(a, nodes.Element)):
+            continue
         if "cb-folded" in node["classes"]:
             node["classes"].append("cb-reveal")
             continue
@@ -637,12 +714,15 @@ def setup(app):
     app.add_directive("api-by-header", ApiByHeader)
     app.add_directive("results-gallery", results_gallery.ResultsGallery)
     app.connect("env-get-outdated", results_gallery.pages_to_reread)
+    app.connect("doctree-read", _fold_answers)
     app.connect("doctree-read", _reveal_predicted_outputs)
     app.connect("doctree-resolved", _fold_long_listings)
     app.add_role("notes", _number_role("notes-quote"))
     app.add_role("given", _number_role("given-number"))
     app.connect("source-read", _optional_pages)
     app.connect("build-finished", _repair_debian_furo)
+    app.connect("builder-inited", _drop_unused_scripts)
+    app.connect("build-finished", _remove_unused_files)
     # The model in the page (book/model, shipped at _static/model/ by book/build.py) and its widgets.
     app.add_js_file("live.js")
     app.add_js_file("playground.js")

@@ -291,6 +291,40 @@ class PredictionsWait(unittest.TestCase):
         doc += [output("before"), prompt, nodes.paragraph("", "Think."), output("answer"), output("after")]
         return doc
 
+    def test_everything_after_the_prompt_up_to_the_next_heading_is_folded(self):
+        from docutils import nodes
+        from cachebook_sphinx import _fold_answers, _reveal_predicted_outputs
+
+        doc = self.page()
+        later = nodes.section("", nodes.title("", "Next"), nodes.paragraph("", "Later."))
+        doc += later
+        _fold_answers(None, doc)
+        _reveal_predicted_outputs(None, doc)
+        answers = [n for n in doc.findall(nodes.container) if "cb-answer" in n["classes"]]
+        self.assertEqual(len(answers), 1)
+        held = [n.astext() for n in answers[0].findall(nodes.paragraph)]
+        self.assertEqual(held, ["Think."])  # the reading paragraph, not the next section's
+        outputs = [b["classes"][1] for b in answers[0].findall(nodes.literal_block)]
+        self.assertEqual(outputs, ["cb-output-answer", "cb-output-after"])
+        summary = "".join(n.astext() for n in answers[0].findall(nodes.raw))
+        self.assertIn("1 paragraph, 2 output blocks", summary)
+        # The answer's output is not folded a second time inside the reveal.
+        self.assertFalse([n for n in answers[0].findall(nodes.container) if "cb-folded" in n["classes"]])
+        self.assertEqual(later.parent, doc)
+
+    def test_a_stepper_and_the_paragraph_that_introduces_it_stay_open(self):
+        from docutils import nodes
+        from cachebook_sphinx import _fold_answers
+
+        doc = self.page()
+        intro = nodes.paragraph("", "Step through it.")
+        stepper = nodes.raw("", '<div class="cb-stepper" data-runs="[]"></div>', format="html")
+        doc += [intro, stepper]
+        _fold_answers(None, doc)
+        answers = [n for n in doc.findall(nodes.container) if "cb-answer" in n["classes"]]
+        self.assertEqual([n.astext() for n in answers[0].findall(nodes.paragraph)], ["Think."])
+        self.assertEqual((intro.parent, stepper.parent), (doc, doc))
+
     def test_the_answer_is_folded_and_its_caption_is_the_summary(self):
         from docutils import nodes
         from cachebook_sphinx import _reveal_predicted_outputs

@@ -28,11 +28,11 @@
     { name: "course notes: 4 KiB, 8 sets x 8 ways, 64 B lines", sets: 8, ways: 8, lineBytes: 64 },
     { name: "course notes: fully associative, 4 lines of 64 B", sets: 1, ways: 4, lineBytes: 64 },
     { name: "course notes: fully associative, 32 lines of 64 B", sets: 1, ways: 32, lineBytes: 64 },
-    { name: "L1d 32 KiB 8-way, 64 B lines (fixture l3_32m)", sets: 64, ways: 8, lineBytes: 64 },
-    { name: "L2 512 KiB 8-way, 64 B lines (fixture l3_32m)", sets: 1024, ways: 8, lineBytes: 64 },
-    { name: "L1d 48 KiB 12-way, 64 B lines (fixture sysconf_only)", sets: 64, ways: 12, lineBytes: 64 },
-    { name: "L2 1 MiB 8-way, 64 B lines (fixture sysconf_only)", sets: 2048, ways: 8, lineBytes: 64 },
-    { name: "L1d 128 KiB 8-way, 128 B lines, as on Apple's M-series (fixture line128)", sets: 128, ways: 8, lineBytes: 128 },
-    { name: "L2 12 MiB 12-way, 128 B lines, as on Apple's M-series (fixture line128)", sets: 8192, ways: 12, lineBytes: 128 },
+    { name: "L1d 32 KiB 8-way, 64 B lines", sets: 64, ways: 8, lineBytes: 64 },
+    { name: "L2 512 KiB 8-way, 64 B lines", sets: 1024, ways: 8, lineBytes: 64 },
+    { name: "L1d 48 KiB 12-way, 64 B lines", sets: 64, ways: 12, lineBytes: 64 },
+    { name: "L2 1 MiB 8-way, 64 B lines", sets: 2048, ways: 8, lineBytes: 64 },
+    { name: "L1d 128 KiB 8-way, 128 B lines, as on Apple's M-series", sets: 128, ways: 8, lineBytes: 128 },
+    { name: "L2 12 MiB 12-way, 128 B lines, as on Apple's M-series", sets: 8192, ways: 12, lineBytes: 128 },
   ];
 })();

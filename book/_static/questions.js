@@ -22,6 +22,17 @@
     return result;
   }
 
+  // The misses beyond the first touch of each line: lines fetched again after an eviction.
+  function again(count, cache, evictions) {
+    const evicted = evictions + " line" + (evictions === 1 ? "" : "s");
+    if (count === 0) {
+      return "No line is fetched twice: " + cache + (evictions === 0 ? " evicted none." : " evicted " + evicted +
+        ", each after its last use.");
+    }
+    return "The other " + count + (count === 1 ? " miss fetches" : " misses fetch") + " a line again after " + cache +
+      " evicted it; it evicted " + evicted + " in all.";
+  }
+
   function worked(spec, r) {
     const c = spec.cache;
     const t = r.all;
@@ -32,9 +43,8 @@
       "The walk makes " + t.accesses + " accesses" + split + ".",
       "They touch " + r.distinct + " different lines of " + c.lineBytes + " bytes; the first access to each line misses: " +
         r.distinct + " misses.",
-      "The other " + (t.misses - r.distinct) + " misses fetch a line again after the cache (" + c.sets + " set" +
-        (c.sets > 1 ? "s" : "") + " x " + c.ways + " way" + (c.ways > 1 ? "s" : "") + ", " + c.policy +
-        ") evicted it; it evicted " + t.evictions + " lines in all.",
+      again(t.misses - r.distinct, "the cache (" + c.sets + " set" + (c.sets > 1 ? "s" : "") + " x " + c.ways + " way" +
+        (c.ways > 1 ? "s" : "") + ", " + c.policy + ")", t.evictions),
       "In all: " + t.misses + " misses and " + t.hits + " hits.",
     ].concat(spec.expect === undefined ? [] : [agreement(spec, r.all[spec.ask])]);
   }

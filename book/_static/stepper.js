@@ -2,8 +2,10 @@
 // Driven by a chapter's JSON (the `stepper` directive puts it in data-runs): a list
 // of walks, each {walk, rows, cols, elem, line_bytes, cache_lines, hits, misses,
 // steps: [{i, j, line, hit, cache_after: [line per way]}]}.
-// A live run (stepper_live.js) also has live: {sets, ways, policy}: its cache_after lists
-// the lines of every set, set 0 first.
+// A live run (stepper_live.js) also has live: {sets, ways, policy, prefetch}: its cache_after
+// lists the lines of every set, set 0 first, and each step has set (the line's set),
+// sets_after (the lines of each set), and with a prefetcher prefetched (the lines it fetched)
+// and from_prefetch (a hit on a line it fetched that no access had touched yet).
 // Optional, for walks over several arrays (chapter 4's product):
 //   arrays: [{name, rows, cols, first_line, index: [row name, column name], access: "read" | "update"}],
 //     and each step's `array` (an index into arrays); lines are then named after their array (A0, B3);
@@ -17,6 +19,10 @@
     if (cls) e.className = cls;
     if (text !== undefined) e.textContent = text;
     return e;
+  }
+
+  function count(n, word) {
+    return n + " " + word + (n === 1 ? "" : /(s|ch|sh|x)$/.test(word) ? "es" : "s");
   }
 
   function label(run) {
@@ -193,7 +199,10 @@
       pickButtons.forEach((b, k) => b.setAttribute("aria-pressed", runs[k] === run ? "true" : "false"));
       root.setAttribute("aria-label", "Cache stepper, " + label(run) +
         ": arrow keys step, Home and End go to the first and last access");
-      cacheTitle.textContent = "cache: " + run.cache_lines + " lines of " + run.line_bytes + " bytes";
+      const sets = run.live ? run.live.sets : 1;
+      cacheTitle.textContent = "cache: " + run.cache_lines + " lines of " + run.line_bytes + " bytes" +
+        (sets > 1 ? ", " + sets + " sets of " + run.live.ways + " ways (a line L goes to set L mod " + sets + ")" : "");
+      cache.classList.toggle("cb-cache-sets", sets > 1);
     }
 
     // A cell shows a symbol; a screen reader reads words (its name, line and state).
@@ -255,24 +264,38 @@
       if (held.length === run.cache_lines && oneLruSet) {
         lru = held.reduce((a, b) => (lastUse[a] <= lastUse[b] ? a : b));
       }
-      for (let w = 0; w < run.cache_lines; w++) {
-        const slot = el("div", "cb-slot");
-        if (w < held.length) {
-          slot.textContent = lineName(held[w]);
-          if (now && held[w] === now.line) slot.classList.add(now.hit ? "cb-hit" : "cb-miss");
-          if (held[w] === lru && run.cache_lines > 1) slot.appendChild(el("span", "cb-lru", "LRU"));
-        } else {
-          slot.textContent = "empty";
-          slot.classList.add("cb-empty");
+      // One row of slots per set (a recorded walk, or one set: a single row).
+      const sets = run.live ? run.live.sets : 1;
+      const ways = run.live ? run.live.ways : run.cache_lines;
+      const bySet = now && now.sets_after ? now.sets_after : [held];
+      for (let s = 0; s < sets; s++) {
+        const row = el("div", "cb-set");
+        if (sets > 1) row.appendChild(el("span", "cb-set-name", "set " + s));
+        const lines = bySet[s] || [];
+        for (let w = 0; w < ways; w++) {
+          const slot = el("div", "cb-slot");
+          if (w < lines.length) {
+            slot.textContent = lineName(lines[w]);
+            if (now && lines[w] === now.line) slot.classList.add(now.hit ? "cb-hit" : "cb-miss");
+            else if (now && now.prefetched && now.prefetched.includes(lines[w])) {
+              slot.classList.add("cb-prefetched");
+              slot.title = "fetched by the prefetcher";
+            }
+            if (lines[w] === lru && run.cache_lines > 1) slot.appendChild(el("span", "cb-lru", "LRU"));
+          } else {
+            slot.textContent = "empty";
+            slot.classList.add("cb-empty");
+          }
+          row.appendChild(slot);
         }
-        cache.appendChild(slot);
+        cache.appendChild(row);
       }
 
       const unit = multi() ? "access " : "read ";
       counter.textContent = unit + at + " of " + run.steps.length;
       let split = "";
       if (multi()) split = " (" + arrays.map((arr, a) => arr.name + " " + missesOf[a]).join(", ") + ")";
-      totals.textContent = misses + " misses" + split + ", " + hits + " hits so far";
+      totals.textContent = count(misses, "miss") + split + ", " + count(hits, "hit") + " so far";
       const verb = (st) => (arrays[st.array || 0].access === "update" ? "update " : "read ");
       if (!now) {
         const st = run.steps[0];
@@ -281,12 +304,22 @@
       } else {
         const evicted = before.filter((l) => !held.includes(l));
         const v = verb(now);
+        const inSet = run.live && run.live.sets > 1 ? ", set " + now.set : "";
         let text = v[0].toUpperCase() + v.slice(1) + cellName(now.array || 0, now.i, now.j) + ", in line " +
-          lineName(now.line) + ": " + (now.hit ? "a hit, the line is in the cache." : "a miss, the line is fetched");
+          lineName(now.line) + inSet + ": " + (now.hit ? (now.from_prefetch
+            ? "a hit, the prefetcher brought the line in before it was asked for."
+            : "a hit, the line is in the cache.") : "a miss, the line is fetched");
+        // A live step names the line its own fill evicted; the prefetcher's fills evicted the rest.
+        const own = "evicted" in now ? (now.evicted === null ? [] : [now.evicted]) : evicted.slice(0, 1);
         if (!now.hit) {
           const why = oneLruSet ? ", least recently used," : " (" + run.live.policy + ")";
-          text += evicted.length ? " and " + lineName(evicted[0]) + why + " is evicted."
-            : " into a free slot.";
+          text += own.length ? " and " + lineName(own[0]) + why + " is evicted" + (inSet ? " from set " + now.set : "") + "."
+            : inSet ? " into a free way of set " + now.set + "." : " into a free slot.";
+        }
+        if (now.prefetched && now.prefetched.length) {
+          const others = evicted.filter((l) => !own.includes(l));
+          text += " The " + run.live.prefetch + " prefetcher also fetched " + now.prefetched.map(lineName).join(", ") +
+            (others.length ? ", evicting " + others.map(lineName).join(", ") : "") + ".";
         }
         note.textContent = text;
       }

@@ -19,6 +19,26 @@
     return [].concat(...cache.residentLines());
   }
 
+  // One access on the live cache, as a step records it: the outcome, the lines of every set
+  // after it, and what the prefetcher did (the lines it fetched; whether a hit found a line
+  // that it had fetched and no access had touched yet).
+  function stepOn(cache, address, write, stream, p, untouched) {
+    const before = new Set(held(cache));
+    const r = cache.access(address, write, stream);
+    const sets = cache.residentLines();
+    const after = [].concat(...sets);
+    const line = Math.floor(address / p.line);
+    const step = { line, set: r.set, hit: r.hit, evicted: r.evicted ? r.evictedLine : null, cache_after: after, sets_after: sets };
+    if (p.prefetch !== "none") {
+      step.from_prefetch = r.hit && untouched.has(line);
+      untouched.delete(line);
+      step.prefetched = after.filter((l) => !before.has(l) && l !== line);
+      for (const l of step.prefetched) untouched.add(l);
+      for (const l of before) if (!after.includes(l)) untouched.delete(l);
+    }
+    return step;
+  }
+
   function cacheOf(model, p) {
     return model.cache({ sets: p.sets, ways: p.ways, lineBytes: p.line, policy: p.policy, prefetch: p.prefetch });
   }
@@ -45,12 +65,13 @@
   function arrayWalk(model, base, p) {
     const cache = cacheOf(model, p);
     const steps = [];
+    const untouched = new Set();
     let hits = 0;
     const visit = (i, j) => {
       const address = (i * p.cols + j) * p.elem;
-      const r = cache.access(address);
-      steps.push({ i, j, line: Math.floor(address / p.line), hit: r.hit, cache_after: held(cache) });
-      if (r.hit) hits++;
+      const step = Object.assign({ i, j }, stepOn(cache, address, false, 1, p, untouched));
+      steps.push(step);
+      if (step.hit) hits++;
     };
     const outer = p.walk === "row" ? p.rows : p.cols;
     const inner = p.walk === "row" ? p.cols : p.rows;
@@ -69,15 +90,16 @@
     const bases = [0, rounded, 2 * rounded];
     const cache = cacheOf(model, p);
     const steps = [];
+    const untouched = new Set();
     let hits = 0;
     for (let k = 0; k < walk.length; k++) {
       const a = walk.stream(k) - 1;
       const address = walk.address(k);
       const cell = (address - bases[a]) / p.elem;
-      const r = cache.access(address, walk.write(k), a + 1);
-      steps.push({ array: a, i: Math.floor(cell / p.n), j: cell % p.n, line: Math.floor(address / p.line), hit: r.hit,
-        cache_after: held(cache) });
-      if (r.hit) hits++;
+      const step = Object.assign({ array: a, i: Math.floor(cell / p.n), j: cell % p.n },
+        stepOn(cache, address, walk.write(k), a + 1, p, untouched));
+      steps.push(step);
+      if (step.hit) hits++;
     }
     cache.free();
     markGroups(steps, p);
@@ -142,10 +164,12 @@
       try {
         check(p, multi);
         const fresh = multi ? productWalk(model, first, p) : arrayWalk(model, first, p);
-        fresh.live = { sets: p.sets, ways: p.ways, policy: p.prefetch === "none" ? p.policy : p.policy + ", " + p.prefetch + " prefetcher" };
+        fresh.live = { sets: p.sets, ways: p.ways, policy: p.policy, prefetch: p.prefetch };
         replace(fresh);
-        status.textContent = "On the model: " + fresh.misses + " misses, " + fresh.hits + " hits in " + fresh.steps.length +
-          " accesses (" + p.sets + " set" + (p.sets > 1 ? "s" : "") + " x " + p.ways + " ways x " + p.line + " B, " + p.policy + ").";
+        const count = (n, word) => n + " " + word + (n === 1 ? "" : /(s|ch|sh|x)$/.test(word) ? "es" : "s");
+        status.textContent = "On the model: " + count(fresh.misses, "miss") + ", " + count(fresh.hits, "hit") + " in " +
+          count(fresh.steps.length, "access") + " (" + count(p.sets, "set") + " x " + count(p.ways, "way") + " x " + p.line +
+          " B, " + p.policy + (p.prefetch === "none" ? "" : ", " + p.prefetch + " prefetcher") + ").";
         status.classList.remove("cb-live-error");
       } catch (e) {
         status.textContent = e.message;

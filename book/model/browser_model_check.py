@@ -13,7 +13,11 @@ programs' for the same setting:
 - chapter 1's questions: each box's answer is the miss count of `ch01_row_major`'s own
   stepper run; a reader's right count is called right, a wrong one (one too many) wrong,
   and the worked count opens with the walk's accesses;
-- chapters 2 and 4's questions: every box that carries the chapter's own count agrees with it.
+- chapters 2 and 4's questions: every box that carries the chapter's own count agrees with it;
+- every simulated table of chapters 1, 2 and 4 (prefetchers included), set up in the playground
+  as a reader sets it up (the walk, its sizes, the cache in its fields, then the change event
+  of the last field edited): each count the page shows equals the one in the chapter's JSON
+  (book/model/playground_tables.py says which table is which walk and cache).
 
 book/browser_test.py calls check(); run alone, exit status 1 names each difference.
 """
@@ -32,6 +36,7 @@ import urllib.parse
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 YI = ROOT / "tests/data/cachelab/yi.trace"
 
 # Runs in the page: waits for `ready`, then for each change sets the fields and reads `what`.
@@ -76,12 +81,12 @@ def driven_page(site: Path, page: str, form: str, what: str, changes: list[dict]
     return out
 
 
-def report_of(browser: str, url: str) -> list[dict]:
+def report_of(browser: str, url: str, timeout: int = 180) -> list[dict]:
     with tempfile.TemporaryDirectory() as profile:
         r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                             f"--user-data-dir={profile}", "--allow-file-access-from-files",
                             "--virtual-time-budget=600000", "--dump-dom", url],
-                           capture_output=True, text=True, timeout=180)
+                           capture_output=True, text=True, timeout=timeout)
     m = re.search(r'<pre id="cb-model-report">(.*?)</pre>', r.stdout, re.S)
     return json.loads(htmllib.unescape(m.group(1))) if m else [{"error": "no report from the page"}]
 
@@ -220,13 +225,98 @@ def check_agreement(browser: str, site: Path) -> list[str]:
     return failures
 
 
+# Runs in the playground: for each case, sets its fields as a reader would and reads back what
+# the page shows (the totals table, the misses by kind and OPT, the prefetcher's line, an error).
+TABLE_DRIVER = r"""
+<script>
+(function () {
+  var tries = 0;
+  function number(text, re) { var m = re.exec(text); return m ? Number(m[1]) : null; }
+  (function wait() {
+    var form = document.querySelector("form.cb-pg-form");
+    if (!form) { if (++tries < 3000) return setTimeout(wait, 100); }
+    var report = CASES.map(function (c) {
+      if (!form) return {error: "no playground form"};
+      var names = Object.keys(c.state);
+      names.forEach(function (k, at) {
+        var f = form.querySelector("[name=" + k + "]");
+        if (!f) return;
+        f.value = c.state[k];
+        // One change event after the last field, as when a reader edits a field and leaves it:
+        // the page then reads every field.
+        if (at === names.length - 1) f.dispatchEvent(new Event("change", {bubbles: true}));
+      });
+      var shown = {};
+      Array.prototype.forEach.call(document.querySelectorAll(".cb-pg-totals tr[data-stream]"), function (tr) {
+        var td = Array.prototype.map.call(tr.querySelectorAll("td"), function (x) { return Number(x.textContent); });
+        shown[tr.dataset.stream] = {accesses: td[0], hits: td[1], misses: td[2], evictions: td[3], dirty: td[4]};
+      });
+      var kinds = document.querySelector(".cb-pg-kinds"), summary = document.querySelector(".cb-pg-summary");
+      var error = document.querySelector(".cb-pg-error");
+      if (kinds) {
+        var t = kinds.textContent;
+        shown.compulsory = number(t, /(-?\d+) compulsory/);
+        shown.capacity = number(t, /(-?\d+) capacity/);
+        shown.conflict = number(t, /(-?\d+) conflict/);
+        shown.optimal = number(t, /\(OPT\)[^:]*: (\d+) misses/);
+      }
+      if (summary) {
+        shown.issued = number(summary.textContent, /issued (\d+) prefetch/);
+        shown.useful = number(summary.textContent, /, (\d+) of them useful/);
+      }
+      if (error) shown.error = error.textContent;
+      return shown;
+    });
+    var pre = document.createElement("pre");
+    pre.id = "cb-model-report";
+    pre.textContent = JSON.stringify(report);
+    document.body.appendChild(pre);
+  })();
+})();
+</script>
+"""
+
+
+def check_tables(browser: str, site: Path, generated: Path) -> list[str]:
+    """Each simulated table of chapters 1, 2 and 4 in the playground: the page's counts against
+    the chapter's JSON."""
+    import playground_tables
+    failures, compared = [], 0
+    cases = playground_tables.cases(generated)
+    # A page a batch: a batch's walks are small enough that a page settles well within the time.
+    for batch in playground_tables.batches(cases):
+        page = site / "book" / "playground.html"
+        out = page.with_name(f"playground.tables-{batch[0]['table'].split(':')[0]}-{id(batch)}.html")
+        out.write_text(page.read_text().replace("</body>", TABLE_DRIVER.replace(
+            "CASES", json.dumps([{"state": c["state"]} for c in batch])) + "</body>"))
+        rep = report_of(browser, out.as_uri(), timeout=900)
+        if len(rep) != len(batch):
+            failures.append(f"playground tables: {len(batch)} cases, the page reported {rep}")
+            continue
+        for case, shown in zip(batch, rep):
+            got = playground_tables.counts_shown(shown)
+            for key, want in case["want"].items():
+                compared += 1
+                if got.get(key) != want:
+                    failures.append(f"{case['table']}, {case['label']}: {key} is {want} in the chapter, the playground "
+                                    f"shows {got.get(key)}{' (' + shown['error'] + ')' if 'error' in shown else ''}")
+    print(f"  playground: {len(cases)} settings from the tables of chapters 1, 2 and 4, {compared} counts compared "
+          f"with the chapters' JSON")
+    for table, why in playground_tables.LEFT_OUT.items():
+        print(f"  playground: left out, {table}: {why}")
+    if not cases:
+        failures.append("playground tables: no case (are the chapters' JSON files in BUILD/book/generated?)")
+    return failures
+
+
 def check(browser: str, build: Path) -> list[str]:
     site, bin_dir = build / "book" / "html", build / "bin"
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "html"
         shutil.copytree(site, copy)
         return (check_playground(browser, copy, bin_dir, Path(tmp)) + check_stepper(browser, copy, bin_dir, Path(tmp))
-                + check_questions(browser, copy, bin_dir, Path(tmp)) + check_agreement(browser, copy))
+                + check_questions(browser, copy, bin_dir, Path(tmp)) + check_agreement(browser, copy)
+                + check_tables(browser, copy, build / "book" / "generated"))
 
 
 def main() -> int:

@@ -151,11 +151,15 @@ CB_EXPORT(cb_run) void cb_run(Model* m, std::uint32_t n) {
     }
 }
 
-// Counts of a stream (0: every access): hits, misses, evictions, dirty evictions, then the
+// Counts of a stream (0: every access, the prefetcher's fills included; 1 to 3: A, B, C; 4: the
+// prefetcher's fills, zero without one): hits, misses, evictions, dirty evictions, then the
 // prefetcher's demand accesses, demand misses, issued and useful; each as (lo, hi).
 CB_EXPORT(cb_counts) const std::uint32_t* cb_counts(Model* m, std::uint32_t stream) {
+    static const cachebook::Counts kNone{};
     // Stream 0 of Cache counts only accesses made on stream 0; "all" is its total.
-    const cachebook::Counts& c = stream == 0 ? m->cache().total() : m->cache().stream(static_cast<int>(stream));
+    const cachebook::Counts& c = stream == 0 ? m->cache().total()
+                                 : stream == 4 ? (m->prefetching ? m->cache().stream(m->prefetching->prefetch_stream()) : kNone)
+                                               : m->cache().stream(static_cast<int>(stream));
     const cachebook::PrefetchCounts p = m->prefetching ? m->prefetching->counts() : cachebook::PrefetchCounts{};
     g_out.clear();
     for (std::uint64_t v :

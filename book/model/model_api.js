@@ -70,6 +70,10 @@ class Runtime {
       this.x.__stack_pointer.value = sp; // the frames the trap left
       const message = this.text(this.x.cb_error());
       new Uint8Array(this.x.memory.buffer, this.x.cb_error(), 1)[0] = 0;
+      // libc++ names only the container ("vector") or the allocation when memory runs out.
+      if (/^(vector|std::bad_alloc|bad_alloc)$/.test(message)) {
+        throw new ModelError("out of memory: the cache or the walk is too large for the model's memory");
+      }
       throw new ModelError(message || "the model stopped: " + e.message);
     }
   }
@@ -138,9 +142,12 @@ class Cache {
     this.runTriples(walk.triples);
   }
   // Counts so far: {accesses, hits, misses, evictions, dirtyEvictions}, and with a
-  // prefetcher {prefetch: {demandAccesses, demandMisses, issued, useful}}.
+  // prefetcher {prefetch: {demandAccesses, demandMisses, issued, useful}}. Stream 0 counts
+  // every access, the prefetcher's fills included; 1 to 3 are A, B, C; 4 ("prefetch") the
+  // prefetcher's fills alone.
   totals(stream = 0) {
-    wholeNumber("stream", stream, 0, 3);
+    if (stream === "prefetch") stream = 4;
+    wholeNumber("stream", stream, 0, 4);
     const w = this.rt.words(this.rt.call("cb_counts", this.handle, stream), 16);
     const v = (k) => joined(w[2 * k], w[2 * k + 1]);
     const t = { hits: v(0), misses: v(1), evictions: v(2), dirtyEvictions: v(3) };
@@ -148,6 +155,18 @@ class Cache {
     if (this.config.prefetch !== "none") {
       t.prefetch = { demandAccesses: v(4), demandMisses: v(5), issued: v(6), useful: v(7) };
     }
+    return t;
+  }
+  // The program's own accesses (demand accesses) with a prefetcher: every count of stream 0
+  // less the prefetcher's fills (an eviction is charged to the access that caused it).
+  // Without a prefetcher, totals(0).
+  demandTotals() {
+    const all = this.totals(0);
+    if (this.config.prefetch === "none") return all;
+    const fills = this.totals(4);
+    const t = { hits: all.hits - fills.hits, misses: all.misses - fills.misses, evictions: all.evictions - fills.evictions,
+      dirtyEvictions: all.dirtyEvictions - fills.dirtyEvictions, prefetch: all.prefetch };
+    t.accesses = t.hits + t.misses;
     return t;
   }
   // Misses split into compulsory, capacity and conflict misses (common/src/miss_kinds.cpp):
