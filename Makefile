@@ -139,7 +139,7 @@ serve:
 
 # The chapters whose output uses machine facts, under every fixture of tests/fixtures/machine
 # (make test runs the quick ones under every fixture, chapters 8 and 9 under one).
-MACHINE_CHAPTERS = 01_row_major 02_loop_orders 04_tiling 05_layout 06_false_sharing 08_cliff 09_matmul
+MACHINE_CHAPTERS = 01_row_major 02_loop_orders 03_six_orders 04_tiling 05_layout 06_false_sharing 08_cliff 09_matmul
 golden-fixtures: build
 	@for f in tests/fixtures/machine/*/; do echo "fixture $$f"; \
 	  CACHEBOOK_MACHINE=$(CURDIR)/$$f bash tools/dev/golden.sh summary $(BUILD)/bin $(MACHINE_CHAPTERS) || exit 1; done

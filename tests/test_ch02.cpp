@@ -200,3 +200,64 @@ TEST_CASE("column-wise sum of int[2048][2048] takes at least twice as long as ro
     if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
     CHECK(claim.verdict == cachebook::Verdict::holds);
 }
+
+TEST_CASE("the sets of a block of rows: one set at a page stride, every set a line further", "[ch02]") {
+    const auto l1 = cachebook::CacheConfig::from_capacity(48 * 1024, 12, 64);
+    const auto power = cachebook::block_sets(l1, 0, ch02::kConflictRows, sizeof(int), ch02::kConflictStride);
+    CHECK(power.lines == ch02::kConflictRows);
+    CHECK(power.sets == std::vector<std::size_t>{0});
+    CHECK(power.room == 12);
+    const auto padded = cachebook::block_sets(l1, 0, ch02::kConflictRows, sizeof(int),
+                                              ch02::kConflictStride + ch02::kConflictPad);
+    CHECK(padded.sets.size() == 64);
+    CHECK(cachebook::set_list(padded.sets) == "0-63");
+    // A 32 x 32 tile of doubles, rows 4096 B apart, 256 B wide: four lines a row, sets 0-3.
+    const auto tile = cachebook::block_sets(l1, 0, 32, 32 * 8, 4096);
+    CHECK(tile.lines == 128);
+    CHECK(cachebook::set_list(tile.sets) == "0-3");
+    CHECK(cachebook::set_list({0, 16, 32, 48}) == "0, 16, 32, 48");
+    CHECK(cachebook::set_list({0, 2, 4, 6, 8, 10, 12, 14, 16}) == "0, 2, ..., 16");
+    CHECK(cachebook::set_list({}) == "");
+}
+
+TEST_CASE("the strided column sum adds the first cols columns", "[ch02]") {
+    const std::vector<int> a = {1, 2, 3, 100, 4, 5, 6, 100};  // 2 rows of 3, leading 4
+    CHECK(cachebook::sum_columns(a.data(), 2, 3, 4) == 21);
+    CHECK(cachebook::sum_columns(a.data(), 2, 1, 4) == 5);
+}
+
+TEST_CASE("the conflict claim has no verdict where the model predicts no effect", "[ch02]") {
+    const ch02::ConflictRun run{1, 1, {3e-3, 3e-3}, {1e-3, 1e-3}};
+    CHECK(ch02::conflict_claim(run, std::nullopt).verdict == cachebook::Verdict::inconclusive);
+    // 64 ways keep a 64-line column in one set.
+    const auto wide = cachebook::CacheConfig::from_capacity(256 * 1024, 64, 64);
+    const auto claim = ch02::conflict_claim(run, wide);
+    CHECK(claim.verdict == cachebook::Verdict::inconclusive);
+    CHECK(claim.reason.find("no effect to show") != std::string::npos);
+    const auto l1 = cachebook::CacheConfig::from_capacity(48 * 1024, 12, 64);
+    CHECK(ch02::conflict_claim(run, l1).verdict == cachebook::Verdict::holds);
+}
+
+// The measured conflict, decided once by the chapter's rule: holds passes, fails fails,
+// inconclusive (a noisy control, no L1d geometry, an L1d that keeps the column) skips.
+TEST_CASE("a column at a page stride takes at least twice as long as at a page and a line", "[ch02][timing]") {
+    const auto run = ch02::time_conflict(8, 40);
+    REQUIRE(run.power_sum == run.padded_sum);
+    const auto claim = ch02::conflict_claim(run, ch02::cache_geometry(cachebook::machine().data_cache(1)));
+    INFO("page " << run.power_min() * 1e3 << " ms, padded " << run.padded_min() * 1e3 << " ms: " << claim.reason);
+    CHECK(claim.threshold == ch02::kConflictThreshold);
+    if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
+    CHECK(claim.verdict == cachebook::Verdict::holds);
+}
+
+TEST_CASE("a physically indexed L2 spreads a page-strided column over at most sets / 64 sets", "[ch02]") {
+    const auto l2 = cachebook::CacheConfig::from_capacity(2048 * 1024, 16, 64);  // 2048 sets
+    CHECK(ch02::physical_sets_bound(l2, 2048, 2048, sizeof(int)) == 32);
+    const auto small = cachebook::CacheConfig::from_capacity(512 * 1024, 8, 64);  // 1024 sets
+    CHECK(ch02::physical_sets_bound(small, 2048, 2048, sizeof(int)) == 16);
+    // Rows a page and a line apart use every line of a page: nothing left to bound.
+    CHECK(ch02::physical_sets_bound(l2, 2048, 1040, sizeof(int)) == 2048);
+    // A 64-set L1 (one page per way) is indexed inside the page: one set, as by virtual address.
+    const auto l1 = cachebook::CacheConfig::from_capacity(48 * 1024, 12, 64);
+    CHECK(ch02::physical_sets_bound(l1, 64, 1024, sizeof(int)) == 1);
+}

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 
 #include "cachebook/cpu_time.hpp"
@@ -69,6 +70,18 @@ std::vector<WalkKinds> walk_kinds(const cachebook::CacheConfig& cache) {
     return walks;
 }
 
+std::size_t physical_sets_bound(const cachebook::CacheConfig& cache, std::size_t rows, std::size_t leading,
+                                std::size_t elem, std::size_t page) {
+    std::set<std::uint64_t> lines, offsets;  // the column's lines, and their line numbers inside a page
+    for (std::size_t i = 0; i < rows; ++i) {
+        const std::uint64_t line = i * leading * elem / cache.line_bytes;
+        lines.insert(line);
+        offsets.insert(line % (page / cache.line_bytes));
+    }
+    const std::size_t per_offset = std::max<std::size_t>(1, cache.sets * cache.line_bytes / page);
+    return std::min(lines.size(), std::min(cache.sets, offsets.size() * per_offset));
+}
+
 std::vector<int> sum_input(std::size_t n) {
     std::vector<int> a(n * n);
     for (std::size_t i = 0; i < n; ++i)
@@ -120,6 +133,77 @@ cachebook::ClaimResult sum_claim(const SumTiming& timing, const std::optional<ca
         row.push_back(*std::min_element(timing.row.runs.begin() + static_cast<std::ptrdiff_t>(4 * r),
                                         timing.row.runs.begin() + static_cast<std::ptrdiff_t>(4 * r + 4)));
     return cachebook::decide(timing.column.runs, row, {kSumThreshold, static_cast<int>(rounds), max_noise});
+}
+
+double ConflictRun::power_min() const {
+    return *std::min_element(power_runs.begin(), power_runs.end());
+}
+double ConflictRun::padded_min() const {
+    return *std::min_element(padded_runs.begin(), padded_runs.end());
+}
+
+namespace {
+// kConflictRows rows of kConflictCols ints, `stride` bytes apart, in a page-aligned buffer.
+struct StridedArray {
+    std::vector<int> storage;
+    const int* first = nullptr;
+    std::size_t leading = 0;  // ints from row to row
+    explicit StridedArray(std::size_t stride) : leading(stride / sizeof(int)) {
+        const std::size_t page_ints = kConflictStride / sizeof(int);
+        storage.assign(kConflictRows * leading + page_ints, 0);
+        const auto address = reinterpret_cast<std::uintptr_t>(storage.data());
+        const std::size_t skip = (kConflictStride - address % kConflictStride) % kConflictStride / sizeof(int);
+        for (std::size_t i = 0; i < kConflictRows; ++i)
+            for (std::size_t j = 0; j < kConflictCols; ++j)
+                storage[skip + i * leading + j] = static_cast<int>((i + j) % 10);
+        first = storage.data() + skip;
+    }
+    [[nodiscard]] long long sum(int passes) const {
+        long long s = 0;
+        for (int p = 0; p < passes; ++p) s += cachebook::sum_columns(first, kConflictRows, kConflictCols, leading);
+        return s;
+    }
+};
+
+double timed_sum(const StridedArray& a, int passes) {
+    const double start = cachebook::thread_cpu_seconds();
+    cachebook::do_not_optimize(a.sum(passes));
+    return cachebook::thread_cpu_seconds() - start;
+}
+}  // namespace
+
+ConflictRun time_conflict(int runs, int passes) {
+    const StridedArray power(kConflictStride), padded(kConflictStride + kConflictPad);
+    ConflictRun r;
+    r.power_sum = power.sum(1);  // also the untimed first pass of each
+    r.padded_sum = padded.sum(1);
+    for (int k = 0; k < runs; ++k) {
+        r.power_runs.push_back(timed_sum(power, passes));
+        r.padded_runs.push_back(timed_sum(padded, passes));
+    }
+    return r;
+}
+
+cachebook::ClaimResult conflict_claim(const ConflictRun& run, const std::optional<cachebook::CacheConfig>& l1,
+                                      double max_noise) {
+    cachebook::ClaimResult no_verdict{0, 0, kConflictThreshold, cachebook::Verdict::inconclusive, ""};
+    if (!l1) {
+        no_verdict.reason = "this machine reports no L1d geometry: nothing says whether a column conflicts";
+        return no_verdict;
+    }
+    const auto column = column_footprint(*l1, kConflictRows, kConflictStride / sizeof(int), sizeof(int));
+    if (column.capacity >= column.lines) {
+        no_verdict.reason = fmt::format("this machine's L1d keeps all {} lines of a column at the power-of-two stride: "
+                                        "no effect to show",
+                                        column.lines);
+        return no_verdict;
+    }
+    if (run.power_runs.size() < 2) {
+        no_verdict.reason = "one run gives no control: run at least two";
+        return no_verdict;
+    }
+    return cachebook::decide(run.power_runs, run.padded_runs,
+                             {kConflictThreshold, static_cast<int>(run.power_runs.size()), max_noise});
 }
 
 nlohmann::json to_json(const ColumnWalk& w) {

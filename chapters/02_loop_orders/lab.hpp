@@ -59,6 +59,16 @@ struct WalkKinds {
 /// The row and the column walk of each size of notes_matrix_reads(), in `cache`.
 std::vector<WalkKinds> walk_kinds(const cachebook::CacheConfig& cache);
 
+/// The small page of x86-64 and most ARM systems.
+inline constexpr std::size_t kPageBytes = 4096;
+
+/// The most sets of a physically indexed `cache` that column 0 of a rows x leading matrix can
+/// reach on pages of `page` bytes: the bits of the set index inside the page are the column's own,
+/// the bits above come from wherever the pages lie, so each page offset the column uses reaches at
+/// most sets x line / page sets (never fewer than one, never more than its lines).
+std::size_t physical_sets_bound(const cachebook::CacheConfig& cache, std::size_t rows, std::size_t leading,
+                                std::size_t elem, std::size_t page = kPageBytes);
+
 /// The measured sum's input: an n x n int array, a[i][j] = (i + j) % 10.
 std::vector<int> sum_input(std::size_t n);
 
@@ -83,6 +93,29 @@ inline constexpr double kSumThreshold = 2.0;
 /// predicts no effect, or where one round gives no control.
 cachebook::ClaimResult sum_claim(const SumTiming& timing, const std::optional<cachebook::CacheConfig>& l2,
                                  double max_noise = 0.2);
+
+/// The measured conflict: the first kConflictCols columns of an int array of kConflictRows rows,
+/// summed column by column, once with rows a page apart (a power of two) and once a page and a line.
+inline constexpr std::size_t kConflictRows = 64;
+inline constexpr std::size_t kConflictCols = 1024;
+inline constexpr std::size_t kConflictStride = kPageBytes;  ///< bytes from row to row: the page
+inline constexpr std::size_t kConflictPad = 64;       ///< bytes of padding per row: one line
+/// The claim: the power-of-two stride takes at least this many times as long as the padded one.
+inline constexpr double kConflictThreshold = 2.0;
+
+struct ConflictRun {
+    long long power_sum = 0, padded_sum = 0;
+    std::vector<double> power_runs, padded_runs;  ///< seconds, interleaved, by the thread's CPU clock
+    [[nodiscard]] double power_min() const;
+    [[nodiscard]] double padded_min() const;
+};
+/// Times both sums `runs` times each, interleaved, each run `passes` passes over the columns,
+/// on page-aligned arrays.
+ConflictRun time_conflict(int runs, int passes);
+/// The claim decided by the book's rule; inconclusive, with the reason, where `l1` is unknown or
+/// keeps all of a power-of-two column's lines, so the model predicts no effect.
+cachebook::ClaimResult conflict_claim(const ConflictRun& run, const std::optional<cachebook::CacheConfig>& l1,
+                                      double max_noise = 0.2);
 
 nlohmann::json to_json(const ColumnWalk& w);
 /// The misses of the first `count` columns, as "256 32 32 ...".

@@ -17,6 +17,7 @@ using cachebook::Value;
 struct Options {
     std::int64_t n = 2048;
     std::int64_t runs = 7;
+    std::int64_t conflict_runs = 8;
 };
 
 // Parses and checks the options; an exit status when the program should stop now.
@@ -185,9 +186,15 @@ void footprint_lines(Report& report, std::size_t n) {
                 count("sum.l1.column_sets", l1.has_value(), in_l1.sets),
                 count("sum.l1.sets", l1.has_value(), l1 ? l1->sets : 0),
                 count("sum.l1.room", l1.has_value(), in_l1.capacity));
-    report.line("    in its L2 in {} of {} sets (room for {})", count("sum.l2.column_sets", l2.has_value(), in_l2.sets),
+    report.line("    in its L2 by virtual address in {} of {} sets (room for {}),",
+                count("sum.l2.column_sets", l2.has_value(), in_l2.sets),
                 count("sum.l2.sets", l2.has_value(), l2 ? l2->sets : 0),
                 count("sum.l2.room", l2.has_value(), in_l2.capacity));
+    // A physically indexed L2 takes the bits above the page from where the pages lie.
+    const std::size_t physical = l2 ? ch02::physical_sets_bound(*l2, n, n, sizeof(int)) : 0;
+    report.line("    by physical address, on pages of {} B, in at most {} sets (room for {})",
+                Value::exact("sum.page_bytes", ch02::kPageBytes), count("sum.l2.physical_sets", l2.has_value(), physical),
+                count("sum.l2.physical_room", l2.has_value(), l2 ? physical * l2->ways : 0));
     report.line("  where the L2 comes from: {}",
                 Value::measured("", l2 ? cachebook::source_name(machine.data_cache(2)->source)
                                        : machine.why_unknown("the L2's size, ways or line size")));
@@ -215,13 +222,60 @@ void sum_section(Report& report, const Options& options) {
                             ch02::sum_claim(timing, ch02::cache_geometry(cachebook::machine().data_cache(2))));
 }
 
+// Where a column of the conflict's array falls in this machine's L1d, at one stride.
+void conflict_sets_line(Report& report, const std::optional<cachebook::CacheConfig>& l1, std::size_t stride,
+                        const std::string& key, const char* label) {
+    if (!l1) {
+        report.record(key, nullptr);
+        const auto unknown = Value::unknown("", "unknown");
+        report.line("  rows {} B apart ({}): L1d sets {} ({} of {} sets, room for {} lines)", Value::exact("", stride),
+                    label, unknown, unknown, unknown, unknown);
+        return;
+    }
+    const auto column = cachebook::block_sets(*l1, 0, ch02::kConflictRows, sizeof(int), stride);
+    report.line("  rows {} B apart ({}): L1d sets {} ({} of {} sets, room for {} lines)", Value::exact("", stride),
+                label, Value::measured(key + ".set_list", cachebook::set_list(column.sets)),
+                Value::measured(key + ".sets", column.sets.size()), Value::measured("", l1->sets),
+                Value::measured(key + ".room", column.room));
+}
+
+void conflict_section(Report& report, const Options& options) {
+    const auto& machine = cachebook::machine();
+    const auto l1 = ch02::cache_geometry(machine.data_cache(1));
+    report.section("Measured: one conflict, {} rows of int summed column by column, rows a page apart or a page and a "
+                   "line",
+                   Value::exact("conflict.rows", ch02::kConflictRows));
+    report.record("conflict.l1_cache", l1 ? ch02::cache_json(*l1) : nlohmann::json(nullptr));
+    report.line("  this machine's L1d: {}; a column spans {} lines",
+                l1 ? Value::measured("conflict.l1", l1->describe()) : Value::unknown("conflict.l1", "unknown"),
+                Value::exact("conflict.column_lines", ch02::kConflictRows));
+    if (l1)
+        report.line("  sets x line size = {} B (the page is {} B)",
+                    Value::measured("conflict.l1_way_bytes", l1->sets * l1->line_bytes),
+                    Value::exact("conflict.stride", ch02::kConflictStride));
+    else
+        report.line("  sets x line size = {} B (the page is {} B)", Value::unknown("conflict.l1_way_bytes", "unknown"),
+                    Value::exact("conflict.stride", ch02::kConflictStride));
+    conflict_sets_line(report, l1, ch02::kConflictStride, "conflict.power", "a power of two");
+    conflict_sets_line(report, l1, ch02::kConflictStride + ch02::kConflictPad, "conflict.padded", "one line more");
+    const int passes = 40;
+    const auto run = ch02::time_conflict(static_cast<int>(options.conflict_runs), passes);
+    report.line("  the first {} columns, {} passes a run: sums {}", Value::exact("conflict.cols", ch02::kConflictCols),
+                Value::exact("conflict.passes", passes), run.power_sum == run.padded_sum ? "equal" : "DIFFERENT");
+    report.line("  a page apart:        {} ms (minimum of {} runs)",
+                Value::measured("conflict.power_ms", run.power_min() * 1e3, "{:.2f}"),
+                Value::exact("conflict.runs", options.conflict_runs));
+    report.line("  a page and a line:   {} ms", Value::measured("conflict.padded_ms", run.padded_min() * 1e3, "{:.2f}"));
+    cachebook::report_claim(report, "conflict", "page stride / padded stride", ch02::conflict_claim(run, l1));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     return cachebook::guarded_main("ch02_loop_orders", [&] {
         cachebook::Cli cli("ch02_loop_orders",
                            "Chapter 2: row or column; the miss arithmetic, the 4 KiB 8-way matrix-read table, the "
-                           "power-of-two trap and the measured sum of an int array both ways");
+                           "power-of-two trap, the measured sum of an int array both ways and one measured conflict");
         Options options;
         if (auto status = parse(cli, options, argc, argv)) return *status;
         Report report("Chapter 2 · Row or column");
@@ -229,6 +283,7 @@ int main(int argc, char** argv) {
         matrix_read_section(report);
         trap_section(report);
         sum_section(report, options);
+        conflict_section(report, options);
         report.save(cli.json_path());
         return 0;
     });

@@ -2,9 +2,13 @@
 // The lesson is six_orders.cpp, the lab lab.cpp; each result is written once, through cachebook::Report.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cachebook/cli.hpp"
+#include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/report.hpp"
+#include "cachebook/walks.hpp"
 #include "lab.hpp"
 
 namespace {
@@ -128,6 +132,52 @@ void chosen_cache_section(Report& report, const Options& options) {
     tiled_table(report, n, options.cache, {static_cast<std::size_t>(options.tile)}, "custom.tiled");
 }
 
+// Where one column of an N x N matrix of doubles falls in this machine's L1d: the inner-i orders
+// walk such columns of A and C.
+void column_sets_line(Report& report, std::size_t n) {
+    const auto& machine = cachebook::machine();
+    const auto info = machine.data_cache(1);
+    report.line("  where the L1d comes from: {}",
+                Value::measured("", info ? cachebook::source_name(info->source) : machine.why_unknown("the L1d")));
+    if (!info || info->ways == 0 || info->line_bytes < sizeof(double) ||
+        info->size_bytes % (info->ways * info->line_bytes) != 0) {
+        report.record("measured.column_sets", nullptr);
+        const auto unknown = cachebook::Value::unknown("", "unknown");
+        report.line("  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)", n, unknown,
+                    unknown, unknown, unknown);
+        return;
+    }
+    const auto l1 = cachebook::CacheConfig::from_capacity(info->size_bytes, info->ways, info->line_bytes);
+    const auto column = cachebook::block_sets(l1, 0, n, sizeof(double), n * sizeof(double));
+    report.line("  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)", n,
+                Value::measured("measured.column_sets.set_list", cachebook::set_list(column.sets)),
+                Value::measured("measured.column_sets.sets", column.sets.size()),
+                Value::measured("measured.column_sets.l1_sets", fmt::format("{}", l1.sets)),  // text: for the prose only
+                Value::measured("measured.column_sets.room", column.room));
+}
+
+// ikj (inner j) and jki (inner i) again at N plus one line of doubles, a padded size whose columns
+// spread over the L1's sets: time per multiply-add, side by side.
+void padded_lines(Report& report, const ch03::MeasuredOrders& timed, int runs) {
+    using cachebook::LoopOrder;
+    const std::size_t n = timed.n, padded = n + 64 / sizeof(double);
+    const auto again = ch03::time_orders(padded, runs, {LoopOrder::ikj, LoopOrder::jki});
+    const auto per_madd = [](double seconds, std::size_t size) {
+        return seconds * 1e9 / (static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size));
+    };
+    report.line("  ns per multiply-add, N = {} against N = {} (rows one line longer):", n,
+                Value::exact("measured.padded.n", padded));
+    for (const auto& o : again.orders) {
+        const auto& same = *std::find_if(timed.orders.begin(), timed.orders.end(),
+                                         [&](const auto& t) { return t.order == o.order; });
+        report.line("    {}: {} against {}", name(o.order),
+                    Value::measured("measured.padded." + name(o.order) + "_power_ns",
+                                    per_madd(same.timing.min(), n), "{:.2f}"),
+                    Value::measured("measured.padded." + name(o.order) + "_ns", per_madd(o.timing.min(), padded),
+                                    "{:.2f}"));
+    }
+}
+
 void measured_section(Report& report, const Options& options) {
     const auto n = static_cast<std::size_t>(options.measure_n);
     report.section("Measured: the six orders on {0} x {0} doubles ({1} KiB per matrix), integer-valued data",
@@ -149,6 +199,8 @@ void measured_section(Report& report, const Options& options) {
                 Value::measured("measured.i_over_j", timed.min_of('i') / timed.min_of('j'), "{:.1f}").quoted());
     report.line("  fastest inner-k / fastest inner-j = {}",
                 Value::measured("measured.k_over_j", timed.min_of('k') / timed.min_of('j'), "{:.1f}").quoted());
+    padded_lines(report, timed, static_cast<int>(options.runs));
+    column_sets_line(report, n);
     cachebook::report_claim(report, "inner_i", "fastest inner-i / fastest inner-j", ch03::inner_claim(timed));
 }
 

@@ -189,6 +189,12 @@ void oblivious_timing_section(cachebook::Report& report, const ObliviousRun& run
 /// The lab's last step (lab_report.cpp): four walks through the lab's cache with no prefetcher,
 /// next-line and stride.
 void prefetch_section(cachebook::Report& report);
+/// Section 2's last lines (lab_report.cpp): the L1d sets one tile's rows fall into, at N and at
+/// N plus one line of doubles (recorded under tile_sets; unknown where the L1d gives no geometry).
+void tile_sets_lines(cachebook::Report& report, std::size_t n, std::size_t tile);
+/// Section 4's lines on the padded size (lab_report.cpp): both products timed again at N plus one
+/// line of doubles, time per multiply-add beside `timing`'s (recorded under blocked.padded).
+void padded_lines(cachebook::Report& report, const BlockedTiming& timing, int runs);
 
 /// The M / H string of steps [first, last), three letters per iteration separated by spaces.
 std::string stepper_marks(const MatmulStepper& run, std::size_t first, std::size_t last);

@@ -1,6 +1,12 @@
 // Chapter 4's sections on cache-oblivious blocking, as the Report's lines and tables: the
-// recursive walks in the model at two cache sizes, and timed against the tiled walks.
+// recursive walks in the model at two cache sizes, and timed against the tiled walks; and the
+// lines on where a tile falls in the L1's sets, and the products at a padded size.
 #include <fmt/format.h>
+
+#include <tuple>
+
+#include "cachebook/machine.hpp"
+#include "cachebook/walks.hpp"
 
 #include "lab.hpp"
 
@@ -140,6 +146,57 @@ void prefetch_section(Report& report) {
         table.row(cells);
     }
     table.print();
+}
+
+// Where one T x T tile's rows fall in this machine's L1d, at the leading dimension N and at N plus
+// one line: the tile rule assumes they spread over the sets. Counted from the matrix's first byte
+// as the start of a page.
+void tile_sets_lines(Report& report, std::size_t n, std::size_t tile) {
+    const auto& machine = cachebook::machine();
+    const auto info = machine.data_cache(1);
+    const bool known = info && info->ways > 0 && info->line_bytes >= sizeof(double) &&
+                       info->size_bytes % (info->ways * info->line_bytes) == 0;
+    const std::size_t padded_n = n + 64 / sizeof(double);  // one line of 64 bytes, as padded_lines times
+    report.record("tile_sets.n", n);
+    report.record("tile_sets.tile", tile);
+    report.record("tile_sets.padded_n", padded_n);
+    if (!known) {  // the same two lines, every figure unknown
+        for (const char* key : {"tile_sets.l1", "tile_sets.power", "tile_sets.padded"}) report.record(key, nullptr);
+        const auto unknown = Value::unknown("", "unknown");
+        for (const auto& [label, leading] : {std::pair{"rows of N", n}, std::pair{"rows of N + one line", padded_n}})
+            report.line("  one tile's {} lines, {} = {} doubles: L1d sets {} ({} of {} sets, room for {} lines)",
+                        unknown, label, Value::exact("", leading), unknown, unknown, unknown, unknown);
+        return;
+    }
+    const auto l1 = cachebook::CacheConfig::from_capacity(info->size_bytes, info->ways, info->line_bytes);
+    report.record("tile_sets.l1", {{"sets", l1.sets}, {"ways", l1.ways}, {"line_bytes", l1.line_bytes}});
+    for (const auto& [label, leading, key] : {std::tuple{"rows of N", n, "tile_sets.power"},
+                                              std::tuple{"rows of N + one line", padded_n, "tile_sets.padded"}}) {
+        const auto sets = cachebook::block_sets(l1, 0, tile, tile * sizeof(double), leading * sizeof(double));
+        report.line("  one tile's {} lines, {} = {} doubles: L1d sets {} ({} of {} sets, room for {} lines)",
+                    Value::measured(std::string(key) + ".lines", sets.lines), label, Value::exact("", leading),
+                    Value::measured(std::string(key) + ".set_list", cachebook::set_list(sets.sets)),
+                    Value::measured(std::string(key) + ".sets", sets.sets.size()), Value::measured("", l1.sets),
+                    Value::measured(std::string(key) + ".room", sets.room));
+    }
+}
+
+// The two products again at N plus one line of doubles, whose tiles spread over the L1's sets:
+// time per multiply-add beside the power-of-two size's.
+void padded_lines(Report& report, const BlockedTiming& timing, int runs) {
+    const std::size_t n = timing.n, padded = n + 64 / sizeof(double);
+    const auto again = time_blocked(padded, timing.tile, runs);
+    const auto per_madd = [](double seconds, std::size_t size) {
+        return seconds * 1e9 / (static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size));
+    };
+    report.line("  ns per multiply-add, N = {} against N = {} (rows one line longer), same tile:", n,
+                Value::exact("blocked.padded.n", padded));
+    report.line("    naive ijk: {} against {}",
+                Value::measured("blocked.padded.naive_power_ns", per_madd(timing.naive.min(), n), "{:.2f}"),
+                Value::measured("blocked.padded.naive_ns", per_madd(again.naive.min(), padded), "{:.2f}"));
+    report.line("    blocked:   {} against {}",
+                Value::measured("blocked.padded.blocked_power_ns", per_madd(timing.blocked.min(), n), "{:.2f}"),
+                Value::measured("blocked.padded.blocked_ns", per_madd(again.blocked.min(), padded), "{:.2f}"));
 }
 
 }  // namespace ch04

@@ -146,7 +146,9 @@ std::size_t tile_section(Report& report, const Options& options) {
         "  where it comes from: {}",
         Value::measured_as("machine_tile_source", source,
                            l1 ? source : machine.why_unknown("the L1d") + "; the tile below is the course notes'"));
-    return ch04::blocked_tile(static_cast<std::size_t>(options.tile), n, mine);
+    const auto tile = ch04::blocked_tile(static_cast<std::size_t>(options.tile), n, mine);
+    ch04::tile_sets_lines(report, n, tile);
+    return tile;
 }
 
 void print_stepper(Report& report, const ch04::MatmulStepper& run, const std::string& walk) {
@@ -207,6 +209,7 @@ void blocked_section(Report& report, const Options& options, std::size_t tile) {
                 Value::measured("blocked.blocked_ms", timing.blocked.min() * 1e3, "{:.1f}"),
                 Value::exact("blocked.runs", options.runs));
     report.line("  naive / blocked = {}", Value::measured("blocked.speedup", timing.speedup(), "{:.1f}").quoted());
+    ch04::padded_lines(report, timing, static_cast<int>(options.runs));
     cachebook::report_claim(report, "blocked", "naive / blocked", ch04::blocked_claim(timing));
 }
 

@@ -205,6 +205,11 @@ MachineFacts machine_caches();
 /// The caches, line, features, tile (given, or from L1, at most N) and both clocks.
 MachineFacts machine_facts(const Settings& o);
 
+/// The tiling study (report_tiles.cpp): steps 2 to 4 at several tiles, where the rule's tile of B
+/// falls in the L1d's sets at N and at N plus one line, and that tile timed at the padded N.
+void tiling_study(cachebook::Report& report, Problem& p, const Settings& o, const MachineFacts& m,
+                  cachebook::Progress& progress);
+
 /// Two FMA units per core: Intel since Haswell, AMD since Zen 2, ARM's Cortex-A76 and Neoverse N1
 /// (128-bit each); some cores have one 512-bit unit or four 128-bit ones: the measured peak shows it.
 inline constexpr int kFmaPorts = 2;

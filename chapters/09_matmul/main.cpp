@@ -135,27 +135,6 @@ void steps_section(Report& report, const Settings& o, const std::vector<StepResu
     cachebook::report_claim(report, "blis", "step 4 / step 6 on 1 thread", claims.blis);
 }
 
-// Steps 2 to 4 with tiles of several sizes: T = N is step 2's untiled i-k-j.
-void tiling_study(Report& report, ch09::Problem& p, const Settings& o, cachebook::Progress& progress) {
-    const auto rows = ch09::time_tiles(p, o.isa, ch09::study_tiles(p.shape.n), o.runs, 0.1e9 * o.scale(),
-                                       0.5e9 * o.scale(), progress);
-    report.blank_line();
-    report.line("  Tiling with one float per instruction and with {} (GFLOPS; T = N is step 2's i-k-j, untiled):",
-                Value::measured("", std::string(o.isa == Isa::Scalar ? "the scalar fallback" : "eight")));
-    auto table = report.table_of_rows("tiling.rows", {"T", "scalar (steps 2, 3)", "vector (step 4)"});
-    for (const auto& r : rows)
-        table.row({Value::exact_as("tile", r.tile,
-                                   r.tile == p.shape.n ? fmt::format("N = {}", r.tile) : fmt::format("{}", r.tile)),
-                   Value::measured("scalar", r.scalar_gflops, 2), Value::measured("simd", r.vector_gflops, 2)});
-    table.print();
-    const ch09::TileGain gain = ch09::best_tiles(rows, p.shape.n);
-    report.line("  best tile over untiled: scalar {}x (T = {}), vector {}x (T = {})",
-                Value::measured("tiling.scalar_gain", gain.scalar, 2),
-                Value::measured("tiling.scalar_best_tile", gain.scalar_tile),
-                Value::measured("tiling.simd_gain", gain.vector, 2),
-                Value::measured("tiling.simd_best_tile", gain.vector_tile));
-}
-
 // ---- 4. The roofline ------------------------------------------------------------------------
 
 // Each step's intensity and roof are recorded here, where the table prints them.
@@ -353,7 +332,7 @@ void kernel_sweep(Report& report, ch09::Problem& p, const ch09::Reference& ref, 
 int run(const Settings& o, const std::string& json_path) {
     Report report("Chapter 9 · The matrix multiply project");
     report.record("quick", o.quick);
-    cachebook::Progress progress("ch09_matmul", 28);
+    cachebook::Progress progress("ch09_matmul", 29);
     progress.step("clock");
     const MachineFacts m = ch09::machine_facts(o);
     machine_section(report, o, m);
@@ -368,7 +347,7 @@ int run(const Settings& o, const std::string& json_path) {
     const ch09::Claims claims = ch09::decide_claims(o, blocks.used, progress);
     report.record("transpose_seconds", runs.transpose_seconds);
     steps_section(report, o, runs.steps, libs, peak, claims);
-    tiling_study(report, p, o, progress);
+    ch09::tiling_study(report, p, o, m, progress);
     report.record("tile", m.tile);
     roofline_section(report, o, runs.steps, peak, ch09::find_roofs(o));
     blocks_section(report, o, m, blocks);
