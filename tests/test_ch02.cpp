@@ -207,8 +207,8 @@ TEST_CASE("the sets of a block of rows: one set at a page stride, every set a li
     CHECK(power.lines == ch02::kConflictRows);
     CHECK(power.sets == std::vector<std::size_t>{0});
     CHECK(power.room == 12);
-    const auto padded = cachebook::block_sets(l1, 0, ch02::kConflictRows, sizeof(int),
-                                              ch02::kConflictStride + ch02::kConflictPad);
+    const auto padded =
+        cachebook::block_sets(l1, 0, ch02::kConflictRows, sizeof(int), ch02::kConflictStride + ch02::kConflictPad);
     CHECK(padded.sets.size() == 64);
     CHECK(cachebook::set_list(padded.sets) == "0-63");
     // A 32 x 32 tile of doubles, rows 4096 B apart, 256 B wide: four lines a row, sets 0-3.
@@ -227,7 +227,8 @@ TEST_CASE("the strided column sum adds the first cols columns", "[ch02]") {
 }
 
 TEST_CASE("the conflict claim has no verdict where the model predicts no effect", "[ch02]") {
-    const ch02::ConflictRun run{1, 1, {3e-3, 3e-3}, {1e-3, 1e-3}};
+    // Six runs a side: the rule gives no verdict from fewer.
+    const ch02::ConflictRun run{1, 1, std::vector<double>(6, 3e-3), std::vector<double>(6, 1e-3)};
     CHECK(ch02::conflict_claim(run, std::nullopt).verdict == cachebook::Verdict::inconclusive);
     // 64 ways keep a 64-line column in one set.
     const auto wide = cachebook::CacheConfig::from_capacity(256 * 1024, 64, 64);

@@ -193,9 +193,10 @@ cachebook::ClaimResult conflict_claim(const ConflictRun& run, const std::optiona
     }
     const auto column = column_footprint(*l1, kConflictRows, kConflictStride / sizeof(int), sizeof(int));
     if (column.capacity >= column.lines) {
-        no_verdict.reason = fmt::format("this machine's L1d keeps all {} lines of a column at the power-of-two stride: "
-                                        "no effect to show",
-                                        column.lines);
+        no_verdict.reason = fmt::format(
+            "this machine's L1d keeps all {} lines of a column at the power-of-two stride: "
+            "no effect to show",
+            column.lines);
         return no_verdict;
     }
     if (run.power_runs.size() < 2) {

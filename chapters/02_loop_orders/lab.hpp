@@ -99,7 +99,7 @@ cachebook::ClaimResult sum_claim(const SumTiming& timing, const std::optional<ca
 inline constexpr std::size_t kConflictRows = 64;
 inline constexpr std::size_t kConflictCols = 1024;
 inline constexpr std::size_t kConflictStride = kPageBytes;  ///< bytes from row to row: the page
-inline constexpr std::size_t kConflictPad = 64;       ///< bytes of padding per row: one line
+inline constexpr std::size_t kConflictPad = 64;             ///< bytes of padding per row: one line
 /// The claim: the power-of-two stride takes at least this many times as long as the padded one.
 inline constexpr double kConflictThreshold = 2.0;
 

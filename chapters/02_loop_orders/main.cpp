@@ -193,7 +193,8 @@ void footprint_lines(Report& report, std::size_t n) {
     // A physically indexed L2 takes the bits above the page from where the pages lie.
     const std::size_t physical = l2 ? ch02::physical_sets_bound(*l2, n, n, sizeof(int)) : 0;
     report.line("    by physical address, on pages of {} B, in at most {} sets (room for {})",
-                Value::exact("sum.page_bytes", ch02::kPageBytes), count("sum.l2.physical_sets", l2.has_value(), physical),
+                Value::exact("sum.page_bytes", ch02::kPageBytes),
+                count("sum.l2.physical_sets", l2.has_value(), physical),
                 count("sum.l2.physical_room", l2.has_value(), l2 ? physical * l2->ways : 0));
     report.line("  where the L2 comes from: {}",
                 Value::measured("", l2 ? cachebook::source_name(machine.data_cache(2)->source)
@@ -242,9 +243,10 @@ void conflict_sets_line(Report& report, const std::optional<cachebook::CacheConf
 void conflict_section(Report& report, const Options& options) {
     const auto& machine = cachebook::machine();
     const auto l1 = ch02::cache_geometry(machine.data_cache(1));
-    report.section("Measured: one conflict, {} rows of int summed column by column, rows a page apart or a page and a "
-                   "line",
-                   Value::exact("conflict.rows", ch02::kConflictRows));
+    report.section(
+        "Measured: one conflict, {} rows of int summed column by column, rows a page apart or a page and a "
+        "line",
+        Value::exact("conflict.rows", ch02::kConflictRows));
     report.record("conflict.l1_cache", l1 ? ch02::cache_json(*l1) : nlohmann::json(nullptr));
     report.line("  this machine's L1d: {}; a column spans {} lines",
                 l1 ? Value::measured("conflict.l1", l1->describe()) : Value::unknown("conflict.l1", "unknown"),
@@ -265,7 +267,8 @@ void conflict_section(Report& report, const Options& options) {
     report.line("  a page apart:        {} ms (minimum of {} runs)",
                 Value::measured("conflict.power_ms", run.power_min() * 1e3, "{:.2f}"),
                 Value::exact("conflict.runs", options.conflict_runs));
-    report.line("  a page and a line:   {} ms", Value::measured("conflict.padded_ms", run.padded_min() * 1e3, "{:.2f}"));
+    report.line("  a page and a line:   {} ms",
+                Value::measured("conflict.padded_ms", run.padded_min() * 1e3, "{:.2f}"));
     cachebook::report_claim(report, "conflict", "page stride / padded stride", ch02::conflict_claim(run, l1));
 }
 

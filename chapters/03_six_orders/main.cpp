@@ -143,17 +143,18 @@ void column_sets_line(Report& report, std::size_t n) {
         info->size_bytes % (info->ways * info->line_bytes) != 0) {
         report.record("measured.column_sets", nullptr);
         const auto unknown = cachebook::Value::unknown("", "unknown");
-        report.line("  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)", n, unknown,
-                    unknown, unknown, unknown);
+        report.line("  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)", n,
+                    unknown, unknown, unknown, unknown);
         return;
     }
     const auto l1 = cachebook::CacheConfig::from_capacity(info->size_bytes, info->ways, info->line_bytes);
     const auto column = cachebook::block_sets(l1, 0, n, sizeof(double), n * sizeof(double));
-    report.line("  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)", n,
-                Value::measured("measured.column_sets.set_list", cachebook::set_list(column.sets)),
-                Value::measured("measured.column_sets.sets", column.sets.size()),
-                Value::measured("measured.column_sets.l1_sets", fmt::format("{}", l1.sets)),  // text: for the prose only
-                Value::measured("measured.column_sets.room", column.room));
+    report.line(
+        "  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)", n,
+        Value::measured("measured.column_sets.set_list", cachebook::set_list(column.sets)),
+        Value::measured("measured.column_sets.sets", column.sets.size()),
+        Value::measured("measured.column_sets.l1_sets", fmt::format("{}", l1.sets)),  // text: for the prose only
+        Value::measured("measured.column_sets.room", column.room));
 }
 
 // ikj (inner j) and jki (inner i) again at N plus one line of doubles, a padded size whose columns
@@ -168,13 +169,12 @@ void padded_lines(Report& report, const ch03::MeasuredOrders& timed, int runs) {
     report.line("  ns per multiply-add, N = {} against N = {} (rows one line longer):", n,
                 Value::exact("measured.padded.n", padded));
     for (const auto& o : again.orders) {
-        const auto& same = *std::find_if(timed.orders.begin(), timed.orders.end(),
-                                         [&](const auto& t) { return t.order == o.order; });
-        report.line("    {}: {} against {}", name(o.order),
-                    Value::measured("measured.padded." + name(o.order) + "_power_ns",
-                                    per_madd(same.timing.min(), n), "{:.2f}"),
-                    Value::measured("measured.padded." + name(o.order) + "_ns", per_madd(o.timing.min(), padded),
-                                    "{:.2f}"));
+        const auto& same =
+            *std::find_if(timed.orders.begin(), timed.orders.end(), [&](const auto& t) { return t.order == o.order; });
+        report.line(
+            "    {}: {} against {}", name(o.order),
+            Value::measured("measured.padded." + name(o.order) + "_power_ns", per_madd(same.timing.min(), n), "{:.2f}"),
+            Value::measured("measured.padded." + name(o.order) + "_ns", per_madd(o.timing.min(), padded), "{:.2f}"));
     }
 }
 

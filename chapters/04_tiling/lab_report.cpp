@@ -7,7 +7,6 @@
 
 #include "cachebook/machine.hpp"
 #include "cachebook/walks.hpp"
-
 #include "lab.hpp"
 
 namespace ch04 {

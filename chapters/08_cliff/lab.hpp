@@ -27,19 +27,16 @@ using cachebook::PageSize;
 
 /// The run's settings, from the command line.
 struct Options {
-    std::int64_t seed = 2026;  // of the random cycles and chunk orders
-    std::int64_t runs = 0;
-    std::int64_t steps = 0;
-    std::int64_t max_mib = 0;
+    std::int64_t seed = 2026;                       // of the random cycles and chunk orders
+    std::int64_t runs = 0, steps = 0, max_mib = 0;  // 0: the default --help names
     std::string csv_path;
     bool quick = false;
     [[nodiscard]] int run_count() const { return runs != 0 ? static_cast<int>(runs) : (quick ? 7 : 15); }
     [[nodiscard]] int per_octave() const { return steps != 0 ? static_cast<int>(steps) : (quick ? 4 : 8); }
 };
 
-/// Working-set sizes from `min_bytes` to `max_bytes` (both included), spaced
-/// evenly on a log scale with `steps_per_octave` steps per doubling, each
-/// rounded to a multiple of `node_bytes`, without repeats.
+/// Working-set sizes from `min_bytes` to `max_bytes` (both included), evenly on a log scale with
+/// `steps_per_octave` steps per doubling, each rounded to a multiple of `node_bytes`, without repeats.
 std::vector<std::size_t> sweep_sizes(std::size_t min_bytes, std::size_t max_bytes, int steps_per_octave,
                                      std::size_t node_bytes = kNodeBytes);
 
@@ -48,10 +45,9 @@ struct UpperBound {
     std::size_t bytes = 0;
     std::string why;
 };
-/// Four times the last-level cache sysfs reports (to see well past it), but at
-/// least `floor_bytes` and at most `cap_bytes`: a VM may report a whole
-/// socket's L3 (hundreds of MiB) and the curve is flat DRAM long before that.
-/// Without a reported cache, `cap_bytes`.
+/// Four times the last-level cache sysfs reports (to see well past it), but at least `floor_bytes` and
+/// at most `cap_bytes`: a VM may report a whole socket's L3 (hundreds of MiB) and the curve is flat
+/// DRAM long before that. Without a reported cache, `cap_bytes`.
 UpperBound sweep_upper_bound(std::optional<std::size_t> llc_bytes, std::size_t floor_bytes, std::size_t cap_bytes);
 
 /// The index of the size in `sizes` nearest `want` on a log scale (the first of equals).
@@ -392,13 +388,10 @@ cachebook::ClaimResult first_cliff_of(const Setup& setup);
 /// The working sets of each level: cachebook::level_sizes of the caches the machine reports.
 cachebook::LevelSizes level_sizes(const Setup& setup);
 
-/// Where a working set of `bytes` lies against the reported L2 and L3 (0: not reported): "beyond
-/// the reported L3 (32 MiB)", or "inside the reported L3 (300 MiB), beyond the L2 (2 MiB)" where a
-/// VM reports a socket's L3 larger than the 128 MiB cap of the "memory" set.
+/// Where a working set of `bytes` lies against the reported L2 and L3 (0: not reported): "beyond the
+/// reported L3 (32 MiB)", or "inside the reported L3 (300 MiB), beyond the L2 (2 MiB)" (a large L3).
 std::string where_working_set(std::size_t bytes, std::size_t l2_bytes, std::size_t l3_bytes);
-
-/// where_working_set of the "memory" working set, against the caches the machine reports.
-std::string where_memory_set(const Setup& setup);
+std::string where_memory_set(const Setup& setup);  ///< the "memory" set's, against the reported caches
 
 nlohmann::json to_json(const ChaseCurve& c);
 /// The mountain as recorded: sizes (bytes), stride_bytes, and gbs[size][stride].

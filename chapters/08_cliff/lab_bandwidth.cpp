@@ -141,7 +141,8 @@ std::string where_working_set(std::size_t bytes, std::size_t l2_bytes, std::size
     if (l3_bytes != 0 && l2_bytes != 0 && bytes > l2_bytes)
         return "inside the reported L3 (" + size_text(l3_bytes) + "), beyond the L2 (" + size_text(l2_bytes) + ")";
     if (l3_bytes != 0) return "inside the reported L3 (" + size_text(l3_bytes) + ")";
-    if (l2_bytes != 0 && bytes > l2_bytes) return "beyond the reported L2 (" + size_text(l2_bytes) + "), the last level reported";
+    if (l2_bytes != 0 && bytes > l2_bytes)
+        return "beyond the reported L2 (" + size_text(l2_bytes) + "), the last level reported";
     return "against no reported cache size";
 }
 

@@ -74,8 +74,8 @@ void padded_tile_lines(Report& report, const Problem& p, const std::vector<TileT
 
 // Steps 2 to 4 with tiles of several sizes: T = N is step 2's untiled i-k-j.
 void tiling_study(Report& report, Problem& p, const Settings& o, const MachineFacts& m, cachebook::Progress& progress) {
-    const auto rows = time_tiles(p, o.isa, study_tiles(p.shape.n), o.runs, 0.1e9 * o.scale(),
-                                       0.5e9 * o.scale(), progress);
+    const auto rows =
+        time_tiles(p, o.isa, study_tiles(p.shape.n), o.runs, 0.1e9 * o.scale(), 0.5e9 * o.scale(), progress);
     report.blank_line();
     report.line("  Tiling with one float per instruction and with {} (GFLOPS; T = N is step 2's i-k-j, untiled):",
                 Value::measured("", std::string(o.isa == Isa::Scalar ? "the scalar fallback" : "eight")));

@@ -46,7 +46,8 @@ BlockSets block_sets(const CacheConfig& cache, std::uint64_t first_byte, std::si
     std::set<std::size_t> sets;
     for (std::size_t i = 0; i < rows; ++i) {
         const std::uint64_t start = first_byte + i * stride_bytes;
-        for (std::uint64_t line = start / cache.line_bytes; line <= (start + row_bytes - 1) / cache.line_bytes; ++line) {
+        for (std::uint64_t line = start / cache.line_bytes; line <= (start + row_bytes - 1) / cache.line_bytes;
+             ++line) {
             lines.insert(line);
             sets.insert(static_cast<std::size_t>(line % cache.sets));
         }

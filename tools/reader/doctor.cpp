@@ -48,12 +48,12 @@ std::string numa_line(const std::string& root) {
             name.find_first_not_of("0123456789", 4) == std::string::npos)
             ++nodes;
     }
-    if (error || nodes == 0)
-        return fmt::format("{:<5} {:<11} unknown: {} lists no node", "?", "numa", dir.string());
+    if (error || nodes == 0) return fmt::format("{:<5} {:<11} unknown: {} lists no node", "?", "numa", dir.string());
     if (nodes == 1) return fmt::format("{:<5} {:<11} 1 node (sysfs): all memory at one distance", "ok", "numa");
-    return fmt::format("{:<5} {:<11} {} nodes (sysfs): memory on another node is slower; pin a measurement's cpus "
-                       "and memory to one (fix: numactl --cpunodebind=0 --membind=0 PROGRAM)",
-                       "note", "numa", nodes);
+    return fmt::format(
+        "{:<5} {:<11} {} nodes (sysfs): memory on another node is slower; pin a measurement's cpus "
+        "and memory to one (fix: numactl --cpunodebind=0 --membind=0 PROGRAM)",
+        "note", "numa", nodes);
 }
 
 }  // namespace

@@ -37,9 +37,9 @@ long long sum_columns(const int* a, std::size_t rows, std::size_t cols, std::siz
 /// Where a block of a row-major matrix lands in a set-associative cache, by address alone (the
 /// virtual address: an L1 whose sets times line size is the page indexes by it; chapters 2, 3, 4, 9).
 struct BlockSets {
-    std::size_t lines = 0;       ///< distinct lines the block touches
+    std::size_t lines = 0;          ///< distinct lines the block touches
     std::vector<std::size_t> sets;  ///< the distinct sets they fall into, in increasing order
-    std::size_t room = 0;        ///< lines those sets can hold (sets x ways)
+    std::size_t room = 0;           ///< lines those sets can hold (sets x ways)
 };
 /// `rows` rows of `row_bytes` bytes each, `stride_bytes` apart, the first at `first_byte`.
 BlockSets block_sets(const CacheConfig& cache, std::uint64_t first_byte, std::size_t rows, std::size_t row_bytes,
