@@ -105,7 +105,7 @@ TEST_CASE("the four stores loops compute what they say, at any alignment and len
 #endif
 }
 
-TEST_CASE("the stores claim gives no verdict without a non-temporal store, or within a cache", "[ch05]") {
+TEST_CASE("the stores claim gives no verdict without a non-temporal store, within a cache, or where plain stores cost no more than a read", "[ch05]") {
     auto timing = [](std::vector<double> runs) {
         cachebook::Timing t;
         t.runs = std::move(runs);
@@ -117,6 +117,15 @@ TEST_CASE("the stores claim gives no verdict without a non-temporal store, or wi
     t.stream_instruction = "MOVNTDQ";
     t.fit.beyond = t.fit.last_level = "L3";
     CHECK(ch05::stores_claim(t).verdict == cachebook::Verdict::holds);
+    // The premise: plain stores (2 s) against the read-only sum. At 1 s they pay for the lines
+    // read for ownership; at 1.9 s (2 / 1.9 = 1.05, under 1.1) they do not, and no verdict.
+    t.read_only = timing({1.0, 1.0, 1.0, 1.0, 1.0, 1.0});
+    CHECK(ch05::stores_claim(t).verdict == cachebook::Verdict::holds);
+    t.read_only = timing({1.9, 1.9, 1.9, 1.9, 1.9, 1.9});
+    const auto free_rfo = ch05::stores_claim(t);
+    CHECK(free_rfo.verdict == cachebook::Verdict::inconclusive);
+    CHECK(free_rfo.reason.find("1.05 times the read-only sum") != std::string::npos);
+    t.read_only = cachebook::Timing{};
     t.fit.beyond = "L2";
     t.fit.within = "L3";
     const auto within = ch05::stores_claim(t);

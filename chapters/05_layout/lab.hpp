@@ -196,6 +196,10 @@ inline constexpr ClaimBound kScatteredOverVector{5.0, 0.2};  // scattered list a
 inline constexpr ClaimBound kScatteredOverGather{2.0, 0.2};  // scattered list against the gather
 inline constexpr ClaimBound kSeparateOverFused{1.1, 0.2};    // two loops against the fused one
 inline constexpr ClaimBound kStoreOverStream{1.3, 0.2};      // plain stores against non-temporal ones
+/// The stores claim's premise: plain stores, which move each line twice, take at least this many
+/// times as long as the read-only sum, which moves it once. Below it the read for ownership costs
+/// this machine no time, non-temporal stores have nothing to save, and the claim gives no verdict.
+inline constexpr double kStoreOverReadPremise = 1.1;
 /// Below this share of a CPU (LayoutTimes::cpu_share), other programs share the memory
 /// bandwidth too, and a streaming effect that falls short proves nothing: no "fails" then.
 inline constexpr double kBusyShare = 0.7;

@@ -68,6 +68,14 @@ cachebook::ClaimResult stores_claim(const StoreTimes& t) {
             "so this says nothing of memory traffic",
             t.fit.within);
     }
+    const double store_over_read = t.read_only.runs.empty() ? 0 : t.store.min() / t.read_only.min();
+    if (t.fit.within.empty() && store_over_read > 0 && store_over_read < kStoreOverReadPremise) {
+        r.verdict = cachebook::Verdict::inconclusive;
+        r.reason += fmt::format(
+            "; but plain stores took {:.2f} times the read-only sum, under {:.1f}: the lines they read for "
+            "ownership cost this machine no time, so non-temporal stores have nothing to save",
+            store_over_read, kStoreOverReadPremise);
+    }
     return r;
 }
 
