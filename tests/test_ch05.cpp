@@ -105,7 +105,10 @@ TEST_CASE("the four stores loops compute what they say, at any alignment and len
 #endif
 }
 
-TEST_CASE("the stores claim gives no verdict without a non-temporal store, within a cache, or where plain stores cost no more than a read", "[ch05]") {
+TEST_CASE(
+    "the stores claim gives no verdict without a non-temporal store, within a cache, or where plain stores cost no "
+    "more than a read",
+    "[ch05]") {
     auto timing = [](std::vector<double> runs) {
         cachebook::Timing t;
         t.runs = std::move(runs);
