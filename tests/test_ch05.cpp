@@ -358,7 +358,7 @@ TEST_CASE("measured: hot/cold splitting beats AoS on the update loop", "[ch05][t
 }
 
 TEST_CASE("measured: a scattered list is far slower than a vector, and than a gather", "[ch05][timing]") {
-    const auto t = ch05::time_lists(1 << 20, 4);
+    const auto t = ch05::time_lists(1 << 20, 6);
     CH05_REQUIRE_CLAIMS(ch05::scattered_over_vector_claim(t), ch05::scattered_over_gather_claim(t));
 }
 

@@ -219,7 +219,7 @@ TEST_CASE("a result nobody uses is computed in no time", "[ch07][timing]") {
 }
 
 TEST_CASE("the first touch of fresh pages costs more than the second", "[ch07][timing]") {
-    const auto touch = ch07::touch_rule(64 << 20, 4);
+    const auto touch = ch07::touch_rule(64 << 20, 6);
     const auto claim = ch07::touch_claim(touch);
     INFO("first " << touch.first_fill_s << " s, second " << touch.second_fill_s << " s, faults " << touch.faults_first
                   << ": " << claim.reason);
@@ -229,7 +229,7 @@ TEST_CASE("the first touch of fresh pages costs more than the second", "[ch07][t
 }
 
 TEST_CASE("built at -O0 the blocked product is slower and blocking gains less", "[ch07][timing]") {
-    const auto builds = ch07::blocked_rule(512, 32, 3);
+    const auto builds = ch07::blocked_rule(512, 32, 6);
     const auto claims = ch07::blocked_claims(builds);
     INFO("blocked -O0/-O2: " << claims.o0_over_o2.reason
                              << "; gain at -O2 over gain at -O0: " << claims.gain_o2_over_o0.reason);
@@ -250,7 +250,7 @@ TEST_CASE("the loop order matters only once the data leaves L1", "[ch07][timing]
 }
 
 TEST_CASE("a strided sum understates the latency a pointer chase shows", "[ch07][timing]") {
-    const auto row = ch07::latency_row(64 << 20, 1 << 17, 4);
+    const auto row = ch07::latency_row(64 << 20, 1 << 17, 6);
     const auto claims = ch07::latency_claims(row);
     INFO("strided " << row.strided_ns << " ns, gather " << row.gather_ns << " ns, chase " << row.chase_ns
                     << " ns; chase / strided " << claims.over_strided.reason << "; chase / gather "
@@ -262,7 +262,7 @@ TEST_CASE("a strided sum understates the latency a pointer chase shows", "[ch07]
 }
 
 TEST_CASE("std::clock adds up the threads' time while the wall clock shows the speed-up", "[ch07][timing]") {
-    const auto clocks = ch07::clock_rule(2, 40'000'000, 4);
+    const auto clocks = ch07::clock_rule(2, 40'000'000, 6);
     const auto claims = ch07::clock_claims(clocks, cachebook::usable_cpus());
     INFO("1 thread: cpu " << clocks.one.cpu_s << " wall " << clocks.one.wall_s << "; 2 threads: cpu "
                           << clocks.many.cpu_s << " wall " << clocks.many.wall_s << "; std::clock(): "
