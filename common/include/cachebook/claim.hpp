@@ -38,9 +38,9 @@ ClaimResult decide(const std::vector<double>& slow_runs, const std::vector<doubl
 /// each, and decides.
 template <class Slow, class Fast>
 ClaimResult measure_claim(Slow&& slow, Fast&& fast, const ClaimRule& rule) {
-    wait_for_idle_threads(1.0);  // a library's threads, still spinning from a call or from start-up
-    const auto now = [] { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); };
-    const auto [s, f] = time_abba([&] { slow(); }, [&] { fast(); }, rule.runs, 1, now);
+    const auto machine = machine_instruments();  // the kit's clock and its wait for idle threads
+    machine.wait_idle();
+    const auto [s, f] = time_abba([&] { slow(); }, [&] { fast(); }, rule.runs, 1, machine.now);
     return decide(s, f, rule);
 }
 
