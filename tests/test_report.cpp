@@ -1,7 +1,9 @@
 // The report facility: each result written once is printed, recorded for --json, and masked in golden mode.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
@@ -148,4 +150,41 @@ TEST_CASE("the saved JSON lists where every exact value is, measured and unknown
           nlohmann::json::array({"n", "orders[0].order", "orders[0].misses", "orders[1].order", "orders[1].misses"}));
     CHECK(saved.at("conditions").is_array());
     CHECK(saved.at("n") == 64);
+}
+
+namespace {
+// One chapter-like output: a section, a line with measured and exact values, a masked part, a table.
+void write_sample(Report& report) {
+    report.section("Measured at {}", Value::exact("n", 512));
+    report.line("  {} took {} ms", Value::partly_measured("threads ", "2", ":"),
+                Value::measured("ms", 12.345, "{:.1f}"));
+    auto table = report.table({"order", "ms"});
+    table.row({"ijk", Value::measured("ijk_ms", 1234.5, "{:.1f}")});
+    table.row({Value::partly_measured("7 OpenBLAS, threads: ", "16"), Value::exact("rows", 2)});
+    table.print();
+}
+}  // namespace
+
+TEST_CASE("a measured run writes to CACHEBOOK_GOLDEN_COPY what golden mode prints, so one run serves both",
+          "[report]") {
+    const auto copy = std::filesystem::temp_directory_path() / "cachebook_test_golden_copy.txt";
+    std::ostringstream golden_out, measured_out;
+    {
+        Report golden("T", true, golden_out);
+        write_sample(golden);
+    }
+    ::setenv("CACHEBOOK_GOLDEN_COPY", copy.c_str(), 1);
+    {
+        Report measured("T", false, measured_out);
+        CHECK(std::getenv("CACHEBOOK_GOLDEN_COPY") == nullptr);  // a child of the run writes no copy over it
+        write_sample(measured);
+    }
+    std::ifstream in(copy);
+    const std::string copied((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove(copy);
+    CHECK(copied == golden_out.str());
+    CHECK(golden_out.str().find("threads <measured>:") != std::string::npos);
+    CHECK(measured_out.str().find("threads 2: took 12.3 ms") != std::string::npos);
+    CHECK(measured_out.str().find("7 OpenBLAS, threads: 16") != std::string::npos);
+    CHECK(measured_out.str() != copied);
 }

@@ -40,9 +40,9 @@ inline Value percent_or_dash(std::string key, double ratio) {
         .quoted("{:.1f}");
 }
 
-// A machine-dependent part of a longer text, masked in golden mode.
-inline std::string masked(const Report& report, const std::string& part) {
-    return Value::measured("", part).shown(report.golden());
+// A text with a machine-dependent part, that part masked in golden mode.
+inline Value masked(const std::string& before, const std::string& part, const std::string& after = "") {
+    return Value::partly_measured(before, part, after);
 }
 
 inline std::string threads_text(int threads) {
@@ -63,8 +63,8 @@ struct TableContext {
 };
 
 // A step's label as the table shows it: its machine-dependent part masked in golden mode.
-inline std::string shown_label(const Report& report, const ch09::StepResult& r) {
-    return r.part.empty() ? r.label : r.before + masked(report, r.part) + r.after;
+inline Value shown_label(const ch09::StepResult& r) {
+    return r.part.empty() ? Value(r.label) : masked(r.before, r.part, r.after);
 }
 
 inline void step_row(cachebook::ResultTable& table, Report& report, const ch09::StepResult& r, const TableContext& t) {
@@ -72,14 +72,14 @@ inline void step_row(cachebook::ResultTable& table, Report& report, const ch09::
     // A row that runs only with several threads shows its check masked, run or not, so that the
     // output has one shape whatever the number of CPUs.
     if (r.seconds <= 0) {  // not run: --threads 1
-        table.row({shown_label(report, r), "all", dash(), dash(), dash(), dash(), dash(), dash()});
+        table.row({shown_label(r), "all", dash(), dash(), dash(), dash(), dash(), dash()});
         return;
     }
     const std::string matches = r.check.matches ? "yes" : "NO";
     const double gflops = t.flops / r.seconds / 1e9;
     const double peak = r.threads == 1 ? t.peak.core : t.peak.all;
     const std::string rows = r.rows_timed == t.n ? "all" : fmt::format("{}", r.rows_timed);
-    table.row({shown_label(report, r),
+    table.row({shown_label(r),
                r.sampled ? Value::measured_as(k + "rows_timed", r.rows_timed, rows)
                          : Value::exact_as(k + "rows_timed", r.rows_timed, "all"),
                Value::measured_as(k + "seconds", rounded(r.seconds, 3), fmt::format("{:.3g}", r.seconds)),
@@ -105,8 +105,8 @@ inline void library_rows(cachebook::ResultTable& table, Report& report, const ch
             const std::string kind = lib == 0 ? "OpenBLAS" : "BLIS";
             const std::string who = lib == 0 ? (best ? best->openblas_core : "") : (best ? best->blis_name : "");
             const std::string thr = slot == 0 ? "1 thread" : fmt::format("{} threads", threads);
-            const std::string shown =
-                "7 " + kind + ", " + (slot == 0 ? "1 thread" : "threads: " + masked(report, threads_text(threads)));
+            const Value shown = slot == 0 ? Value("7 " + kind + ", 1 thread")
+                                          : masked("7 " + kind + ", threads: ", threads_text(threads));
             if (!(sec > 0)) {
                 table.row({shown, "all", dash(), dash(), dash(), dash(), "-", dash()});
                 continue;

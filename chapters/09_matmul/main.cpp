@@ -147,13 +147,13 @@ void roofline_section(Report& report, const Settings& o, const std::vector<StepR
         if (r.intensity <= 0) continue;
         const std::string intensity_text = fmt::format("{:.3g}", r.intensity);
         if (r.seconds <= 0) {  // not run: --threads 1
-            roof.row({shown_label(report, r), Value::measured("", intensity_text), dash(), dash(), dash()});
+            roof.row({shown_label(r), Value::measured("", intensity_text), dash(), dash(), dash()});
             continue;
         }
         const std::string k = "steps." + r.key + ".";
         const double gflops = flops / r.seconds / 1e9;
         const double bound = std::min(r.threads == 1 ? peak.core : peak.all, r.intensity * peak.bandwidth);
-        roof.row({shown_label(report, r), Value::measured_as(k + "intensity", rounded(r.intensity, 3), intensity_text),
+        roof.row({shown_label(r), Value::measured_as(k + "intensity", rounded(r.intensity, 3), intensity_text),
                   Value::measured_as(k + "roof_gflops", rounded(bound, 2), fmt::format("{:.1f}", bound)),
                   Value::measured("", gflops, 2), Value::measured("", 100 * gflops / bound, 0)});
     }
@@ -227,7 +227,7 @@ void versus_line(Report& report, const ch09::LibraryRun* best, std::size_t slot,
     };
     const double s6 = best ? best->step6[slot] : 0, ob = best ? best->openblas[slot] : 0,
                  bl = best ? best->blis[slot] : 0;
-    const std::string head = slot == 0 ? "1 thread: " : "threads " + masked(report, threads_text(threads)) + ":";
+    const Value head = slot == 0 ? Value("1 thread: ") : masked("threads ", threads_text(threads), ":");
     report.line("    {} step 6 {} GFLOPS, OpenBLAS {}, BLIS {}: step 6 = {} of OpenBLAS, {} of BLIS", head,
                 gf("step6_gflops", s6), gf("openblas_gflops", ob), gf("blis_gflops", bl),
                 percent_or_dash(k + "pct_openblas", ch09::ratio(ob, s6)),

@@ -37,7 +37,7 @@ inline void measured_roofs(Report& report, const Settings& o, const std::vector<
     for (const auto& r : steps) {
         if (r.key != "naive" && r.key != "naive_bt" && r.key != "ikj") continue;
         const std::string k = "steps." + r.key + ".";
-        table.row({shown_label(report, r), level_roof(k + "roof_l2_gflops", roofs.gbs[0], r.intensity, peak.core),
+        table.row({shown_label(r), level_roof(k + "roof_l2_gflops", roofs.gbs[0], r.intensity, peak.core),
                    level_roof(k + "roof_l3_gflops", roofs.gbs[1], r.intensity, peak.core),
                    level_roof(k + "roof_memory_gflops", roofs.gbs[2], r.intensity, peak.core),
                    Value::measured("", r.seconds > 0 ? flops / r.seconds / 1e9 : 0, 2)});

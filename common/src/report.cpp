@@ -6,8 +6,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "cachebook/conditions.hpp"
@@ -125,16 +127,28 @@ Value& Value::quoted(std::string_view format) {
 }
 
 std::string Value::shown(bool golden) const {
+    if (golden && golden_text_) return *golden_text_;
     return measured_ && golden ? std::string(kMeasuredPlaceholder) : text_;
 }
 
 Report::Report(std::string_view title, bool golden, std::ostream& out) : golden_(golden), out_(out) {
+    if (const char* path = std::getenv("CACHEBOOK_GOLDEN_COPY"); path != nullptr && *path != '\0') {
+        if (!golden_) {
+            golden_copy_ = std::make_unique<std::ofstream>(path);
+            if (!*golden_copy_) throw std::runtime_error(fmt::format("CACHEBOOK_GOLDEN_COPY: cannot write '{}'", path));
+        }
+        unsetenv("CACHEBOOK_GOLDEN_COPY");  // a child process of this run writes no copy over it
+    }
     print(fmt::format("{}\n", title));
 }
 
+void Report::print_to(std::ostream& out, std::string_view text) {
+    out << text;
+    out.flush();
+}
+
 void Report::print(std::string_view text) {
-    out_ << text;
-    out_.flush();
+    print_shown([&](bool) { return std::string(text); });
 }
 
 void Report::record(std::string_view key, nlohmann::json value) {
@@ -193,18 +207,18 @@ ResultTable& ResultTable::row(std::vector<Value> cells, const nlohmann::json& un
     return *this;
 }
 
-std::string ResultTable::render(int indent) const {
+std::string ResultTable::render(int indent, bool golden) const {
     Table table(headers_, align_);
     for (const auto& cells : rows_) {
         std::vector<std::string> shown;
-        for (const Value& cell : cells) shown.push_back(cell.shown(report_.golden()));
+        for (const Value& cell : cells) shown.push_back(cell.shown(golden));
         table.row(std::move(shown));
     }
     return table.render(indent);
 }
 
 void ResultTable::print(int indent) {
-    report_.print(render(indent));
+    report_.print_shown([&](bool golden) { return render(indent, golden); });
 }
 
 void check_writable(const std::string& path) {

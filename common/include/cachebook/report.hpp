@@ -5,7 +5,9 @@
 /// A chapter makes each result as a `Value` (exact or measured) with the JSON
 /// key it is recorded under, and hands it to a `Report`: the report prints the
 /// line or the table row, records the key for `--json`, and in golden mode
-/// (`CACHEBOOK_GOLDEN=1`) prints a measured value as `<measured>`.
+/// (`CACHEBOOK_GOLDEN=1`) prints a measured value as `<measured>`. With
+/// `CACHEBOOK_GOLDEN_COPY=FILE` a measured run also writes to FILE what golden mode would
+/// print, so that one run gives the book its figures and the golden test its text.
 ///
 /// ```
 /// cachebook::Report report("Chapter 3 · The six loop orders of C = A x B");
@@ -20,7 +22,9 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +90,13 @@ public:
     static Value measured_as(std::string key, nlohmann::json value, std::string text) {
         return Value(std::move(key), std::move(text), std::move(value), true);
     }
+    /// Text with a machine-dependent part: `before + part + after`, printed in golden mode with the
+    /// part masked (a label such as "threads: 2"); not recorded.
+    static Value partly_measured(const std::string& before, const std::string& part, const std::string& after) {
+        Value v(before + part + after);
+        v.golden_text_ = before + std::string(kMeasuredPlaceholder) + after;
+        return v;
+    }
     /// A value this run could not find (one cpu, no tool): prints `text`
     /// (masked if `measured`), and its key is still recorded, as null.
     static Value unknown(std::string key, std::string text, bool measured = true) {
@@ -119,6 +130,7 @@ private:
     bool measured_ = false;
     bool quoted_ = false;
     std::string quoted_text_;
+    std::optional<std::string> golden_text_;  // what golden mode prints, when not the placeholder
 };
 
 class ResultTable;
@@ -134,12 +146,15 @@ public:
     template <class... Args>
     void section(std::string_view heading, const Args&... args) {
         ++section_;
-        print(fmt::format("\n{}. {}\n", section_, format_line(heading, args...)));
+        (record_if_value(args), ...);
+        print_shown(
+            [&](bool golden) { return fmt::format("\n{}. {}\n", section_, format_line(heading, golden, args...)); });
     }
     /// One line of text; Values among `args` are recorded and masked as needed.
     template <class... Args>
     void line(std::string_view pattern, const Args&... args) {
-        print(format_line(pattern, args...) + "\n");
+        (record_if_value(args), ...);
+        print_shown([&](bool golden) { return format_line(pattern, golden, args...) + "\n"; });
     }
     /// An empty line inside a section (or before the first one).
     void blank_line() { print("\n"); }
@@ -170,20 +185,29 @@ public:
 private:
     friend class ResultTable;
     template <class... Args>
-    std::string format_line(std::string_view pattern, const Args&... args) {
+    static std::string format_line(std::string_view pattern, [[maybe_unused]] bool golden, const Args&... args) {
         fmt::dynamic_format_arg_store<fmt::format_context> store;
-        (push(store, args), ...);
+        (push(store, golden, args), ...);
         return fmt::vformat(pattern, store);
     }
     template <class T>
-    void push(fmt::dynamic_format_arg_store<fmt::format_context>& store, const T& arg) {
-        if constexpr (std::is_same_v<T, Value>) {
-            record(arg);
-            store.push_back(arg.shown(golden_));
-        } else {
+    static void push(fmt::dynamic_format_arg_store<fmt::format_context>& store, bool golden, const T& arg) {
+        if constexpr (std::is_same_v<T, Value>)
+            store.push_back(arg.shown(golden));
+        else
             store.push_back(arg);
-        }
     }
+    template <class T>
+    void record_if_value(const T& arg) {
+        if constexpr (std::is_same_v<T, Value>) record(arg);
+    }
+    /// Prints `render(golden_)`, and `render(true)` to the golden copy when there is one.
+    template <class Render>
+    void print_shown(const Render& render) {
+        print_to(out_, render(golden_));
+        if (golden_copy_) print_to(*golden_copy_, render(true));
+    }
+    static void print_to(std::ostream& out, std::string_view text);
 
     /// Notes `path` as an exact value's place when `value` is exact, keyed and known.
     void note_exact(const std::string& path, const Value& value);
@@ -192,6 +216,7 @@ private:
     std::vector<std::string> exact_keys_;
     bool golden_;
     std::ostream& out_;
+    std::unique_ptr<std::ostream> golden_copy_;  // CACHEBOOK_GOLDEN_COPY's file, in a measured run
     int section_ = 0;
 };
 
@@ -204,8 +229,9 @@ public:
     ResultTable& row(std::vector<Value> cells, const nlohmann::json& unprinted = nlohmann::json::object());
     /// Prints the table, indented by `indent` spaces.
     void print(int indent = 2);
-    /// The text print() writes.
-    [[nodiscard]] std::string render(int indent = 2) const;
+    /// The text print() writes (`golden`: as golden mode prints it).
+    [[nodiscard]] std::string render(int indent = 2) const { return render(indent, report_.golden()); }
+    [[nodiscard]] std::string render(int indent, bool golden) const;
 
 private:
     friend class Report;
