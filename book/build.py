@@ -2,10 +2,11 @@
 """Builds the HTML book: `book/build.py --build BUILD`.
 
 1. Runs every chapter program that has a chapter.md, BUILD/bin/chNN_slug, once (its default, measured run;
-   chapter 9 with `--caches` set to the results of chapter 8, run before it),
-   saving stdout to BUILD/book/generated/chNN_slug.txt and its `--json` results to
-   BUILD/book/generated/chNN_slug.json. Saved results are reused while they are newer
-   than the program, so a second build is quick.
+   chapter 9 with `--caches` set to the results of chapter 8, run before it), through
+   tools/dev/chapter_runs.py, which keeps each run in BUILD/runs/ under the key of its commit, build
+   and machine: a run `make run` made under the same key is shown, not run again (--rerun runs
+   them all). Copies stdout to BUILD/book/generated/chNN_slug.txt and the `--json` results to
+   BUILD/book/generated/chNN_slug.json.
 2. Describes this machine (CPU, caches, date) in BUILD/book/generated/machine.json,
    for plot captions and the pages.
 3. Renders the plots of book/plots/chNN.py from the JSON, as SVG.
@@ -31,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 RUN_TIMEOUT = 900  # seconds for one chapter's default run
+RUNS_TOOL = ROOT / "tools" / "dev" / "chapter_runs.py"
 sys.path.insert(0, str(BOOK))
 
 import book_chapters as chapter_list  # noqa: E402
@@ -46,55 +48,38 @@ def fail(msg: str) -> None:
     sys.exit(1)
 
 
-def chapter_inputs(generated: Path) -> dict[str, list[Path]]:
-    """Results of earlier chapters that a chapter's run reads: chapter 9 derives its blocks from
-    the caches chapter 8 measured (`--caches`), beside those the machine reports."""
-    return {"ch09_matmul": [generated / "ch08_cliff.json"]}
-
-
-def chapter_args(program: str, inputs: list[Path]) -> list[str]:
-    # Relative to the tree, where the programs run: the path is printed on the page.
-    return ["--caches", os.path.relpath(inputs[0], ROOT)] if program == "ch09_matmul" else []
-
-
 def run_chapters(build: Path, generated: Path, force: bool) -> None:
-    """Step 1: one default run of every chapter program; results reused while fresh."""
-    env = {k: v for k, v in os.environ.items() if k != "CACHEBOOK_GOLDEN"}
+    """Step 1: one default run of every chapter program, kept by tools/dev/chapter_runs.py: a run
+    of the same commit, build and machine (make run's) is shown as it is, not run again."""
     for ch in chapter_list.chapters():
         prog = build / "bin" / ch.program
-        txt, js = generated / f"{ch.program}.txt", generated / f"{ch.program}.json"
-        inputs = chapter_inputs(generated).get(ch.program, [])
         if not ch.page.exists():
             say(f"{ch.program}: no chapter.md yet, not run")
             continue
         if not prog.exists():
             fail(f"{ch.program}: {prog} does not exist; build it first (make build)")
-        for p in inputs:
-            if not p.exists():
-                fail(f"{ch.program}: it reads {p}, which no earlier run wrote")
-        if not force and txt.exists() and js.exists():
-            newest_input = max([prog.stat().st_mtime] + [p.stat().st_mtime for p in inputs])
-            if min(txt.stat().st_mtime, js.stat().st_mtime) > newest_input:
-                say(f"{ch.program}: results are newer than the program and its inputs, reused")
-                continue
-        say(f"{ch.program}: running (default run, measured output)...")
-        start = time.monotonic()
-        tmp_txt, tmp_js = txt.with_suffix(".txt.tmp"), js.with_suffix(".json.tmp")
-        with open(tmp_txt, "w") as out:
+        name = ch.program[len("ch"):]
+        kept = subprocess.run([sys.executable, str(RUNS_TOOL), "fresh", str(build / "bin"), name],
+                              capture_output=True, text=True)
+        if kept.returncode == 0 and not force:
+            say(f"{ch.program}: the kept run of this commit, build and machine, reused ({kept.stdout.strip()})")
+        else:
+            say(f"{ch.program}: running (default run, measured output)...")
             try:
-                rc = subprocess.run([str(prog), "--json", str(tmp_js)] + chapter_args(ch.program, inputs), stdout=out, stdin=subprocess.DEVNULL,
-                                    env=env, cwd=ROOT, timeout=RUN_TIMEOUT).returncode
+                r = subprocess.run([sys.executable, str(RUNS_TOOL), "run", str(build / "bin"), name],
+                                   capture_output=True, text=True, timeout=RUN_TIMEOUT)
             except subprocess.TimeoutExpired:
                 fail(f"{ch.program} did not finish in {RUN_TIMEOUT} s (a default run should take under a minute)")
-        if rc != 0:
-            fail(f"{ch.program} exited with status {rc}; its output so far is in {tmp_txt}")
+            if r.returncode != 0:
+                fail(f"{ch.program} exited with status {r.returncode}{': ' + r.stderr.strip() if r.stderr else ''}")
+            say(f"{ch.program}: done in {float(r.stdout.split(chr(9))[1]):.1f} s")
+        run_dir = build / "runs" / name
         try:
-            json.loads(tmp_js.read_text())
+            json.loads((run_dir / "results.json").read_text())
         except (OSError, ValueError) as e:
-            fail(f"{ch.program} --json {tmp_js}: no valid JSON written ({e})")
-        tmp_txt.replace(txt)
-        tmp_js.replace(js)
-        say(f"{ch.program}: done in {time.monotonic() - start:.1f} s")
+            fail(f"{ch.program} --json: no valid JSON kept in {run_dir} ({e})")
+        shutil.copyfile(run_dir / "stdout.txt", generated / f"{ch.program}.txt")
+        shutil.copyfile(run_dir / "results.json", generated / f"{ch.program}.json")
 
 
 def run_cachesim_page(build: Path, generated: Path, force: bool) -> None:
