@@ -160,7 +160,7 @@ void write_sample(Report& report) {
                 Value::measured("ms", 12.345, "{:.1f}"));
     auto table = report.table({"order", "ms"});
     table.row({"ijk", Value::measured("ijk_ms", 1234.5, "{:.1f}")});
-    table.row({Value::partly_measured("7 OpenBLAS, threads: ", "16"), Value::exact("rows", 2)});
+    table.row({Value::partly_measured("7 OpenBLAS, threads: ", "16", ""), Value::exact("rows", 2)});
     table.print();
 }
 }  // namespace
