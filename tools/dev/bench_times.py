@@ -53,7 +53,7 @@ def time_build(build: Path, jobs: str, out: Path, targets: list[str]) -> int:
     sys.stderr.write(r.stderr)
     if r.returncode != 0:
         return r.returncode
-    steps = len(re.findall(r"^\[\d+/\d+\]", r.stdout, flags=re.M))
+    steps = len(re.findall(r"^\[[1-9]\d*/\d+\]", r.stdout, flags=re.M))  # [0/N] is the glob check
     data = load(out)
     data["build"] = {"command": " ".join(cmd), "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
                      "steps_run": steps, "load_before": load_before, "load_after": loadavg()}
