@@ -96,10 +96,11 @@ TEST_CASE("the four stores loops compute what they say, at any alignment and len
     ch05::plain_stores(a.data(), 67, 3);
     ch05::read_modify_write(a.data(), 67);
     CHECK(ch05::read_only(a.data(), 67) == 67 * 4);
-    const auto t = ch05::time_stores(1000, 2);
+    const auto t = ch05::StoresExperiment(1000, 2).run(false);
     CHECK(t.same_result);
     CHECK(t.store.runs.size() == 2);
     CHECK(t.stream.runs.size() == 2);
+    CHECK(t.read_only.runs.size() == 2);
 #if defined(__x86_64__) || defined(__aarch64__)
     CHECK_FALSE(t.stream_instruction.empty());
 #endif
@@ -109,22 +110,21 @@ TEST_CASE(
     "the stores claim gives no verdict without a non-temporal store, within a cache, or where plain stores cost no "
     "more than a read",
     "[ch05]") {
-    auto timing = [](std::vector<double> runs) {
-        cachebook::Timing t;
-        t.runs = std::move(runs);
-        return t;
-    };
     ch05::StoreTimes t;
-    t.store = timing({2.0, 2.0, 2.0, 2.0, 2.0, 2.0});
-    t.stream = timing({1.0, 1.0, 1.0, 1.0, 1.0, 1.0});
+    const auto timed = [&t](std::vector<double> store, std::vector<double> stream) {
+        t.store = ch05::timing_of(store);
+        t.stream = ch05::timing_of(stream);
+        t.claim.result = cachebook::decide_claim(store, stream, {.threshold = ch05::kStoreOverStream});
+    };
+    timed({2.0, 2.0, 2.0, 2.0, 2.0, 2.0}, {1.0, 1.0, 1.0, 1.0, 1.0, 1.0});
     t.stream_instruction = "MOVNTDQ";
     t.fit.beyond = t.fit.last_level = "L3";
     CHECK(ch05::stores_claim(t).verdict == cachebook::Verdict::holds);
     // The premise: plain stores (2 s) against the read-only sum. At 1 s they pay for the lines
     // read for ownership; at 1.9 s (2 / 1.9 = 1.05, under 1.1) they do not, and no verdict.
-    t.read_only = timing({1.0, 1.0, 1.0, 1.0, 1.0, 1.0});
+    t.read_only = ch05::timing_of({1.0, 1.0, 1.0, 1.0, 1.0, 1.0});
     CHECK(ch05::stores_claim(t).verdict == cachebook::Verdict::holds);
-    t.read_only = timing({1.9, 1.9, 1.9, 1.9, 1.9, 1.9});
+    t.read_only = ch05::timing_of({1.9, 1.9, 1.9, 1.9, 1.9, 1.9});
     const auto free_rfo = ch05::stores_claim(t);
     CHECK(free_rfo.verdict == cachebook::Verdict::inconclusive);
     CHECK(free_rfo.reason.find("1.05 times the read-only sum") != std::string::npos);
@@ -257,17 +257,16 @@ TEST_CASE("the fastest timing is the one with the smallest minimum, the first of
 }
 
 TEST_CASE("fusion and fission change no result", "[ch05]") {
-    const auto t = ch05::time_fusion(10000, 1000, 8, 1);
+    const auto t = ch05::FusionExperiment(10000, 1000, 8, 2).run(false);
     CHECK(t.same_result);
-    CHECK(t.separate.runs.size() == 1);
-    CHECK(t.separate_close.runs.empty());
-    const auto close = ch05::time_fusion(10000, 1000, 8, 2, ch05::kFusionGapBytes, ch05::kFusionCloseGapBytes);
-    CHECK(close.same_result);
-    CHECK(close.gap_bytes == (64u << 10) + 64);
-    CHECK(close.close_gap_bytes == (8u << 10));
-    CHECK(close.separate_close.runs.size() == 2);
-    CHECK(close.fused_close.runs.size() == 2);
-    CHECK_THROWS_AS(ch05::time_fusion(100, 100, 2, 1, 12), std::invalid_argument);
+    CHECK(t.gap_bytes == (64u << 10) + 64);
+    CHECK(t.close_gap_bytes == (8u << 10));
+    CHECK(t.separate.runs.size() == 2);
+    CHECK(t.separate_close.runs.size() == 2);
+    CHECK(t.fused_close.runs.size() == 2);
+    CHECK(t.fission_split.runs.size() == 2);
+    CHECK(ch05::FusionExperiment(10000, 1000, 8, 2).run(true).fused.runs.size() == cachebook::kMinRunsPerSide);
+    CHECK_THROWS_AS(ch05::FusionExperiment(100, 100, 2, 1, 12), std::invalid_argument);
 }
 
 TEST_CASE("the fusion arrays: beyond the LLC when affordable, else beyond L2", "[ch05]") {
@@ -301,35 +300,21 @@ TEST_CASE("chase.hpp: a permutation, and one cycle through every slot", "[ch05][
     CHECK(cachebook::chase(c.data(), 0, 1) == c[0]);
 }
 
-TEST_CASE("the chapter's claims: no verdict from one run, and a busy machine gives no fails", "[ch05]") {
-    auto timing = [](std::vector<double> runs) {
-        cachebook::Timing t;
-        t.runs = std::move(runs);
-        return t;
-    };
-    const auto one_run = ch05::decide_claim(timing({2.0}), timing({1.0}), {1.5, 0.2});
-    CHECK(one_run.verdict == cachebook::Verdict::inconclusive);
-    CHECK(one_run.effect == Approx(2.0));
-    CHECK(one_run.reason.find("no control") != std::string::npos);
-    // No effect on a quiet control: fails, unless the machine was busy.
-    const auto flat = timing({1.0, 1.0, 1.0, 1.0, 1.0, 1.0});
-    CHECK(ch05::decide_bandwidth_claim(flat, flat, {1.1, 0.2}, 1.0).verdict == cachebook::Verdict::fails);
-    const auto busy = ch05::decide_bandwidth_claim(flat, flat, {1.1, 0.2}, 0.5);
-    CHECK(busy.verdict == cachebook::Verdict::inconclusive);
-    CHECK(busy.reason.find("busy") != std::string::npos);
-    // A clear effect holds, busy or not; the JSON's margin is effect / threshold - 1.
-    const auto clear = ch05::decide_bandwidth_claim(timing({2.0, 2.0, 2.0, 2.0, 2.0, 2.0}),
-                                                    timing({1.0, 1.0, 1.0, 1.0, 1.0, 1.0}), {1.6, 0.2}, 0.5);
-    CHECK(clear.verdict == cachebook::Verdict::holds);
-    const auto json = ch05::to_json(clear);
-    CHECK(json["verdict"] == "holds");
-    CHECK(json["margin"].get<double>() == Approx(0.25));
-    CHECK(json["threshold"].get<double>() == Approx(1.6));
+TEST_CASE("the update loop and the lists: every layout and every walk gives the same result", "[ch05]") {
+    const auto layouts = ch05::LayoutExperiments(10000, 2).run(false);
+    CHECK(layouts.same_result);
+    CHECK(layouts.aos.runs.size() == 2);
+    CHECK(layouts.hot_cold.runs.size() == 2);
+    const auto lists = ch05::ListExperiments(10000, 2).run(false);
+    CHECK(lists.same_result);
+    CHECK(lists.ordered.runs.size() == 2);
+    CHECK(lists.gather.runs.size() == 2);
 }
 
-// --- Measured: each claim decided once by the book's rule (cachebook/claim.hpp), through the
-// same lab functions the chapter prints its verdicts with: holds passes, fails fails,
-// inconclusive skips with its reason. The thresholds are the lab's (lab.hpp).
+// --- Measured: each claim decided once by the kit (cachebook/experiment.hpp), through the same
+// declared experiments the chapter prints its verdicts with, at their quick size (six runs a
+// side): holds passes, fails fails, inconclusive skips with its reason. The thresholds are the
+// lab's (lab.hpp).
 
 // Fails on any claim that fails; otherwise skips on the first inconclusive one, with its reason.
 #define CH05_REQUIRE_CLAIMS(...)                                                                                      \
@@ -346,35 +331,37 @@ TEST_CASE("the chapter's claims: no verdict from one run, and a busy machine giv
     } while (false)
 
 TEST_CASE("measured: SoA beats AoS on the update loop", "[ch05][timing]") {
-    const auto t = ch05::time_layouts(1'000'000, 10);
-    CH05_REQUIRE_CLAIMS(ch05::aos_over_soa_claim(t));
+    const auto t = ch05::LayoutExperiments(ch05::kQuickParticles, 6).run(true);
+    CH05_REQUIRE_CLAIMS(t.over_soa.result);
 }
 
 TEST_CASE("measured: hot/cold splitting beats AoS on the update loop", "[ch05][timing]") {
     // A 1.5x difference in lines streamed is bandwidth, which a busy machine shares out
-    // unevenly: the lab gives no "fails" then (decide_bandwidth_claim).
-    const auto t = ch05::time_layouts(1'000'000, 10);
-    CH05_REQUIRE_CLAIMS(ch05::aos_over_hot_cold_claim(t));
+    // unevenly: the claim is memory-bound, and the kit gives no "fails" then.
+    const auto t = ch05::LayoutExperiments(ch05::kQuickParticles, 6).run(true);
+    CH05_REQUIRE_CLAIMS(t.over_hot_cold.result);
 }
 
 TEST_CASE("measured: a scattered list is far slower than a vector, and than a gather", "[ch05][timing]") {
-    const auto t = ch05::time_lists(1 << 20, 6);
-    CH05_REQUIRE_CLAIMS(ch05::scattered_over_vector_claim(t), ch05::scattered_over_gather_claim(t));
+    const auto t = ch05::ListExperiments(ch05::kQuickNodes, 6).run(true);
+    CH05_REQUIRE_CLAIMS(t.over_vector.result, t.over_gather.result);
 }
 
 TEST_CASE("measured: fusing two loops over arrays beyond the cache saves a pass", "[ch05][timing]") {
     // Both versions run over the same three arrays, kFusionGapBytes apart, so where they lie
-    // weighs on both alike (chapter.md, book/checks.md).
+    // weighs on both alike (chapter.md, book/checks.md). The arrays are the full run's, which
+    // overflow the caches; --quick's 8 MiB may not.
     const auto size = ch05::fusion_stream_size(0, false);
-    const auto t = ch05::time_fusion(size.bytes_per_array / sizeof(double), 1024, 8, 8);
+    const auto t = ch05::FusionExperiment(size.bytes_per_array / sizeof(double), 1024, 8, 6).run(true);
     INFO((size.bytes_per_array >> 20) << " MiB arrays: " << size.reason);
-    CH05_REQUIRE_CLAIMS(ch05::fusion_claim(t));
+    CH05_REQUIRE_CLAIMS(t.claim.result);
 }
 
 TEST_CASE("measured: non-temporal stores beat plain stores on an array beyond the caches", "[ch05][timing]") {
     // Plain stores read each line for ownership and write it back; streamed ones only write.
+    // The array is the full run's, as for fusion.
     const auto size = ch05::stores_stream_size(0, false);
-    const auto t = ch05::time_stores(size.bytes_per_array / sizeof(std::uint64_t), 8);
+    const auto t = ch05::StoresExperiment(size.bytes_per_array / sizeof(std::uint64_t), 6).run(true);
     INFO((size.bytes_per_array >> 20) << " MiB: " << size.reason << "; " << t.fit.text());
     CHECK(t.same_result);
     CH05_REQUIRE_CLAIMS(ch05::stores_claim(t));

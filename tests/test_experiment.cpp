@@ -2,7 +2,9 @@
 // sides advance by the seconds each call is given, and core shares chosen by the test. Every
 // figure is worked by hand in the comments.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "cachebook/claim.hpp"
 #include "cachebook/experiment.hpp"
@@ -184,6 +186,39 @@ TEST_CASE("threads that each got a core keep the rule's verdict", "[experiment]"
     const auto single = cachebook::run_experiment(one.experiment({1.5}, {0, 6}), false, one.instruments());
     CHECK(single.shares.empty());
     CHECK(one.looks == 0);
+}
+
+TEST_CASE("a memory-bound claim on a busy machine cannot fail, but can hold", "[experiment]") {
+    // One thread, bound by memory bandwidth: the kit looks at a busy thread on each usable cpu.
+    cachebook::Claim memory{1.5};
+    memory.memory_bound = true;
+    FakeMachine busy;
+    busy.slow_costs = {1.0};
+    busy.shares = {{0.95, 0.96}, {0.93, 0.5}};  // the second cpu ran other work after the runs
+    const auto short_of = cachebook::run_experiment(busy.experiment(memory, {0, 6}), false, busy.instruments());
+    CHECK(busy.looks == 2);
+    CHECK(short_of.shares == std::vector<double>{0.93, 0.5});
+    // 1.00x against 1.5x on a quiet control is "fails" by the rule; the busy machine makes it no verdict
+    CHECK(cachebook::decide_claim(short_of.slow_runs, short_of.fast_runs, memory).verdict == Verdict::fails);
+    CHECK(short_of.result.verdict == Verdict::inconclusive);
+    CHECK(short_of.result.reason ==
+          "1.00x against at least 1.50x, noise 0 %: the machine is busy (a busy thread got 0.50 of a core), so others "
+          "shared the memory bandwidth");
+    FakeMachine clear;  // 2.00x: holds, busy or not
+    clear.shares = busy.shares;
+    CHECK(cachebook::run_experiment(clear.experiment(memory, {0, 6}), false, clear.instruments()).result.verdict ==
+          Verdict::holds);
+    FakeMachine quiet;  // every cpu free: the rule's "fails" stands
+    quiet.slow_costs = {1.0};
+    CHECK(cachebook::run_experiment(quiet.experiment(memory, {0, 6}), false, quiet.instruments()).result.verdict ==
+          Verdict::fails);
+}
+
+TEST_CASE("the thread's CPU clock stands still while the thread does not run", "[experiment]") {
+    const auto cpu = cachebook::thread_cpu_instruments();
+    const double start = cpu.now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK(cpu.now() - start < 0.025);  // asleep: a few microseconds of CPU, not 50 ms
 }
 
 TEST_CASE("a claim that needs more cpus than the process may use is not timed", "[experiment]") {

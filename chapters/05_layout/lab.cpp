@@ -183,34 +183,6 @@ CacheFit cache_fit(std::size_t bytes) {
     return cache_fit(bytes, level_bytes);
 }
 
-LayoutTimes time_layouts(std::size_t n, int runs) {
-    LayoutTimes t;
-    t.n = n;
-    auto aos = make_aos(n);
-    auto soa = make_soa(n);
-    auto hot_cold = make_hot_cold(n);
-    constexpr double dt = 0.001;
-    t.cpu_share = cachebook::cpu_shares(cachebook::usable_cpus());
-    // Interleaved, so that a noisy moment hurts all three alike; timed by this
-    // thread's CPU clock, which stops while a busy machine makes it wait.
-    for (int r = -1; r < runs; ++r) {
-        auto once = [&](auto& s, cachebook::Timing& into) {
-            const double start = cachebook::thread_cpu_seconds();
-            update(s, dt);
-            cachebook::clobber_memory();
-            if (r >= 0) into.runs.push_back((cachebook::thread_cpu_seconds() - start));
-        };
-        once(aos, t.aos);
-        once(soa, t.soa);
-        once(hot_cold, t.hot_cold);
-    }
-    t.cpu_share = std::min(t.cpu_share, cachebook::cpu_shares(cachebook::usable_cpus()));
-    t.sum_aos = sum_x(aos);
-    t.sum_soa = sum_x(soa);
-    t.sum_hot_cold = sum_x(hot_cold);
-    return t;
-}
-
 // --- Linked list against vector ----------------------------------------------------------
 
 namespace {
@@ -241,27 +213,10 @@ ListBench make_lists(std::size_t n, std::uint64_t seed) {
     return b;
 }
 
-ListTimes time_lists(std::size_t n, int runs) {
-    ListTimes t;
-    t.n = n;
-    const ListBench b = make_lists(n);
-    // The gather reads the scattered pool's values in list order, so it visits
-    // exactly the slots the scattered list visits, in the same order.
-    std::vector<std::int64_t> scattered_values(n);
-    for (std::size_t i = 0; i < n; ++i) scattered_values[i] = b.scattered_pool[i].value;
-    for (int r = -1; r < runs; ++r) {
-        auto once = [&](auto&& f, cachebook::Timing& into, std::int64_t& sum) {
-            const double start = cachebook::thread_cpu_seconds();
-            sum = f();
-            cachebook::do_not_optimize(sum);
-            if (r >= 0) into.runs.push_back((cachebook::thread_cpu_seconds() - start));
-        };
-        once([&] { return sum_vector(b.values); }, t.vector, t.sum_vector);
-        once([&] { return sum_list(b.ordered_head); }, t.ordered, t.sum_ordered);
-        once([&] { return sum_list(b.scattered_head); }, t.scattered, t.sum_scattered);
-        once([&] { return sum_gather(scattered_values, b.scattered_order); }, t.gather, t.sum_gather);
-    }
-    return t;
+std::vector<std::int64_t> scattered_values(const ListBench& b) {
+    std::vector<std::int64_t> values(b.scattered_pool.size());
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = b.scattered_pool[i].value;
+    return values;
 }
 
 // --- Software prefetch -----------------------------------------------------------------

@@ -8,21 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "cachebook/claim.hpp"
-#include "cachebook/cpu_time.hpp"
+#include "cachebook/experiment.hpp"
 #include "cachebook/measure.hpp"
 #include "layout.hpp"
 
 namespace ch05 {
-
-// One run of `f`, timed by the thread's CPU clock; run -1 is a warm-up, not kept.
-template <class F>
-void time_run(int r, F&& f, cachebook::Timing& into) {
-    const double start = cachebook::thread_cpu_seconds();
-    f();
-    cachebook::clobber_memory();
-    if (r >= 0) into.runs.push_back(cachebook::thread_cpu_seconds() - start);
-}
 
 // --- Layouts as the compiler made them ---------------------------------------------
 
@@ -53,7 +43,7 @@ StructLayout double_int_char_layout();
 StructLayout body_layout();
 StructLayout aligned_body_layout();
 
-// --- The update loop, timed -----------------------------------------------------------
+// --- The update loop --------------------------------------------------------------------
 
 /// The same n particles (positions, velocities, ids, names from i) in each layout.
 ParticlesAoS make_aos(std::size_t n);
@@ -65,12 +55,6 @@ double sum_x(const ParticlesAoS& s);
 double sum_x(const ParticlesSoA& s);
 double sum_x(const ParticlesHotCold& s);
 
-struct LayoutTimes {
-    std::size_t n = 0;
-    cachebook::Timing aos, soa, hot_cold;
-    double sum_aos = 0, sum_soa = 0, sum_hot_cold = 0;  // identical
-    double cpu_share = 1;  // the least share of a CPU any usable CPU gave a busy thread, just before
-};
 /// Where an array of `bytes` stands against the data caches a machine reports.
 struct CacheFit {
     std::string beyond;      // the largest level smaller than the array ("L2"); "" if none is
@@ -85,11 +69,7 @@ CacheFit cache_fit(std::size_t bytes, const std::vector<std::size_t>& level_byte
 /// The same against this machine's data caches (levels 1 to 4).
 CacheFit cache_fit(std::size_t bytes);
 
-/// Times `runs` updates of each layout (interleaved, one warm-up each). Every
-/// time*() function here uses the calling thread's CPU clock (cachebook/cpu_time.hpp).
-LayoutTimes time_layouts(std::size_t n, int runs);
-
-// --- Linked list against vector, timed --------------------------------------------------
+// --- Linked list against vector --------------------------------------------------------
 
 /// The same values three ways, plus the scattered order as a list of indices.
 struct ListBench {
@@ -101,13 +81,9 @@ struct ListBench {
     Node* scattered_head = nullptr;
 };
 ListBench make_lists(std::size_t n, std::uint64_t seed = 5);
-
-struct ListTimes {
-    std::size_t n = 0;
-    cachebook::Timing vector, ordered, scattered, gather;
-    std::int64_t sum_vector = 0, sum_ordered = 0, sum_scattered = 0, sum_gather = 0;
-};
-ListTimes time_lists(std::size_t n, int runs);
+/// The scattered pool's values, slot by slot: the gather reads them in list order, so it visits
+/// exactly the slots the scattered list visits, in the same order.
+std::vector<std::int64_t> scattered_values(const ListBench& b);
 
 // --- Software prefetch, timed ----------------------------------------------------------
 
@@ -121,7 +97,7 @@ PrefetchTimes time_prefetch(std::size_t n, const std::vector<std::size_t>& dista
 /// The index of the timing with the fastest run (the first of equals); 0 for none.
 std::size_t fastest(const std::vector<cachebook::Timing>& times);
 
-// --- Fusion and fission, timed ---------------------------------------------------------
+// --- Fusion, fission and stores: the arrays --------------------------------------------
 
 /// How large the fusion arrays are and why: beyond the last-level cache when
 /// that is affordable (each array, or the arrays together), else beyond L2 (said so).
@@ -146,76 +122,110 @@ inline constexpr std::size_t kFusionGapBytes = (std::size_t{64} << 10) + 64;
 /// The placement the chapter shows for contrast: 8 KiB between arrays.
 inline constexpr std::size_t kFusionCloseGapBytes = std::size_t{8} << 10;
 
-/// The fused and two-loop versions over `n` doubles (arrays `gap_bytes` apart, as above)
-/// and the fission pair; each run times every version once, in turn. With
-/// `close_gap_bytes` > 0, the two fusion versions are also timed with the arrays that
-/// close (the `_close` timings; empty otherwise).
-struct FusionTimes {
-    std::size_t n = 0, fission_n = 0, fission_ways = 0;
-    std::size_t gap_bytes = 0, close_gap_bytes = 0;
-    cachebook::Timing separate, fused, fission_one, fission_split;
-    cachebook::Timing separate_close, fused_close;
-    bool same_result = false;  // each version computes b = 2a and c = 2a + 1; the a_k agree
-    double cpu_share = 1;      // as in LayoutTimes
-};
-FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, int runs,
-                        std::size_t gap_bytes = kFusionGapBytes, std::size_t close_gap_bytes = 0);
-
-// --- Stores, timed -----------------------------------------------------------------------
-
 /// The stores array's size: stream_size within 768 MiB (one array, so it can lie well beyond
 /// a large last-level cache).
 StreamSize stores_stream_size(std::int64_t stream_mib, bool quick);
 
-/// The four loops of the stores experiment over one array of n words, each run timing each
-/// loop once, in turn: plain stores, read-modify-write, read only, non-temporal stores.
-struct StoreTimes {
-    std::size_t n = 0;
-    cachebook::Timing read_only, modify, store, stream;
-    std::string stream_instruction;  // streaming_store_instruction(): "" when plain stores ran in its place
-    CacheFit fit;                    // where the array stands against this machine's caches
-    bool same_result = false;        // each loop left (or read) the values it should
-    double cpu_share = 1;            // as in LayoutTimes
-};
-StoreTimes time_stores(std::size_t n, int runs);
+// --- The chapter's measured claims, declared (cachebook/experiment.hpp) -------------------
 
-// --- The chapter's measured claims ------------------------------------------------------
-
-/// Each claim is "slow takes at least R times as long as fast", decided by the book's one
-/// rule (cachebook::decide, claim.hpp) on the runs the timings above make interleaved.
-/// The chapter prints these verdicts and the tests require them: the same functions.
-/// A claim's threshold R, and the control's noise above which it cannot fail (an effect that
-/// clears R x (1 + noise) holds whatever the noise).
-struct ClaimBound {
-    double threshold = 1;
-    double max_noise = 0.2;
-};
-inline constexpr ClaimBound kAosOverSoa{2.0, 0.2};           // AoS against SoA, update loop
-inline constexpr ClaimBound kAosOverHotCold{1.2, 0.2};       // AoS against hot/cold
-inline constexpr ClaimBound kScatteredOverVector{5.0, 0.2};  // scattered list against vector
-inline constexpr ClaimBound kScatteredOverGather{2.0, 0.2};  // scattered list against the gather
-inline constexpr ClaimBound kSeparateOverFused{1.1, 0.2};    // two loops against the fused one
-inline constexpr ClaimBound kStoreOverStream{1.3, 0.2};      // plain stores against non-temporal ones
+/// Each claim is "slow takes at least R times as long as fast", an experiment the kit runs and
+/// decides: both sides A B B A, timed by the calling thread's CPU clock (experiment_instruments),
+/// one call a run, `runs` runs a side (kMinRunsPerSide with --quick, the size the tests run).
+/// The chapter prints these verdicts and the tests require them: the same objects.
+inline constexpr double kAosOverSoa = 2.0;           // AoS against SoA, update loop
+inline constexpr double kAosOverHotCold = 1.2;       // AoS against hot/cold
+inline constexpr double kScatteredOverVector = 5.0;  // scattered list against vector
+inline constexpr double kScatteredOverGather = 2.0;  // scattered list against the gather
+inline constexpr double kSeparateOverFused = 1.1;    // two loops against the fused one
+inline constexpr double kStoreOverStream = 1.3;      // plain stores against non-temporal ones
 /// The stores claim's premise: plain stores, which move each line twice, take at least this many
 /// times as long as the read-only sum, which moves it once. Below it the read for ownership costs
 /// this machine no time, non-temporal stores have nothing to save, and the claim gives no verdict.
 inline constexpr double kStoreOverReadPremise = 1.1;
-/// Below this share of a CPU (LayoutTimes::cpu_share), other programs share the memory
-/// bandwidth too, and a streaming effect that falls short proves nothing: no "fails" then.
-inline constexpr double kBusyShare = 0.7;
+/// The particles and list nodes of a --quick run, and of the tests.
+inline constexpr std::size_t kQuickParticles = 1'000'000, kQuickNodes = std::size_t{1} << 20;
 
-/// The rule on two timings; inconclusive, said why, with fewer than two runs a side.
-cachebook::ClaimResult decide_claim(const cachebook::Timing& slow, const cachebook::Timing& fast, ClaimBound bound);
-/// As decide_claim, for a claim bound by memory bandwidth: on a busy machine (`cpu_share`
-/// below kBusyShare) a verdict "fails" becomes inconclusive, with the reason.
-cachebook::ClaimResult decide_bandwidth_claim(const cachebook::Timing& slow, const cachebook::Timing& fast,
-                                              ClaimBound bound, double cpu_share);
+/// The kit's instruments with the calling thread's CPU clock, which stops while a busy machine
+/// makes the thread wait.
+cachebook::Instruments experiment_instruments();
+/// A side's runs as a Timing (seconds a call, in the order run).
+cachebook::Timing timing_of(const std::vector<double>& runs);
+/// Two loops that make no claim, for a table: timed as experiment `e` times its sides (its runs,
+/// A B B A, one call a run, the same clock), with no verdict.
+std::pair<cachebook::Timing, cachebook::Timing> time_beside(const cachebook::Experiment& e, bool quick,
+                                                            const std::function<void()>& first,
+                                                            const std::function<void()>& second);
 
-cachebook::ClaimResult aos_over_soa_claim(const LayoutTimes& t);
-cachebook::ClaimResult aos_over_hot_cold_claim(const LayoutTimes& t);
-cachebook::ClaimResult scattered_over_vector_claim(const ListTimes& t);
-cachebook::ClaimResult scattered_over_gather_claim(const ListTimes& t);
-cachebook::ClaimResult fusion_claim(const FusionTimes& t);
+/// The update loop, AoS against SoA (claim aos_over_soa) and against hot/cold (aos_over_hot_cold),
+/// both bound by memory bandwidth; the table's three rows from their runs.
+struct LayoutTimes {
+    std::size_t n = 0;
+    cachebook::ExperimentResult over_soa, over_hot_cold;
+    cachebook::Timing aos, soa, hot_cold;
+    bool same_result = false;  // one update of each layout, before the timing, gave the same positions
+};
+class LayoutExperiments {
+public:
+    LayoutExperiments(std::size_t n, int runs);
+    LayoutExperiments(const LayoutExperiments&) = delete;
+    [[nodiscard]] LayoutTimes run(bool quick) const;
+
+private:
+    ParticlesAoS aos_;
+    ParticlesSoA soa_;
+    ParticlesHotCold hot_cold_;
+    bool same_result_ = false;
+    cachebook::Experiment over_soa_, over_hot_cold_;
+};
+
+/// The scattered list against the vector (claim scattered_over_vector) and against the gather of
+/// the same slots in the same order (scattered_over_gather); the list in address order is timed
+/// against the vector beside them, A B B A, with no claim.
+struct ListTimes {
+    std::size_t n = 0;
+    cachebook::ExperimentResult over_vector, over_gather;
+    cachebook::Timing vector, ordered, scattered, gather;
+    bool same_result = false;  // the four walks give the same sum
+};
+class ListExperiments {
+public:
+    ListExperiments(std::size_t n, int runs);
+    ListExperiments(const ListExperiments&) = delete;
+    [[nodiscard]] ListTimes run(bool quick) const;
+
+private:
+    ListBench bench_;
+    std::vector<std::int64_t> scattered_values_;  // the scattered pool's values, slot by slot
+    mutable std::int64_t sink_ = 0;
+    cachebook::Experiment over_vector_, over_gather_;
+};
+
+/// Fusion and fission: the claim (key fusion, memory-bound) on two loops against the fused one
+/// over three arrays `gap_bytes` apart; the same two with the arrays `close_gap_bytes` apart, and
+/// the fission pair, timed A B B A beside it with no claim.
+struct FusionTimes {
+    std::size_t n = 0, fission_n = 0, fission_ways = 0;
+    std::size_t gap_bytes = 0, close_gap_bytes = 0;
+    cachebook::ExperimentResult claim;
+    cachebook::Timing separate, fused, fission_one, fission_split;
+    cachebook::Timing separate_close, fused_close;
+    bool same_result = false;  // each version computes b = 2a and c = 2a + 1; the a_k agree
+};
+class FusionExperiment {
+public:
+    FusionExperiment(std::size_t n, std::size_t fission_n, std::size_t ways, int runs,
+                     std::size_t gap_bytes = kFusionGapBytes, std::size_t close_gap_bytes = kFusionCloseGapBytes);
+    FusionExperiment(const FusionExperiment&) = delete;
+    [[nodiscard]] FusionTimes run(bool quick);
+
+private:
+    // One allocation: the distance between the arrays is the program's choice, not the allocator's.
+    std::vector<double> block_;
+    double *a_, *b_, *c_, *b_close_, *c_close_;
+    std::vector<std::vector<double>> fa1_, fa2_, fb_;
+    FusionTimes shape_;
+    cachebook::Experiment declared_;
+};
 /// Which placement of the fusion arrays was slower, the two versions' runs added up, by the
 /// book's rule with a threshold of 1: slower by more than this run's noise, or neither.
 struct PlacementVerdict {
@@ -223,13 +233,32 @@ struct PlacementVerdict {
     cachebook::ClaimResult result;
 };
 PlacementVerdict placement_verdict(const FusionTimes& t);
-/// Plain stores against non-temporal ones; inconclusive, said why, where no non-temporal
-/// store ran or where the array lies within a cache (plain stores then hit, streamed ones not).
-cachebook::ClaimResult stores_claim(const StoreTimes& t);
 
-/// A verdict for the JSON: {verdict, effect, noise, threshold, margin, reason}; margin is
-/// effect / threshold - 1 (above 0: the effect exceeds the threshold).
-nlohmann::json to_json(const cachebook::ClaimResult& c);
+/// The four loops over one array of n words: plain stores against non-temporal ones (claim
+/// stores, memory-bound), read-modify-write against the read-only sum beside it with no claim.
+struct StoreTimes {
+    std::size_t n = 0;
+    cachebook::ExperimentResult claim;  // as the kit decided it; stores_claim adds the premises
+    cachebook::Timing read_only, modify, store, stream;
+    std::string stream_instruction;  // streaming_store_instruction(): "" when plain stores ran in its place
+    CacheFit fit;                    // where the array stands against this machine's caches
+    bool same_result = false;        // each loop left (or read) the values it should
+};
+class StoresExperiment {
+public:
+    StoresExperiment(std::size_t n, int runs);
+    StoresExperiment(const StoresExperiment&) = delete;
+    [[nodiscard]] StoreTimes run(bool quick);
+
+private:
+    std::vector<std::uint64_t> a_;
+    std::uint64_t sink_ = 0;
+    cachebook::Experiment declared_;
+};
+/// The kit's verdict, with the premises: inconclusive, said why, where no non-temporal store ran,
+/// where the array lies within a cache (plain stores then hit, streamed ones not), or where plain
+/// stores took under kStoreOverReadPremise times the read-only sum.
+cachebook::ClaimResult stores_claim(const StoreTimes& t);
 
 // --- JSON -------------------------------------------------------------------------------
 
@@ -248,10 +277,9 @@ double ns_per(const cachebook::Timing& t, std::size_t n);
 cachebook::Value ns_cell(cachebook::Report& report, const std::string& key, const cachebook::Timing& t, std::size_t n);
 /// A ratio of two fastest runs, printed and recorded as text with `digits` decimals (empty key: printed only).
 cachebook::Value ratio(std::string key, const cachebook::Timing& a, const cachebook::Timing& b, int digits);
-/// A claim's verdict beside its measurement (cachebook::report_claim), recorded at claims.`name`
-/// with its margin, effect / threshold - 1, for the page.
-void claim_lines(cachebook::Report& report, const std::string& name, const std::string& text,
-                 const cachebook::ClaimResult& c);
+/// An experiment's verdict beside its measurement (cachebook::report_experiment), recorded at
+/// claims.`key` with its margin, effect / threshold - 1, for the page.
+void claim_lines(cachebook::Report& report, const cachebook::ExperimentResult& outcome);
 /// Which placement of the fusion arrays was slower, one line, recorded at fusion.placement.
 void placement_line(cachebook::Report& report, const PlacementVerdict& v);
 /// `head` then `words`, broken at spaces onto lines of at most `width` columns (one word

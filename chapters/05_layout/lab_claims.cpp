@@ -1,61 +1,119 @@
-// Chapter 5's experiment, its measured claims: each decided by the book's one rule
-// (cachebook/claim.hpp) on the interleaved runs the timing loops make.
+// Chapter 5's measured claims on the update loop and the lists, declared once
+// (cachebook/experiment.hpp): the kit times the sides A B B A and decides each claim.
 #include <fmt/format.h>
 
+#include "cachebook/cpu_time.hpp"
 #include "lab.hpp"
 
 namespace ch05 {
 
-cachebook::ClaimResult decide_claim(const cachebook::Timing& slow, const cachebook::Timing& fast, ClaimBound bound) {
-    const cachebook::ClaimRule rule{bound.threshold, static_cast<int>(slow.runs.size()), bound.max_noise};
-    if (slow.runs.size() >= 2 && fast.runs.size() >= 2) return cachebook::decide(slow.runs, fast.runs, rule);
-    cachebook::ClaimResult r;
-    r.threshold = bound.threshold;
-    r.effect = fast.min() > 0 ? slow.min() / fast.min() : 0;
-    r.reason = fmt::format("{:.2f}x against at least {:.2f}x from one run a side: no control, so no verdict", r.effect,
-                           bound.threshold);
-    return r;
+using cachebook::Experiment;
+using cachebook::Sizing;
+
+cachebook::Instruments experiment_instruments() {
+    return cachebook::thread_cpu_instruments();
 }
 
-cachebook::ClaimResult decide_bandwidth_claim(const cachebook::Timing& slow, const cachebook::Timing& fast,
-                                              ClaimBound bound, double cpu_share) {
-    auto r = decide_claim(slow, fast, bound);
-    if (r.verdict == cachebook::Verdict::fails && cpu_share < kBusyShare) {
-        r.verdict = cachebook::Verdict::inconclusive;
-        r.reason += fmt::format(
-            ", but the machine is busy (a busy thread got {:.2f} of a CPU), so others shared the memory bandwidth",
-            cpu_share);
-    }
-    return r;
+cachebook::Timing timing_of(const std::vector<double>& runs) {
+    cachebook::Timing t;
+    t.runs = runs;
+    return t;
 }
 
-cachebook::ClaimResult aos_over_soa_claim(const LayoutTimes& t) {
-    return decide_bandwidth_claim(t.aos, t.soa, kAosOverSoa, t.cpu_share);
-}
-
-cachebook::ClaimResult aos_over_hot_cold_claim(const LayoutTimes& t) {
-    return decide_bandwidth_claim(t.aos, t.hot_cold, kAosOverHotCold, t.cpu_share);
-}
-
-cachebook::ClaimResult scattered_over_vector_claim(const ListTimes& t) {
-    return decide_claim(t.scattered, t.vector, kScatteredOverVector);
-}
-
-cachebook::ClaimResult scattered_over_gather_claim(const ListTimes& t) {
-    return decide_claim(t.scattered, t.gather, kScatteredOverGather);
-}
-
-cachebook::ClaimResult fusion_claim(const FusionTimes& t) {
-    return decide_bandwidth_claim(t.separate, t.fused, kSeparateOverFused, t.cpu_share);
+std::pair<cachebook::Timing, cachebook::Timing> time_beside(const cachebook::Experiment& e, bool quick,
+                                                            const std::function<void()>& first,
+                                                            const std::function<void()>& second) {
+    const auto [a, b] = cachebook::time_abba(first, second, quick ? e.sizing.quick_runs : e.sizing.runs, 1,
+                                             experiment_instruments().now);
+    return {timing_of(a), timing_of(b)};
 }
 
 namespace {
 
-// Each round's two versions added up: the time one placement costs the pair.
-cachebook::Timing both_versions(const cachebook::Timing& separate, const cachebook::Timing& fused) {
-    cachebook::Timing sum;
+constexpr double kDt = 0.001;
+
+Sizing one_call_a_run(int runs) {
+    return {.runs = runs, .quick_runs = cachebook::kMinRunsPerSide};
+}
+
+cachebook::Claim memory_bound(double threshold) {
+    return {.threshold = threshold, .memory_bound = true};
+}
+
+}  // namespace
+
+LayoutExperiments::LayoutExperiments(std::size_t n, int runs)
+    : aos_(make_aos(n)),
+      soa_(make_soa(n)),
+      hot_cold_(make_hot_cold(n)),
+      over_soa_{"aos_over_soa",
+                "AoS / SoA",
+                [this] { update(aos_, kDt), cachebook::clobber_memory(); },
+                [this] { update(soa_, kDt), cachebook::clobber_memory(); },
+                one_call_a_run(runs),
+                memory_bound(kAosOverSoa)},
+      over_hot_cold_{"aos_over_hot_cold",  "AoS / hot-cold",
+                     over_soa_.slow,       [this] { update(hot_cold_, kDt), cachebook::clobber_memory(); },
+                     one_call_a_run(runs), memory_bound(kAosOverHotCold)} {
+    update(aos_, kDt);
+    update(soa_, kDt);
+    update(hot_cold_, kDt);
+    same_result_ = sum_x(aos_) == sum_x(soa_) && sum_x(soa_) == sum_x(hot_cold_);
+}
+
+LayoutTimes LayoutExperiments::run(bool quick) const {
+    LayoutTimes t;
+    t.n = aos_.p.size();
+    t.same_result = same_result_;
+    t.over_soa = cachebook::run_experiment(over_soa_, quick, experiment_instruments());
+    t.over_hot_cold = cachebook::run_experiment(over_hot_cold_, quick, experiment_instruments());
+    t.aos = timing_of(t.over_soa.slow_runs);
+    t.soa = timing_of(t.over_soa.fast_runs);
+    t.hot_cold = timing_of(t.over_hot_cold.fast_runs);
+    return t;
+}
+
+ListExperiments::ListExperiments(std::size_t n, int runs)
+    : bench_(make_lists(n)),
+      scattered_values_(scattered_values(bench_)),
+      over_vector_{"scattered_over_vector",
+                   "scattered / vector",
+                   [this] { sink_ += sum_list(bench_.scattered_head), cachebook::do_not_optimize(sink_); },
+                   [this] { sink_ += sum_vector(bench_.values), cachebook::do_not_optimize(sink_); },
+                   one_call_a_run(runs),
+                   {.threshold = kScatteredOverVector}},
+      over_gather_{
+          "scattered_over_gather",
+          "scattered / gather",
+          over_vector_.slow,
+          [this] { sink_ += sum_gather(scattered_values_, bench_.scattered_order), cachebook::do_not_optimize(sink_); },
+          one_call_a_run(runs),
+          {.threshold = kScatteredOverGather}} {}
+
+ListTimes ListExperiments::run(bool quick) const {
+    ListTimes t;
+    t.n = bench_.values.size();
+    const std::int64_t vector = sum_vector(bench_.values);
+    t.same_result = sum_list(bench_.ordered_head) == vector && sum_list(bench_.scattered_head) == vector &&
+                    sum_gather(scattered_values_, bench_.scattered_order) == vector;
+    t.over_vector = cachebook::run_experiment(over_vector_, quick, experiment_instruments());
+    t.over_gather = cachebook::run_experiment(over_gather_, quick, experiment_instruments());
+    t.scattered = timing_of(t.over_vector.slow_runs);
+    t.vector = timing_of(t.over_vector.fast_runs);
+    t.gather = timing_of(t.over_gather.fast_runs);
+    // The list in address order makes no claim: timed against the vector the same way, for the table.
+    const auto ordered = [this] { sink_ += sum_list(bench_.ordered_head), cachebook::do_not_optimize(sink_); };
+    t.ordered = time_beside(over_vector_, quick, ordered, over_vector_.fast).first;
+    return t;
+}
+
+namespace {
+
+// Each run's two versions added up: the time one placement costs the pair.
+std::vector<double> both_versions(const cachebook::Timing& separate, const cachebook::Timing& fused) {
+    std::vector<double> sum;
     for (std::size_t r = 0; r < separate.runs.size() && r < fused.runs.size(); ++r)
-        sum.runs.push_back(separate.runs[r] + fused.runs[r]);
+        sum.push_back(separate.runs[r] + fused.runs[r]);
     return sum;
 }
 
@@ -64,25 +122,15 @@ cachebook::Timing both_versions(const cachebook::Timing& separate, const cachebo
 PlacementVerdict placement_verdict(const FusionTimes& t) {
     const auto apart = both_versions(t.separate, t.fused);
     const auto close = both_versions(t.separate_close, t.fused_close);
-    const ClaimBound slower{1.0, kSeparateOverFused.max_noise};
     // Slower means by more than the noise; equal times in a run without noise are neither.
     const auto is_slower = [](const cachebook::ClaimResult& r) {
         return r.verdict == cachebook::Verdict::holds && r.effect > 1.0;
     };
-    const auto close_slower = decide_claim(close, apart, slower);
+    const auto close_slower = cachebook::decide_claim(close, apart, {.threshold = 1.0});
     if (is_slower(close_slower)) return {"close", close_slower};
-    const auto apart_slower = decide_claim(apart, close, slower);
+    const auto apart_slower = cachebook::decide_claim(apart, close, {.threshold = 1.0});
     if (is_slower(apart_slower)) return {"apart", apart_slower};
     return {"neither", close_slower};
-}
-
-nlohmann::json to_json(const cachebook::ClaimResult& c) {
-    return {{"verdict", cachebook::verdict_name(c.verdict)},
-            {"effect", c.effect},
-            {"noise", c.noise},
-            {"threshold", c.threshold},
-            {"margin", c.threshold > 0 ? c.effect / c.threshold - 1 : 0.0},
-            {"reason", c.reason}};
 }
 
 }  // namespace ch05

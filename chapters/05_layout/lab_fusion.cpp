@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 
-#include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
 #include "lab.hpp"
 
@@ -49,64 +49,65 @@ bool fusion_right(const double* a, const double* b, const double* c, std::size_t
     return true;
 }
 
-// One round of the two fusion versions over the same a, b, c; run -1, the warm-up, also
-// checks each version's result (zeroing b and c between the two).
-bool fusion_round(int r, const double* a, double* b, double* c, std::size_t n, cachebook::Timing& separate,
-                  cachebook::Timing& fused) {
-    bool right = true;
-    time_run(
-        r, [&] { separate_loops(a, b, c, n); }, separate);
-    if (r < 0) {
-        right = fusion_right(a, b, c, n);
-        std::fill(b, b + n, 0.0);
-        std::fill(c, c + n, 0.0);
-    }
-    time_run(
-        r, [&] { fused_loop(a, b, c, n); }, fused);
-    return r >= 0 || (right && fusion_right(a, b, c, n));
+// Each version on its own over a, b, c, checked, b and c zeroed between the two.
+bool both_versions_right(const double* a, double* b, double* c, std::size_t n) {
+    separate_loops(a, b, c, n);
+    const bool separate = fusion_right(a, b, c, n);
+    std::fill(b, b + n, 0.0);
+    std::fill(c, c + n, 0.0);
+    fused_loop(a, b, c, n);
+    return separate && fusion_right(a, b, c, n);
+}
+
+std::size_t stride_of(std::size_t n, std::size_t gap_bytes) {
+    if (gap_bytes % sizeof(double) != 0) throw std::invalid_argument("FusionExperiment: gaps must be whole doubles");
+    return n + gap_bytes / sizeof(double);
 }
 
 }  // namespace
 
-FusionTimes time_fusion(std::size_t n, std::size_t fission_n, std::size_t ways, int runs, std::size_t gap_bytes,
-                        std::size_t close_gap_bytes) {
-    if (gap_bytes % sizeof(double) != 0 || close_gap_bytes % sizeof(double) != 0)
-        throw std::invalid_argument("time_fusion: gaps must be whole doubles");
-    FusionTimes t;
-    t.n = n;
-    t.fission_n = fission_n;
-    t.fission_ways = ways;
-    t.gap_bytes = gap_bytes;
-    t.close_gap_bytes = close_gap_bytes;
-    // One allocation: the distance between the arrays is then the program's choice, not the
-    // allocator's. Both versions use the same three arrays, so their placement (cache sets,
-    // pages, the low address bits loads and stores are matched by) weighs on both alike.
-    const std::size_t stride = n + gap_bytes / sizeof(double);
-    const std::size_t close_stride = n + close_gap_bytes / sizeof(double);
-    std::vector<double> block(3 * std::max(stride, close_stride));
-    double* a = block.data();
-    for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<double>(i % 4096);
-    std::vector<std::vector<double>> fa1(ways, std::vector<double>(fission_n, 1.0)), fa2 = fa1;
-    std::vector<std::vector<double>> fb(ways, std::vector<double>(fission_n));
+FusionExperiment::FusionExperiment(std::size_t n, std::size_t fission_n, std::size_t ways, int runs,
+                                   std::size_t gap_bytes, std::size_t close_gap_bytes)
+    : block_(3 * std::max(stride_of(n, gap_bytes), stride_of(n, close_gap_bytes))),
+      a_(block_.data()),
+      b_(a_ + stride_of(n, gap_bytes)),
+      c_(b_ + stride_of(n, gap_bytes)),
+      b_close_(a_ + stride_of(n, close_gap_bytes)),
+      c_close_(b_close_ + stride_of(n, close_gap_bytes)),
+      fa1_(ways, std::vector<double>(fission_n, 1.0)),
+      fa2_(fa1_),
+      fb_(ways, std::vector<double>(fission_n)),
+      declared_{"fusion",
+                "two loops / fused",
+                [this] { separate_loops(a_, b_, c_, shape_.n), cachebook::clobber_memory(); },
+                [this] { fused_loop(a_, b_, c_, shape_.n), cachebook::clobber_memory(); },
+                {.runs = runs, .quick_runs = cachebook::kMinRunsPerSide},
+                {.threshold = kSeparateOverFused, .memory_bound = true}} {
+    shape_.n = n;
+    shape_.fission_n = fission_n;
+    shape_.fission_ways = ways;
+    shape_.gap_bytes = gap_bytes;
+    shape_.close_gap_bytes = close_gap_bytes;
+    for (std::size_t i = 0; i < n; ++i) a_[i] = static_cast<double>(i % 4096);
     for (std::size_t k = 0; k < ways; ++k)
-        for (std::size_t i = 0; i < fission_n; ++i) fb[k][i] = static_cast<double>((i + k) % 8);
-    t.cpu_share = cachebook::cpu_shares(cachebook::usable_cpus());
-    // Every run times each version once, in turn: apart, close (b and c moved closer to a),
-    // then the fission pair, so that what each leaves in the caches weighs on all alike.
-    t.same_result = true;
-    for (int r = -1; r < runs; ++r) {
-        t.same_result = fusion_round(r, a, a + stride, a + 2 * stride, n, t.separate, t.fused) && t.same_result;
-        if (close_gap_bytes > 0)
-            t.same_result =
-                fusion_round(r, a, a + close_stride, a + 2 * close_stride, n, t.separate_close, t.fused_close) &&
-                t.same_result;
-        time_run(
-            r, [&] { one_loop_many_arrays(fa1, fb); }, t.fission_one);
-        time_run(
-            r, [&] { one_loop_per_array(fa2, fb); }, t.fission_split);
-    }
-    t.same_result = t.same_result && fa1 == fa2;
-    t.cpu_share = std::min(t.cpu_share, cachebook::cpu_shares(cachebook::usable_cpus()));
+        for (std::size_t i = 0; i < fission_n; ++i) fb_[k][i] = static_cast<double>((i + k) % 8);
+}
+
+FusionTimes FusionExperiment::run(bool quick) {
+    FusionTimes t = shape_;
+    const std::size_t n = shape_.n;
+    t.same_result = both_versions_right(a_, b_, c_, n) && both_versions_right(a_, b_close_, c_close_, n);
+    t.claim = cachebook::run_experiment(declared_, quick, experiment_instruments());
+    t.separate = timing_of(t.claim.slow_runs);
+    t.fused = timing_of(t.claim.fast_runs);
+    // No claim on the placement or on fission: timed the same way, for the tables.
+    std::tie(t.separate_close, t.fused_close) = time_beside(
+        declared_, quick, [&] { separate_loops(a_, b_close_, c_close_, n); },
+        [&] { fused_loop(a_, b_close_, c_close_, n); });
+    std::tie(t.fission_one, t.fission_split) = time_beside(
+        declared_, quick, [&] { one_loop_many_arrays(fa1_, fb_); }, [&] { one_loop_per_array(fa2_, fb_); });
+    // Both fission loops ran as many times (one untimed call and `runs` timed ones each).
+    t.same_result = t.same_result && fa1_ == fa2_;
     return t;
 }
 

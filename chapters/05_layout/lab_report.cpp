@@ -40,9 +40,10 @@ Value ratio(std::string key, const Timing& a, const Timing& b, int digits) {
     return Value::measured(std::move(key), fmt::format("{:.{}f}", a.min() / b.min(), digits));
 }
 
-void claim_lines(Report& report, const std::string& name, const std::string& text, const cachebook::ClaimResult& c) {
-    cachebook::report_claim(report, name, text, c);
-    report.record("claims." + name + ".margin", to_json(c)["margin"]);
+void claim_lines(Report& report, const cachebook::ExperimentResult& outcome) {
+    cachebook::report_experiment(report, outcome);
+    const auto& c = outcome.result;
+    report.record("claims." + outcome.key + ".margin", c.threshold > 0 ? c.effect / c.threshold - 1 : 0.0);
 }
 
 std::string kib_text(std::size_t bytes) {

@@ -1,12 +1,11 @@
 // Chapter 5's experiment, stores: one array, well beyond the caches where that is affordable,
-// read, read and written, and written with plain and with non-temporal stores, each loop timed
-// in turn by the thread's CPU clock; and the claim that non-temporal stores beat plain ones.
+// written with plain and with non-temporal stores (the claim, declared), read, and read and
+// written (beside it, for the table); and the premises the claim needs.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
-#include "cachebook/cpu_time.hpp"
-#include "cachebook/machine.hpp"
 #include "lab.hpp"
 
 namespace ch05 {
@@ -17,50 +16,52 @@ StreamSize stores_stream_size(std::int64_t stream_mib, bool quick) {
 
 namespace {
 
-// One round of the four loops, each checked: plain stores write `value`, read-modify-write
-// makes every word value + 1, and the sum must read n of those (true when it does). The
-// non-temporal stores then write value + 2, which time_stores checks after the last round.
-bool stores_round(int r, std::vector<std::uint64_t>& a, std::uint64_t value, StoreTimes& t) {
+// The four loops, each checked once: plain stores write 7, read-modify-write makes every word 8,
+// the sum reads n of those, and the non-temporal stores then write 9.
+bool stores_right(std::vector<std::uint64_t>& a) {
     const std::size_t n = a.size();
-    std::uint64_t sum = 0;
-    time_run(
-        r, [&] { plain_stores(a.data(), n, value); }, t.store);
-    time_run(
-        r, [&] { read_modify_write(a.data(), n); }, t.modify);
-    time_run(
-        r, [&] { sum = read_only(a.data(), n); }, t.read_only);
-    cachebook::do_not_optimize(sum);
-    time_run(
-        r, [&] { streaming_stores(a.data(), n, value + 2); }, t.stream);
-    return sum == n * (value + 1);
+    plain_stores(a.data(), n, 7);
+    read_modify_write(a.data(), n);
+    const bool modified = read_only(a.data(), n) == n * 8;
+    streaming_stores(a.data(), n, 9);
+    return modified && read_only(a.data(), n) == n * 9;
 }
 
 }  // namespace
 
-StoreTimes time_stores(std::size_t n, int runs) {
+StoresExperiment::StoresExperiment(std::size_t n, int runs)
+    : a_(n),  // every page touched here, before any timing
+      declared_{"stores",
+                "plain stores / non-temporal stores",
+                [this] { plain_stores(a_.data(), a_.size(), 3), cachebook::clobber_memory(); },
+                [this] { streaming_stores(a_.data(), a_.size(), 5), cachebook::clobber_memory(); },
+                {.runs = runs, .quick_runs = cachebook::kMinRunsPerSide},
+                {.threshold = kStoreOverStream, .memory_bound = true}} {}
+
+StoreTimes StoresExperiment::run(bool quick) {
     StoreTimes t;
-    t.n = n;
+    t.n = a_.size();
     t.stream_instruction = streaming_store_instruction();
-    t.fit = cache_fit(n * sizeof(std::uint64_t));
-    std::vector<std::uint64_t> a(n);  // every page touched here, before any timing
-    t.cpu_share = cachebook::cpu_shares(cachebook::usable_cpus());
-    t.same_result = true;
-    std::uint64_t value = 0;
-    for (int r = -1; r < runs; ++r, value += 3) t.same_result = stores_round(r, a, value, t) && t.same_result;
-    // The last round's non-temporal stores wrote value + 2, with value already moved on by 3.
-    t.same_result = t.same_result && read_only(a.data(), n) == n * (value - 1);
-    t.cpu_share = std::min(t.cpu_share, cachebook::cpu_shares(cachebook::usable_cpus()));
+    t.fit = cache_fit(t.n * sizeof(std::uint64_t));
+    t.same_result = stores_right(a_);
+    t.claim = cachebook::run_experiment(declared_, quick, experiment_instruments());
+    t.store = timing_of(t.claim.slow_runs);
+    t.stream = timing_of(t.claim.fast_runs);
+    // The read-only sum, the premise's yardstick, and read-modify-write make no claim of their own.
+    std::tie(t.modify, t.read_only) = time_beside(
+        declared_, quick, [&] { read_modify_write(a_.data(), t.n), cachebook::clobber_memory(); },
+        [&] { sink_ += read_only(a_.data(), t.n), cachebook::do_not_optimize(sink_); });
     return t;
 }
 
 cachebook::ClaimResult stores_claim(const StoreTimes& t) {
-    cachebook::ClaimResult r;
-    r.threshold = kStoreOverStream.threshold;
+    cachebook::ClaimResult r = t.claim.result;
     if (t.stream_instruction.empty()) {
+        r = {};
+        r.threshold = kStoreOverStream;
         r.reason = "this instruction set has no non-temporal store the book uses: plain stores ran in its place";
         return r;
     }
-    r = decide_bandwidth_claim(t.store, t.stream, kStoreOverStream, t.cpu_share);
     if (!t.fit.within.empty()) {
         r.verdict = cachebook::Verdict::inconclusive;
         r.reason += fmt::format(

@@ -50,8 +50,8 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
     if (auto status = cli.parse(argc, argv)) return status;
     options.quick = cli.quick();
     if (options.quick) {
-        options.particles = 1'000'000;
-        options.nodes = 1 << 18;
+        options.particles = static_cast<std::int64_t>(ch05::kQuickParticles);
+        options.nodes = static_cast<std::int64_t>(ch05::kQuickNodes);
         options.gather = 1 << 20;
         options.runs = std::min<std::int64_t>(options.runs, 6);
     }
@@ -118,7 +118,7 @@ void update_loop_section(Report& report, const Options& options) {
     const std::size_t n = options.n_particles();
     report.section("The update loop, measured ({} particles, {} runs each, fastest shown)",
                    Value::exact_as("layouts.n", n, with_commas(n)), Value::exact("layouts.runs", options.n_runs()));
-    const auto times = ch05::time_layouts(n, options.n_runs());
+    const auto times = ch05::LayoutExperiments(n, options.n_runs()).run(options.quick);
     auto table = report.table({"layout", "array MiB", "ms", "ns/particle", "vs SoA"});
     bool all_beyond = true;
     std::string last_level;
@@ -138,11 +138,10 @@ void update_loop_section(Report& report, const Options& options) {
     report.record("layouts.last_level", last_level);
     report.record("layouts.all_beyond_last_level", all_beyond);
     report.record("layouts.aos_over_hot_cold", fmt::format("{:.2f}", times.aos.min() / times.hot_cold.min()));
-    const bool same = times.sum_aos == times.sum_soa && times.sum_soa == times.sum_hot_cold;
     report.line("  the three layouts end with the same positions: {}",
-                Value::exact_as("layouts.same_result", same, same ? "yes" : "NO"));
-    claim_lines(report, "aos_over_soa", "AoS / SoA", ch05::aos_over_soa_claim(times));
-    claim_lines(report, "aos_over_hot_cold", "AoS / hot-cold", ch05::aos_over_hot_cold_claim(times));
+                Value::exact_as("layouts.same_result", times.same_result, times.same_result ? "yes" : "NO"));
+    claim_lines(report, times.over_soa);
+    claim_lines(report, times.over_hot_cold);
 }
 
 void field_order_section(Report& report) {
@@ -221,7 +220,7 @@ void lists_section(Report& report, const Options& options) {
     const std::size_t n = options.n_nodes();
     report.section("Linked list against vector: the same sum ({} values, {} runs, fastest shown)",
                    Value::exact_as("lists.n", n, with_commas(n)), options.n_runs());
-    const auto lists = ch05::time_lists(n, options.n_runs());
+    const auto lists = ch05::ListExperiments(n, options.n_runs()).run(options.quick);
     auto table = report.table({"walk", "ns/element", "vs vector"});
     auto row = [&](const char* name, const std::string& key, const Timing& t, Value vs_vector) {
         table.row({name, ns_cell(report, "lists." + key, t, n), std::move(vs_vector)});
@@ -234,11 +233,9 @@ void lists_section(Report& report, const Options& options) {
     row("vector read in the scattered order", "gather", lists.gather, ratio("", lists.gather, lists.vector, 1));
     table.print();
     report.record("lists.scattered_over_gather", fmt::format("{:.1f}", lists.scattered.min() / lists.gather.min()));
-    const bool agree = lists.sum_vector == lists.sum_ordered && lists.sum_ordered == lists.sum_scattered &&
-                       lists.sum_scattered == lists.sum_gather;
-    report.line("  all four sums agree: {}", agree ? "yes" : "NO");
-    claim_lines(report, "scattered_over_vector", "scattered / vector", ch05::scattered_over_vector_claim(lists));
-    claim_lines(report, "scattered_over_gather", "scattered / gather", ch05::scattered_over_gather_claim(lists));
+    report.line("  all four sums agree: {}", lists.same_result ? "yes" : "NO");
+    claim_lines(report, lists.over_vector);
+    claim_lines(report, lists.over_gather);
 }
 
 void prefetch_section(Report& report, const Options& options) {
@@ -306,8 +303,7 @@ void fusion_section(Report& report, const Options& options) {
     report.record("fusion.mib_per_array", size.bytes_per_array >> 20);
     report.record("fusion.beyond", size.beyond);
     report.record("fusion.ways", kWays);
-    const auto fu =
-        ch05::time_fusion(n, n_fission, kWays, options.n_runs(), ch05::kFusionGapBytes, ch05::kFusionCloseGapBytes);
+    const auto fu = ch05::FusionExperiment(n, n_fission, kWays, options.n_runs()).run(options.quick);
     auto apart = report.table({"loops", "ns/element", "ratio"});
     apart.row({"b = 2a; then c = b + 1 (two loops)", ns_cell(report, "fusion.separate", fu.separate, n),
                ratio("fusion.separate_over_fused", fu.separate, fu.fused, 2)});
@@ -318,7 +314,7 @@ void fusion_section(Report& report, const Options& options) {
     apart.row({"one loop per pair (fission)",
                ns_cell(report, "fusion.fission_split", fu.fission_split, n_fission * kWays), "1.00"});
     apart.print();
-    claim_lines(report, "fusion", "two loops / fused", ch05::fusion_claim(fu));
+    claim_lines(report, fu.claim);
     fusion_lines_table(report);
     report.line("  the fusion arrays lie {} apart; the same two versions with them {} apart:",
                 Value::exact("fusion.gap", kib_text(fu.gap_bytes)),
@@ -351,7 +347,7 @@ void stores_section(Report& report, const Options& options) {
     const std::size_t n = size.bytes_per_array / sizeof(std::uint64_t);
     cachebook::require_memory(size.bytes_per_array, "the stores array");
     report.section("Writes: reads for ownership, write-backs and non-temporal stores");
-    const auto t = ch05::time_stores(n, options.n_runs());
+    const auto t = ch05::StoresExperiment(n, options.n_runs()).run(options.quick);
     report.line("  one array of {} MiB ({}), {};\n  {} runs each, fastest shown",
                 Value::measured("stores.mib", size.bytes_per_array >> 20),
                 Value::measured("stores.reason", size.reason),
@@ -369,7 +365,9 @@ void stores_section(Report& report, const Options& options) {
                 Value::measured("stores.instruction", t.stream_instruction.empty()
                                                           ? std::string("none the book uses; plain stores ran")
                                                           : t.stream_instruction));
-    claim_lines(report, "stores", "plain stores / non-temporal stores", ch05::stores_claim(t));
+    auto claim = t.claim;
+    claim.result = ch05::stores_claim(t);
+    claim_lines(report, claim);
     report.line("  every loop read or left the values it should: {}",
                 Value::exact_as("stores.same_result", t.same_result, t.same_result ? "yes" : "NO"));
 }

@@ -309,7 +309,7 @@ cachebook::ClaimResult ikj_claim(Problem& p);
 cachebook::ClaimResult simd_claim(Problem& p, Isa isa);
 cachebook::ClaimResult blis_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks);
 /// Inconclusive, with the reason, on one CPU, with `threads` below 2, without a vector kernel, or
-/// when two busy threads do not each get most of a CPU now.
+/// when the two threads did not each get a core of their own (the kit's check, experiment.hpp).
 cachebook::ClaimResult threads_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks, int threads);
 /// The four, decided on a problem of their own with the run's kernel and blocks.
 struct Claims {

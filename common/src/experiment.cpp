@@ -103,6 +103,19 @@ std::string shared_core_reason(const std::vector<double>& shares) {
                        each, kOwnCoreShare);
 }
 
+std::string busy_machine_reason(const std::vector<double>& shares) {
+    if (shares.empty() || least(shares) >= kOwnCoreShare) return {};
+    return fmt::format(
+        "the machine is busy (a busy thread got {:.2f} of a core), so others shared the memory bandwidth",
+        least(shares));
+}
+
+Instruments thread_cpu_instruments() {
+    auto i = machine_instruments();
+    i.now = thread_cpu_seconds;
+    return i;
+}
+
 Instruments machine_instruments() {
     Instruments i;
     i.now = [] { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); };
@@ -175,14 +188,18 @@ ExperimentResult run_experiment(const Experiment& e, bool quick, const Instrumen
     instruments.wait_idle();
     // Only threads meant to run side by side are checked: one thread slowed by other work shows it
     // in the control, but two threads that share one core lose the very effect being measured.
-    const auto before = cpus > 1 ? instruments.shares(cpus) : std::vector<double>{};
+    // A memory-bound claim looks at every usable cpu: other programs there share the bandwidth.
+    const int watched = cpus > 1 ? cpus : e.claim.memory_bound ? instruments.usable_cpus() : 0;
+    const auto before = watched > 0 ? instruments.shares(watched) : std::vector<double>{};
     o.calls_per_run = calls_for(quick ? e.sizing.quick_budget_seconds : e.sizing.budget_seconds, e, instruments.now);
     std::tie(o.slow_runs, o.fast_runs) =
         time_abba(e.slow, e.fast, quick ? e.sizing.quick_runs : e.sizing.runs, o.calls_per_run, instruments.now);
-    if (cpus > 1) o.shares = least_each(before, instruments.shares(cpus));
+    if (watched > 0) o.shares = least_each(before, instruments.shares(watched));
     o.result = decide_claim(o.slow_runs, o.fast_runs, e.claim);
-    if (const auto why = shared_core_reason(o.shares); !why.empty())
-        o.result = no_verdict(o.result, figures(o.result, e.claim) + ": " + why);
+    const auto why = cpus > 1                             ? shared_core_reason(o.shares)
+                     : o.result.verdict == Verdict::fails ? busy_machine_reason(o.shares)
+                                                          : std::string{};
+    if (!why.empty()) o.result = no_verdict(o.result, figures(o.result, e.claim) + ": " + why);
     return o;
 }
 

@@ -57,6 +57,10 @@ struct Claim {
     Direction direction = Direction::at_least;  ///< at least R, or at most R
     int cpus = 1;                               ///< threads a side runs at once, each needing a core of its own
     double max_noise = 0.2;                     ///< above this control noise a claim cannot fail
+    /// Bound by memory bandwidth, which other programs share: the kit looks at the share of a core a
+    /// busy thread gets on every usable cpu, and on a busy machine (one below kOwnCoreShare) the
+    /// claim cannot fail, as an effect that falls short then proves nothing.
+    bool memory_bound = false;
 };
 
 /// How each run is sized: a side's call keeps the full size the claim needs, and the kit calls it
@@ -96,6 +100,11 @@ double control_gap(const std::vector<double>& runs);
 ClaimResult decide_claim(const std::vector<double>& slow_runs, const std::vector<double>& fast_runs,
                          const Claim& claim);
 
+/// Why a memory-bound claim cannot fail on this run: a busy thread got under kOwnCoreShare of a core
+/// on one of the usable cpus (`shares`), so other programs shared the memory bandwidth; empty when
+/// none did.
+std::string busy_machine_reason(const std::vector<double>& shares);
+
 /// Why no verdict can be given when a thread had no core of its own (one of `shares`, a share of
 /// a core per thread, below kOwnCoreShare); empty when every thread had one.
 std::string shared_core_reason(const std::vector<double>& shares);
@@ -113,12 +122,17 @@ struct Instruments {
 /// The steady clock, cpu_shares_each, wait_for_idle_threads and usable_cpus.
 Instruments machine_instruments();
 
+/// As machine_instruments, with the calling thread's CPU clock (cpu_time.hpp), which stops while a
+/// busy machine makes the thread wait: for sides that run on the calling thread alone.
+Instruments thread_cpu_instruments();
+
 /// What running an experiment gave.
 struct ExperimentResult {
     std::string key, text;  ///< the experiment's, so that it prints after its sides' data is gone
     ClaimResult result;
     std::vector<double> slow_runs, fast_runs;  ///< seconds per call, each side in the order run
-    std::vector<double> shares;                ///< the least share of a core each thread got; empty: not checked
+    std::vector<double> shares;  ///< the least share of a core each thread got (of each usable cpu's busy thread
+                                 ///< for a memory-bound claim); empty: not checked
     long calls_per_run = 1;
     int cpus = 1;  ///< the claim's: the usable cpus a machine needs to show it
 };
