@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cachebook/hierarchy.hpp"
+#include "cachebook/profile.hpp"
 #include "cachebook/time_model.hpp"
 
 using cachebook::Combine;
@@ -106,4 +107,40 @@ TEST_CASE("placed counts: an L1 indexed within the page counts as without placem
         CHECK(placed[1].accesses == plain[1].accesses);
     }
     CHECK_THROWS_AS(cachebook::placed_counts(levels, cachebook::row_walk(8), 0), std::invalid_argument);
+}
+
+TEST_CASE("profile: prices take latency, 8-byte reads and loads in flight, and refuse a level without them",
+          "[time_model]") {
+    cachebook::Profile p;
+    cachebook::LevelProfile l1;
+    l1.name = "L1";
+    l1.latency_ns = {1.0, 0, "chase"};
+    l1.read_gbs = {80.0, 0, "reads"};
+    l1.in_flight = {0.5, 0, "knee"};  // below one: priced as one
+    cachebook::LevelProfile memory;
+    memory.name = "memory";
+    memory.latency_ns = {100.0, 0.1, "chase"};
+    memory.read_gbs = {20.0, 0.1, "reads"};
+    p.levels = {l1, memory};
+    CHECK_FALSE(p.prices({"L1", "memory"}).has_value());  // memory has no loads in flight
+    p.levels[1].in_flight = {16.0, 0, "knee"};
+    const auto prices = p.prices({"L1", "memory"});
+    REQUIRE(prices.has_value());
+    CHECK((*prices)[0].in_flight == 1.0);
+    CHECK((*prices)[1].latency_ns == 100.0);
+    CHECK((*prices)[1].gbs == 20.0);
+    CHECK_FALSE(p.prices({"L2"}).has_value());
+    const auto json = cachebook::profile_json(p);
+    CHECK(json["levels"][1]["latency_ns"]["value"] == 100.0);
+    CHECK(json["levels"][0]["store_gbs"]["value"].is_null());
+}
+
+TEST_CASE("profile: a level of unknown size is not measured, and says why", "[time_model]") {
+    cachebook::LevelSizes none;  // every size 0
+    const auto p = cachebook::measure_profile(none, {.runs = 1});
+    REQUIRE(p.levels.size() == 4);
+    for (const auto& l : p.levels) {
+        CHECK_FALSE(l.latency_ns.value.has_value());
+        CHECK(l.latency_ns.source.rfind("not measured: ", 0) == 0);
+    }
 }

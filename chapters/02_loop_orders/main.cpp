@@ -201,15 +201,6 @@ void footprint_lines(Report& report, std::size_t n) {
                                        : machine.why_unknown("the L2's size, ways or line size")));
 }
 
-// The levels the model priced with: each level's latency, bandwidth and loads in flight.
-std::string price_text(const ch02::SumPrice& price) {
-    std::string text;
-    for (const auto& l : price.machine.prices)
-        text += fmt::format("{}{} {:.1f} ns, {:.0f} GB/s, {:.1f} in flight", text.empty() ? "" : "; ", l.name,
-                            l.latency_ns, l.gbs, l.in_flight);
-    return text;
-}
-
 void sum_section(Report& report, const Options& options) {
     const auto size = static_cast<std::size_t>(options.n);
     report.section("Measured: int a[{0}][{0}] ({1} MiB) summed row by row and column by column",
@@ -232,8 +223,7 @@ void sum_section(Report& report, const Options& options) {
                 Value::measured("sum.ratio", timing.ratio(), "{:.1f}").quoted());
     footprint_lines(report, size);
     report.line("  priced from this machine's profile before the timing (the appendix Priced):");
-    report.line("    {}", Value::measured("", price.machine.usable() ? "the levels: " + price_text(price)
-                                                                     : "no model: " + price.machine.why_not));
+    report.line("    {}", Value::measured("", cachebook::levels_text(price.machine)));
     for (const auto& claim : ch02::sum_priced(price, timing))
         cachebook::report_priced(report, claim, claim.key == "column_over_row" ? "{:.1f}x" : "{:.2f} ns");
     cachebook::report_claim(report, "column_sum", "column / row",

@@ -48,6 +48,15 @@ PricedMachine priced_machine(const Profile& profile) {
     return m;
 }
 
+std::string levels_text(const PricedMachine& m) {
+    if (!m.usable()) return "no model: " + m.why_not;
+    std::string text;
+    for (const auto& l : m.prices)
+        text += fmt::format("{}{} {:.1f} ns, {:.0f} GB/s, {:.1f} in flight", text.empty() ? "the levels: " : "; ",
+                            l.name, l.latency_ns, l.gbs, l.in_flight);
+    return text;
+}
+
 WalkPrediction predict_walk(const PricedMachine& m, const WalkShape& shape, int placements) {
     const auto counts = placed_counts(m.caches, shape.walk, placements);
     const auto line = static_cast<double>(m.caches.front().line_bytes);

@@ -25,6 +25,9 @@ struct PricedMachine {
     [[nodiscard]] bool usable() const { return why_not.empty(); }
 };
 
+/// "the levels: L1 1.1 ns, 72 GB/s, 10.2 in flight; ...", or "no model: why".
+std::string levels_text(const PricedMachine& m);
+
 /// This machine's caches (machine()) priced by `profile`.
 PricedMachine priced_machine(const Profile& profile);
 
