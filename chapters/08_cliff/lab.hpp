@@ -5,20 +5,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "cachebook/bandwidth.hpp"
-#include "cachebook/chase.hpp"
 #include "cachebook/claim.hpp"
 #include "cachebook/experiment.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/priced.hpp"
-#include "cachebook/profile.hpp"
-#include "cachebook/report.hpp"
 #include "cliff.hpp"
 #include "cliff_amat.hpp"
 #include "cliff_bandwidth.hpp"
