@@ -15,6 +15,8 @@
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/miss_kinds.hpp"
+#include "cachebook/priced.hpp"
+#include "cachebook/profile.hpp"
 #include "loop_orders.hpp"
 
 namespace ch02 {
@@ -83,6 +85,17 @@ struct SumTiming {
 /// after one untimed pass of each, by the calling thread's CPU clock (cachebook/cpu_time.hpp):
 /// on a shared machine it stops while the thread waits for a CPU.
 SumTiming time_sums(std::size_t n, int runs);
+
+/// The time model's price of the two sums (cachebook/priced.hpp), made before they are timed:
+/// this machine's profile, and each sum's predicted time (nullopt where the model cannot price).
+struct SumPrice {
+    cachebook::Profile profile;
+    cachebook::PricedMachine machine;
+    std::optional<cachebook::WalkPrediction> row, column;
+};
+SumPrice price_sums(std::size_t n);
+/// The priced claims of the timed sums: ns an element of each, and column / row.
+std::vector<cachebook::PricedClaim> sum_priced(const SumPrice& price, const SumTiming& timing);
 
 /// The chapter's claim: the column sum takes at least this many times as long as the row sum.
 inline constexpr double kSumThreshold = 2.0;

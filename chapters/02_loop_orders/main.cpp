@@ -205,6 +205,9 @@ void sum_section(Report& report, const Options& options) {
     const auto size = static_cast<std::size_t>(options.n);
     report.section("Measured: int a[{0}][{0}] ({1} MiB) summed row by row and column by column",
                    Value::exact("sum.n", size), Value::exact("sum.mib", size * size * sizeof(int) >> 20));
+    // The prediction comes first: the profile and the model, before either sum is timed.
+    const auto price = ch02::price_sums(size);
+    report.record("profile", cachebook::profile_json(price.profile));
     const auto timing = ch02::time_sums(size, static_cast<int>(options.runs));
     report.line("  sums: row {}, column {} ({})", Value::exact("sum.row_sum", timing.row_sum),
                 Value::exact("sum.column_sum", timing.column_sum),
@@ -219,6 +222,10 @@ void sum_section(Report& report, const Options& options) {
     report.line("  column / row = {} (of the unrounded times)",
                 Value::measured("sum.ratio", timing.ratio(), "{:.1f}").quoted());
     footprint_lines(report, size);
+    report.line("  priced from this machine's profile before the timing (the appendix Priced):");
+    report.line("    {}", Value::measured("", cachebook::levels_text(price.machine)));
+    for (const auto& claim : ch02::sum_priced(price, timing))
+        cachebook::report_priced(report, claim, claim.key == "column_over_row" ? "{:.1f}x" : "{:.2f} ns");
     cachebook::report_claim(report, "column_sum", "column / row",
                             ch02::sum_claim(timing, ch02::cache_geometry(cachebook::machine().data_cache(2))));
 }

@@ -1,38 +1,23 @@
 #pragma once
-// Chapter 8, the lesson of its second page: loads in flight (several independent chases at
-// once) and what the memory mountain says. The experiment that runs it is lab_bandwidth.cpp.
+// Chapter 8, the lesson of its second page: what the memory mountain says (loads in flight,
+// several chases at once, are in common/in_flight.hpp). The experiment is lab_bandwidth.cpp.
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <vector>
+
+#include "cachebook/in_flight.hpp"
 
 namespace ch08 {
 
-/// The most chases chase_together follows at once.
-inline constexpr std::size_t kMaxChases = 16;
-
-/// Advances `chases.size()` independent chases (1 to kMaxChases) by `hops` hops each, in lock
-/// step: one hop of every chase, then the next. Each entry is where its chase stands, before and after.
-void chase_together(std::span<const void*> chases, std::size_t hops);
-
-/// The nodes of the single cycle `next` in the order a chase from node 0 visits them.
-std::vector<std::uint32_t> cycle_order(const std::vector<std::uint32_t>& next);
-
-/// `k` nodes evenly spaced along a cycle given by cycle_order, n / k hops apart from its node at
-/// position `from`: k chases that start there walk k different stretches of the cycle.
-std::vector<std::uint32_t> spaced_starts(const std::vector<std::uint32_t>& order, std::size_t k, std::size_t from = 0);
-
-/// Where more chases stop helping.
-struct Knee {
-    std::size_t k = 0;     ///< the fewest chases whose time per access is within the margin of the best
-    double best_ns = 0;    ///< the lowest ns per access over every k
-    double in_flight = 0;  ///< ns per access of one chase over best_ns: the loads the core overlaps
-};
-
-/// The knee of `ns_by_k` (entry k - 1: ns per access with k chases): the smallest k whose time
-/// per access is at most (1 + `margin`) x the lowest. Throws std::invalid_argument when empty.
-Knee knee_of(const std::vector<double>& ns_by_k, double margin = 0.1);
+// Several chases at once and their knee live in common/ (in_flight.hpp): the machine profile
+// measures loads in flight with them.
+using cachebook::chase_together;
+using cachebook::cycle_order;
+using cachebook::kMaxChases;
+using cachebook::Knee;
+using cachebook::knee_of;
+using cachebook::spaced_starts;
 
 /// The bytes that move for a read of `useful_gbs` GB/s at `stride_words` 8-byte words: every
 /// line is read up to a stride of a line, then one line per word read.

@@ -5,18 +5,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "cachebook/bandwidth.hpp"
-#include "cachebook/chase.hpp"
 #include "cachebook/claim.hpp"
 #include "cachebook/experiment.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
-#include "cachebook/report.hpp"
+#include "cachebook/priced.hpp"
 #include "cliff.hpp"
 #include "cliff_amat.hpp"
 #include "cliff_bandwidth.hpp"
@@ -308,6 +305,9 @@ struct AmatResult {
     double measured_ratio = 0;              ///< column ns / row ns
     std::optional<double> predicted_over_measured;
     cachebook::ExperimentResult overlap;
+    cachebook::Profile profile;                  ///< measured before the sums are timed
+    cachebook::PricedMachine model;              ///< the time model's levels, priced by the profile
+    std::vector<cachebook::PricedClaim> priced;  ///< each walk's ns a load, then column / row
 };
 
 /// The matrix side the section uses: chapter 2's 2048 (16 MiB of ints), or 1024 with --quick.

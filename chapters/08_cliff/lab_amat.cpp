@@ -148,11 +148,71 @@ std::size_t model_bytes(const PricedHierarchy& h) {
 
 }  // namespace
 
+namespace {
+
+// The time model's walks: the sums (the row sum a stream the prefetcher follows), the chase
+// (dependent), the strided sum (a stream, 8 bytes a line).
+struct ModelWalks {
+    std::optional<cachebook::WalkPrediction> row, column, chase, strided;
+};
+
+ModelWalks predict_walks(const cachebook::PricedMachine& model, std::size_t n, std::size_t curve_bytes,
+                         std::uint64_t seed) {
+    ModelWalks w;
+    if (!model.usable()) return w;
+    w.row = cachebook::predict_walk(model, {row_walk(n), sizeof(int), false, true});
+    w.column = cachebook::predict_walk(model, {column_walk(n), sizeof(int), false, false});
+    const auto cycle = cachebook::single_cycle(curve_bytes / kNodeBytes, seed);
+    w.chase = cachebook::predict_walk(model, {chase_walk(cycle, kNodeBytes), sizeof(void*), true, false});
+    w.strided = cachebook::predict_walk(model, {sequential_walk(curve_bytes, kNodeBytes), 8, false, true});
+    return w;
+}
+
+cachebook::PricedClaim walk_claim(const std::string& key, const std::string& what,
+                                  const std::optional<cachebook::WalkPrediction>& p, double measured_ns,
+                                  const std::string& left_out, const cachebook::PricedMachine& model) {
+    cachebook::PricedClaim c{key, what, {}, {}, "", measured_ns, left_out, model.why_not};
+    if (!p) return c;
+    const auto loads = static_cast<double>(p->loads);
+    c.predicted = p->overlapped.ns / loads;
+    c.predicted_added = p->added.ns / loads;
+    c.bottleneck = p->overlapped.bottleneck;
+    return c;
+}
+
+std::vector<cachebook::PricedClaim> model_claims(const AmatResult& r, const ModelWalks& w) {
+    const char* const tlb = "the TLB: the walk's pages are 4 KiB, the profile's huge where granted";
+    std::vector<cachebook::PricedClaim> claims = {
+        walk_claim("amat_row", "row sum, ns a load", w.row, r.row.measured_ns, tlb, r.model),
+        walk_claim("amat_column", "column sum, ns a load", w.column, r.column.measured_ns,
+                   "the TLB (every element on another page) and the prefetchers", r.model),
+        walk_claim("amat_chase", "dependent chase, ns a load", w.chase, r.chase.measured_ns, tlb, r.model),
+        walk_claim("amat_strided", "strided sum, ns a load", w.strided, r.strided.measured_ns,
+                   "the prefetcher's stops at page boundaries", r.model)};
+    cachebook::PricedClaim ratio{"amat_column_over_row",        "column / row", {}, {}, "", r.measured_ratio,
+                                 "the TLB and the prefetchers", r.model.why_not};
+    if (w.row && w.column) {
+        ratio.predicted = w.column->overlapped.ns / w.row->overlapped.ns;
+        ratio.predicted_added = w.column->added.ns / w.row->added.ns;
+        ratio.bottleneck = "column " + w.column->overlapped.bottleneck + ", row " + w.row->overlapped.bottleneck;
+    }
+    claims.push_back(ratio);
+    return claims;
+}
+
+}  // namespace
+
 AmatResult price_a_miss(const Options& options, const Setup& setup, const Curves& curves, const LevelsFound& found) {
     AmatResult r;
     r.hierarchy = price_levels(setup, found);
     const std::size_t n = amat_matrix_side(options);
     cachebook::require_memory(model_bytes(r.hierarchy) + n * n * sizeof(int), "the AMAT section's model and matrix");
+    const std::size_t k_near = nearest_size(setup.sizes, n * n * sizeof(int));
+    // The time model predicts first, from the profile alone: nothing it uses is timed below.
+    r.profile = cachebook::measure_profile();
+    r.model = cachebook::priced_machine(r.profile);
+    const ModelWalks predicted =
+        predict_walks(r.model, n, curves.small_pages[k_near].bytes, static_cast<std::uint64_t>(options.seed) + k_near);
     r.sums = time_walks(n, options.quick ? 3 : 5);
     r.row = price_walk("row", r.hierarchy, row_walk(n), r.sums.row_ns);
     r.column = price_walk("column", r.hierarchy, column_walk(n), r.sums.column_ns);
@@ -171,6 +231,7 @@ AmatResult price_a_miss(const Options& options, const Setup& setup, const Curves
     }
     const std::size_t bytes = n * n * sizeof(int);
     r.overlap = OverlapExperiment(bytes, bytes / 512, static_cast<std::uint64_t>(options.seed)).run(options.quick);
+    r.priced = model_claims(r, predicted);
     return r;
 }
 

@@ -107,6 +107,11 @@ void amat_section(Report& report, const AmatResult& r, std::size_t n) {
         Value::measured_as("amat.predicted_ratio", opt_json(p), p ? fmt::format("{:.2f}x", *p) : "-").quoted(),
         Value::measured("amat.measured_ratio", r.measured_ratio, "{:.2f}x").quoted(),
         Value::measured_as("amat.predicted_over_measured", opt_json(q), q ? fmt::format("{:.2f}", *q) : "-").quoted());
+    report.line("  the time model (the appendix Priced), from this machine's profile, before the sums were timed:");
+    report.line("    {}", Value::measured("", cachebook::levels_text(r.model)));
+    report.record("profile", cachebook::profile_json(r.profile));
+    for (const auto& claim : r.priced)
+        cachebook::report_priced(report, claim, claim.key == "amat_column_over_row" ? "{:.2f}x" : "{:.2f} ns");
     report.record("amat.overlap_max_noise_pct", 100 * kOverlapMaxNoise);
     cachebook::report_experiment(report, r.overlap);
 }

@@ -1,7 +1,8 @@
 // doctor: is this machine fit to measure on? One line per condition (conditions.hpp), one
 // for where each cache figure comes from and one for the NUMA nodes, with what an unfit item
 // does to the chapters' measurements and the command that fixes it where one exists ("?": this
-// machine does not say). It only reads; exit status 0 whatever it finds (2 on a bad argument).
+// machine does not say), then the machine's profile (profile.hpp: a probe of a few seconds). It
+// only reads and times; exit status 0 whatever it finds (2 on a bad argument).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "cachebook/cli.hpp"
 #include "cachebook/conditions.hpp"
 #include "cachebook/machine.hpp"
+#include "cachebook/profile.hpp"
 #include "cachebook/report.hpp"
 
 namespace {
@@ -72,9 +74,16 @@ int main(int argc, char** argv) {
         for (const auto& c : conditions) fmt::print("{}\n", condition_line(c));
         fmt::print("{}\n", caches_line(m));
         fmt::print("{}\n", numa_line(root));
+        const cachebook::Profile profile = cachebook::measure_profile();
+        fmt::print(
+            "profile: what each level costs here, measured in {:.1f} s (best of {} runs, ± the median's "
+            "distance from it)\n",
+            profile.probe_seconds, profile.runs);
+        for (const auto& line : cachebook::profile_lines(profile)) fmt::print("  {}\n", line);
         if (!cli.json_path().empty())
             cachebook::write_json(cli.json_path(), {{"conditions", cachebook::conditions_json(conditions)},
-                                                    {"machine", cachebook::machine_json(m)}});
+                                                    {"machine", cachebook::machine_json(m)},
+                                                    {"profile", cachebook::profile_json(profile)}});
         return 0;
     });
 }

@@ -1,0 +1,81 @@
+#pragma once
+/// @file hierarchy.hpp
+/// @brief Caches one behind the other, each the book's plain model (cache.hpp), and the walks
+/// the book prices through them: chapter 2's row and column sums, a chase over a random cycle and
+/// a read of one load per line. Chapter 8 prices the counts with AMAT, the time model
+/// (time_model.hpp) with this machine's profile.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "cachebook/cache.hpp"
+
+namespace cachebook {
+
+/// What one level of a modelled hierarchy saw: the accesses that reached it and, of those, the misses.
+struct LevelCounts {
+    std::uint64_t accesses = 0;
+    std::uint64_t misses = 0;
+    /// misses / accesses (the local miss rate); 0 when nothing reached the level.
+    [[nodiscard]] double miss_rate() const;
+};
+
+/// Where an operating system puts pages: each 4 KiB page of the program's addresses in a frame
+/// drawn at random (fixed by the seed), none twice. A cache indexed by physical address sees these.
+class PagePlacement {
+public:
+    static constexpr std::uint64_t kPageBytes = 4096;
+    explicit PagePlacement(std::uint64_t seed) : state_(seed) {}
+    /// The physical address of `address`: its page's frame, the same offset in the page.
+    std::uint64_t physical(std::uint64_t address);
+
+private:
+    std::uint64_t state_;
+    std::unordered_map<std::uint64_t, std::uint64_t> frame_of_;
+    std::unordered_set<std::uint64_t> frames_taken_;
+};
+
+/// Caches one behind the other: an access that misses one level goes on to the next. Each level
+/// is the book's plain model (cachebook::Cache), filled on its own misses.
+class Hierarchy {
+public:
+    /// Indexed by the addresses the walk gives, or, with `placement_seed`, by physical addresses
+    /// of pages placed at random (PagePlacement).
+    explicit Hierarchy(const std::vector<CacheConfig>& levels, std::optional<std::uint64_t> placement_seed = {});
+    /// Sends one load down the levels until one holds its line.
+    void access(std::uint64_t address);
+    /// Zeroes the counts and keeps the contents (a second pass then counts a warm hierarchy).
+    void reset_counts();
+    [[nodiscard]] const std::vector<LevelCounts>& counts() const { return counts_; }
+
+private:
+    std::vector<Cache> caches_;
+    std::vector<LevelCounts> counts_;
+    std::optional<PagePlacement> placement_;
+};
+
+/// A walk: calls the hierarchy's access() for every load, in the walk's order.
+using Walk = std::function<void(Hierarchy&)>;
+
+/// The walks the book prices. n x n ints at address 0, read row by row or column by column
+/// (chapter 2's two sums); and one load per `line` bytes of a `bytes`-byte buffer, in the
+/// order of the chase's random cycle (`next[i]` follows node i) or in address order (the strided sum).
+Walk row_walk(std::size_t n);
+Walk column_walk(std::size_t n);
+Walk chase_walk(std::vector<std::uint32_t> next, std::size_t line);
+Walk sequential_walk(std::size_t bytes, std::size_t line);
+
+/// The counts of each level on the second of two passes of `walk`: the timed runs, too, come
+/// after a pass that warms the caches.
+std::vector<LevelCounts> warm_counts(const std::vector<CacheConfig>& levels, const Walk& walk);
+
+/// warm_counts with pages placed at random, `placements` times (seeds 1, 2, ...): each level's
+/// accesses and misses summed over the placements and divided by their number, rounded down.
+std::vector<LevelCounts> placed_counts(const std::vector<CacheConfig>& levels, const Walk& walk, int placements);
+
+}  // namespace cachebook

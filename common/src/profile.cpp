@@ -1,0 +1,285 @@
+// This machine's profile (profile.hpp): short microbenchmarks of each level, best and spread.
+#include "cachebook/profile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+
+#include "cachebook/chase.hpp"
+#include "cachebook/in_flight.hpp"
+#include "cachebook/machine.hpp"
+#include "cachebook/measure.hpp"
+
+namespace cachebook {
+
+namespace {
+
+constexpr std::size_t kNodeBytes = 64;  // one chase node a line
+
+// Sums every word of `bytes` bytes `passes` times with vector loads of BYTES bytes, four sums
+// so the additions do not chain. The target attribute lets the build use wider loads than its
+// baseline where the CPU has them (widest_vector_bytes decides at run time).
+#define CACHEBOOK_VECTOR_READ(NAME, BYTES, TARGET)                                                 \
+    TARGET std::uint64_t NAME(const std::byte* data, std::size_t bytes, std::size_t passes) {      \
+        using V = std::uint64_t __attribute__((vector_size(BYTES)));                               \
+        const auto* v = reinterpret_cast<const V*>(data);                                          \
+        const std::size_t count = bytes / (BYTES);                                                 \
+        V s0{}, s1{}, s2{}, s3{};                                                                  \
+        for (std::size_t pass = 0; pass < passes; ++pass)                                          \
+            for (std::size_t i = 0; i + 4 <= count; i += 4) {                                      \
+                s0 += v[i];                                                                        \
+                s1 += v[i + 1];                                                                    \
+                s2 += v[i + 2];                                                                    \
+                s3 += v[i + 3];                                                                    \
+            }                                                                                      \
+        const V s = s0 + s1 + s2 + s3;                                                             \
+        std::uint64_t out = 0;                                                                     \
+        for (std::size_t lane = 0; lane < (BYTES) / sizeof(std::uint64_t); ++lane) out += s[lane]; \
+        return out;                                                                                \
+    }
+
+CACHEBOOK_VECTOR_READ(read_vectors_16, 16, )
+#if defined(__x86_64__)
+CACHEBOOK_VECTOR_READ(read_vectors_32, 32, __attribute__((target("avx2"))))
+CACHEBOOK_VECTOR_READ(read_vectors_64, 64, __attribute__((target("avx512f"))))
+#endif
+#undef CACHEBOOK_VECTOR_READ
+
+std::uint64_t read_vectors(const std::byte* data, std::size_t bytes, std::size_t passes, std::size_t width) {
+#if defined(__x86_64__)
+    if (width == 64) return read_vectors_64(data, bytes, passes);
+    if (width == 32) return read_vectors_32(data, bytes, passes);
+#endif
+    (void)width;
+    return read_vectors_16(data, bytes, passes);
+}
+
+// Writes every word, `passes` times; each value differs, so the compiler cannot call memset
+// (whose large fills may skip the read for ownership).
+void store_words(std::uint64_t* words, std::size_t count, std::size_t passes) {
+    for (std::size_t pass = 0; pass < passes; ++pass)
+        for (std::size_t i = 0; i < count; ++i) words[i] = i + pass;
+}
+
+// The best of `samples` (lowest when `lower_is_better`) and how far their median strays from it.
+Figure figure_of(std::vector<double> samples, bool lower_is_better, std::string source) {
+    std::sort(samples.begin(), samples.end());
+    const double best = lower_is_better ? samples.front() : samples.back();
+    const double median = samples[samples.size() / 2];
+    return {best, std::abs(median - best) / best, std::move(source)};
+}
+
+// GB/s of `kernel` over `bytes`, one run of at least `min_bytes`, after an untimed pass.
+double gbs_of(const std::function<void(std::size_t passes)>& kernel, std::size_t bytes, std::size_t min_bytes) {
+    const std::size_t passes = std::max<std::size_t>(1, min_bytes / bytes);
+    const auto t0 = Clock::now();
+    kernel(passes);
+    return static_cast<double>(bytes * passes) / seconds_since(t0) / 1e9;
+}
+
+struct Probe {
+    const PageBuffer& buf;
+    std::size_t bytes;
+    bool memory;
+    int runs;
+    std::uint64_t seed;
+};
+
+Figure measure_latency(const Probe& p, const std::string& pages) {
+    const std::size_t nodes = p.bytes / kNodeBytes;
+    const void* start = link_chase(p.buf, nodes, kNodeBytes, p.seed);
+    const std::size_t hops = p.memory ? 1 << 13 : 1 << 15;
+    const std::size_t warmup = p.memory ? 1 << 10 : std::min<std::size_t>(nodes, 1 << 17);
+    std::vector<double> ns;
+    // One lap more before the first run: a victim L3 is filled only by what L2 evicts.
+    const void* at = chase(start, warmup);
+    for (int r = 0; r < p.runs; ++r) {  // each run goes on from where the last stopped: new nodes
+        at = chase(at, warmup);
+        const auto t0 = Clock::now();
+        at = chase(at, hops);
+        ns.push_back(seconds_since(t0) / static_cast<double>(hops) * 1e9);
+    }
+    do_not_optimize(at);
+    return figure_of(
+        ns, true, fmt::format("a dependent chase over {} on {} pages, best of {}", size_text(p.bytes), pages, p.runs));
+}
+
+// Loads in flight: ns a hop of one chase over the best ns an access of 1 to kMaxChases chases
+// (the knee of in_flight.hpp), every k once a round. The spread is that of one chase's runs.
+Figure measure_in_flight(const Probe& p) {
+    const auto order = cycle_order(single_cycle(p.bytes / kNodeBytes, p.seed));  // link_chase laid this cycle
+    const std::size_t accesses = p.memory ? 1 << 12 : 1 << 14;
+    std::vector<std::vector<double>> runs_by_k(kMaxChases);
+    for (int r = 0; r < p.runs; ++r)
+        for (std::size_t k = 1; k <= kMaxChases; ++k) {
+            std::vector<const void*> chases;
+            const std::size_t from = (static_cast<std::size_t>(r) * 7919 + k * 104729) % order.size();
+            for (std::uint32_t node : spaced_starts(order, k, from))
+                chases.push_back(p.buf.data() + std::size_t{node} * kNodeBytes);
+            const std::size_t hops = accesses / k;
+            if (!p.memory) chase_together(chases, std::min<std::size_t>(order.size(), 1 << 17) / k + 1);
+            const auto t0 = Clock::now();
+            chase_together(chases, hops);
+            runs_by_k[k - 1].push_back(seconds_since(t0) / static_cast<double>(hops * k) * 1e9);
+            do_not_optimize(chases);
+        }
+    std::vector<double> best;
+    for (auto& runs : runs_by_k) best.push_back(*std::min_element(runs.begin(), runs.end()));
+    const Knee knee = knee_of(best);
+    Figure f = figure_of(runs_by_k[0], true, "");
+    f.value = knee.in_flight;
+    f.source = fmt::format("1 to {} chases at once over {}, best of {}: the knee at {} chases", kMaxChases,
+                           size_text(p.bytes), p.runs, knee.k);
+    return f;
+}
+
+Figure measure_reads(const Probe& p, std::size_t width) {
+    const std::size_t min_bytes = std::size_t{1} << 22;
+    std::vector<double> gbs;
+    const auto* words = reinterpret_cast<const std::uint64_t*>(p.buf.data());
+    const std::size_t count = p.bytes / sizeof(std::uint64_t);
+    std::uint64_t sink = width == 8 ? read_sum(words, count, 1, 1) : read_vectors(p.buf.data(), p.bytes, 1, width);
+    for (int r = 0; r < p.runs; ++r)
+        gbs.push_back(gbs_of(
+            [&](std::size_t passes) {
+                sink +=
+                    width == 8 ? read_sum(words, count, 1, passes) : read_vectors(p.buf.data(), p.bytes, passes, width);
+            },
+            p.bytes, min_bytes));
+    do_not_optimize(sink);
+    return figure_of(gbs, false,
+                     fmt::format("reads of {}-byte words over {}, best of {}", width, size_text(p.bytes), p.runs));
+}
+
+Figure measure_stores(const Probe& p) {
+    auto* words = reinterpret_cast<std::uint64_t*>(p.buf.data());
+    const std::size_t count = p.bytes / sizeof(std::uint64_t);
+    store_words(words, count, 1);
+    std::vector<double> gbs;
+    for (int r = 0; r < p.runs; ++r)
+        gbs.push_back(
+            gbs_of([&](std::size_t passes) { store_words(words, count, passes); }, p.bytes, std::size_t{1} << 22));
+    do_not_optimize(words[count / 2]);
+    return figure_of(gbs, false, fmt::format("stores of 8-byte words over {}, best of {}", size_text(p.bytes), p.runs));
+}
+
+LevelProfile measure_level(const std::string& name, const Probe& p, std::size_t width, const std::string& pages) {
+    LevelProfile l;
+    l.name = name;
+    l.bytes = p.bytes;
+    l.latency_ns = measure_latency(p, pages);  // lays the chase the next one follows
+    l.in_flight = measure_in_flight(p);
+    l.read_gbs = measure_reads(p, 8);
+    l.vector_read_gbs = measure_reads(p, width);
+    l.store_gbs = measure_stores(p);  // last: it overwrites the chase
+    return l;
+}
+
+}  // namespace
+
+std::size_t widest_vector_bytes() {
+    const CpuFeatures f = cpu_features();
+    return f.avx512f ? 64 : f.avx2 ? 32 : 16;
+}
+
+Profile measure_profile(const ProfileOptions& options) {
+    return measure_profile(level_sizes_of_this_machine(), options);
+}
+
+Profile measure_profile(const LevelSizes& sizes, const ProfileOptions& options) {
+    if (options.runs < 1) throw std::invalid_argument("measure_profile: one run or more");
+    const auto started = Clock::now();
+    Profile profile;
+    profile.vector_bytes = widest_vector_bytes();
+    profile.runs = options.runs;
+    const std::pair<const char*, std::size_t> levels[] = {
+        {"L1", sizes.l1}, {"L2", sizes.l2}, {"L3", sizes.l3}, {"memory", sizes.memory}};
+    std::size_t largest = 0;
+    for (const auto& [name, bytes] : levels) largest = std::max(largest, bytes);
+    const PageBuffer buf(std::max(largest, kNodeBytes * kMaxChases), PageSize::Huge);
+    const std::string pages = buf.huge_page_bytes() > 0 ? "huge" : "4 KiB";
+    std::uint64_t seed = 1;
+    for (const auto& [name, bytes] : levels) {
+        if (bytes < kNodeBytes * kMaxChases) {
+            LevelProfile l;
+            l.name = name;
+            const std::string why = "not measured: " + machine().why_unknown(std::string(name) + "'s size");
+            l.latency_ns.source = l.read_gbs.source = l.vector_read_gbs.source = l.store_gbs.source =
+                l.in_flight.source = why;
+            profile.levels.push_back(l);
+            continue;
+        }
+        profile.levels.push_back(measure_level(name, {buf, bytes, name == std::string("memory"), options.runs, seed++},
+                                               profile.vector_bytes, pages));
+    }
+    profile.probe_seconds = seconds_since(started);
+    return profile;
+}
+
+const LevelProfile* Profile::level(const std::string& name) const {
+    for (const auto& l : levels)
+        if (l.name == name) return &l;
+    return nullptr;
+}
+
+std::optional<std::vector<LevelPrice>> Profile::prices(const std::vector<std::string>& names) const {
+    std::vector<LevelPrice> out;
+    for (const auto& name : names) {
+        const LevelProfile* l = level(name);
+        if (l == nullptr || !l->latency_ns.value || !l->read_gbs.value || !l->in_flight.value) return std::nullopt;
+        out.push_back({name, *l->latency_ns.value, *l->read_gbs.value, std::max(1.0, *l->in_flight.value)});
+    }
+    return out;
+}
+
+namespace {
+
+nlohmann::json figure_json(const Figure& f) {
+    return {{"value", f.value ? nlohmann::json(*f.value) : nlohmann::json()},
+            {"spread", f.value ? nlohmann::json(f.spread) : nlohmann::json()},
+            {"source", f.source}};
+}
+
+std::string figure_text(const Figure& f, const char* format) {
+    if (!f.value) return "-";
+    return fmt::format(fmt::runtime(format), *f.value) + fmt::format(" (±{:.0f}%)", 100 * f.spread);
+}
+
+}  // namespace
+
+nlohmann::json profile_json(const Profile& p) {
+    nlohmann::json levels = nlohmann::json::array();
+    for (const auto& l : p.levels)
+        levels.push_back({{"name", l.name},
+                          {"bytes", l.bytes},
+                          {"latency_ns", figure_json(l.latency_ns)},
+                          {"read_gbs", figure_json(l.read_gbs)},
+                          {"vector_read_gbs", figure_json(l.vector_read_gbs)},
+                          {"store_gbs", figure_json(l.store_gbs)},
+                          {"in_flight", figure_json(l.in_flight)}});
+    // The width as text: a whole number here would read, to the typed-number check, as one the prose must substitute.
+    return {
+        {"levels", levels}, {"vector_loads", fmt::format("{} B", p.vector_bytes)}, {"probe_seconds", p.probe_seconds}};
+}
+
+std::vector<std::string> profile_lines(const Profile& p) {
+    std::vector<std::string> lines;
+    for (const auto& l : p.levels) {
+        if (!l.latency_ns.value) {
+            lines.push_back(fmt::format("{:<6} {}", l.name, l.latency_ns.source));
+            continue;
+        }
+        lines.push_back(fmt::format("{:<6} {:>9}: latency {}, {} in flight; reads {} (8 B), {} ({} B); stores {}",
+                                    l.name, size_text(l.bytes), figure_text(l.latency_ns, "{:.2f} ns"),
+                                    figure_text(l.in_flight, "{:.1f}"), figure_text(l.read_gbs, "{:.1f} GB/s"),
+                                    figure_text(l.vector_read_gbs, "{:.1f} GB/s"), p.vector_bytes,
+                                    figure_text(l.store_gbs, "{:.1f} GB/s")));
+    }
+    return lines;
+}
+
+}  // namespace cachebook

@@ -1,0 +1,146 @@
+// The time model (time_model.hpp) on cases worked by hand, the traffic it takes from the
+// hierarchy's counts, and the page placement of the hierarchy (hierarchy.hpp).
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <stdexcept>
+#include <vector>
+
+#include "cachebook/hierarchy.hpp"
+#include "cachebook/profile.hpp"
+#include "cachebook/time_model.hpp"
+
+using cachebook::Combine;
+using cachebook::LevelPrice;
+using cachebook::LevelTraffic;
+using cachebook::predict;
+using cachebook::Work;
+
+TEST_CASE("time model: 12 loads in flight at 36 ns give 3 ns an independent miss", "[time_model]") {
+    const std::vector<LevelPrice> memory = {{"memory", 36, 64, 12}};
+    const Work one_miss{{{1, 64}}, false, false, 0};  // bandwidth: 64 B at 64 GB/s, 1 ns
+    const auto p = predict(memory, one_miss, Combine::overlapped);
+    CHECK(p.ns == 3.0);
+    CHECK(p.levels[0].latency_ns == 3.0);
+    CHECK(p.levels[0].bandwidth_ns == 1.0);
+    CHECK(p.bottleneck == "latency-bound in memory");
+    // The same miss, dependent, waits the whole latency.
+    CHECK(predict(memory, {{{1, 64}}, true, false, 0}, Combine::overlapped).ns == 36.0);
+}
+
+TEST_CASE("time model: dependent loads add each level's latencies, as AMAT does", "[time_model]") {
+    const std::vector<LevelPrice> levels = {{"L1", 1, 100, 10}, {"L2", 4, 50, 10}, {"memory", 100, 20, 16}};
+    const Work chase{{{100, 800}, {10, 640}, {2, 128}}, true, false, 0};
+    for (Combine c : {Combine::overlapped, Combine::added}) {
+        const auto p = predict(levels, chase, c);
+        CHECK(p.ns == 340.0);  // 100 x 1 + 10 x 4 + 2 x 100: a chain cannot overlap, whatever `c`
+        CHECK(p.bottleneck == "latency-bound in memory");
+    }
+}
+
+TEST_CASE("time model: independent loads, levels overlapped or added", "[time_model]") {
+    // L1: 1000 loads of 8 B at 80 GB/s = 100 ns; latency 1000 x 1 / 20 = 50 ns: bandwidth-bound.
+    // memory: 125 lines, 8000 B at 20 GB/s = 400 ns; latency 125 x 100 / 16 = 781.25 ns: latency-bound.
+    const std::vector<LevelPrice> levels = {{"L1", 1, 80, 20}, {"memory", 100, 20, 16}};
+    const Work work{{{1000, 8000}, {125, 8000}}, false, false, 50};
+    const auto overlapped = predict(levels, work, Combine::overlapped);
+    CHECK(overlapped.levels[0].ns() == 100.0);
+    CHECK(overlapped.levels[1].ns() == 781.25);
+    CHECK(overlapped.ns == 781.25);  // the largest of 50, 100 and 781.25
+    CHECK(overlapped.bottleneck == "latency-bound in memory");
+    const auto added = predict(levels, work, Combine::added);
+    CHECK(added.ns == 931.25);  // 50 + 100 + 781.25
+    CHECK(added.bottleneck == "latency-bound in memory");
+    // Prefetched, memory pays its bandwidth only: 400 ns.
+    const auto streamed = predict(levels, {work.levels, false, true, 50}, Combine::overlapped);
+    CHECK(streamed.ns == 400.0);
+    CHECK(streamed.bottleneck == "bandwidth-bound in memory");
+    CHECK(predict(levels, {work.levels, false, true, 50}, Combine::added).ns == 550.0);
+}
+
+TEST_CASE("time model: the core's work, when it is the largest, sets the time", "[time_model]") {
+    const std::vector<LevelPrice> l1 = {{"L1", 1, 80, 20}};
+    const auto p = predict(l1, {{{1000, 8000}}, false, false, 1000}, Combine::overlapped);
+    CHECK(p.ns == 1000.0);
+    CHECK(p.bottleneck == "core-bound");
+    CHECK(predict(l1, {{{1000, 8000}}, false, false, 1000}, Combine::added).ns == 1100.0);
+}
+
+TEST_CASE("time model: bad prices and mismatched levels are refused", "[time_model]") {
+    const Work work{{{1, 64}}, false, false, 0};
+    CHECK_THROWS_AS(predict({}, work, Combine::overlapped), std::invalid_argument);
+    CHECK_THROWS_AS(predict({{"L1", 1, 0, 1}}, work, Combine::overlapped), std::invalid_argument);
+    CHECK_THROWS_AS(predict({{"L1", 1, 10, 0.5}}, work, Combine::overlapped), std::invalid_argument);
+}
+
+TEST_CASE("traffic_of: hits of each level, L1's bytes from every load, memory from the last misses", "[time_model]") {
+    const std::vector<cachebook::LevelCounts> counts = {{1000, 100}, {100, 40}};
+    const auto t = cachebook::traffic_of(counts, 4, 64);
+    REQUIRE(t.size() == 3);
+    CHECK(t[0].loads == 900);
+    CHECK(t[0].bytes == 4000);  // all 1000 loads pass L1's ports
+    CHECK(t[1].loads == 60);
+    CHECK(t[1].bytes == 60 * 64);
+    CHECK(t[2].loads == 40);
+    CHECK(t[2].bytes == 40 * 64);
+}
+
+TEST_CASE("page placement keeps the offset, a page's frame and distinct frames", "[time_model]") {
+    cachebook::PagePlacement place(5);
+    const auto a = place.physical(4096 * 7 + 100);
+    CHECK(a % 4096 == 100);
+    CHECK(place.physical(4096 * 7 + 200) == a - 100 + 200);  // the same page, the same frame
+    std::vector<std::uint64_t> frames;
+    for (std::uint64_t page = 0; page < 1000; ++page) frames.push_back(place.physical(page * 4096) / 4096);
+    std::sort(frames.begin(), frames.end());
+    CHECK(std::adjacent_find(frames.begin(), frames.end()) == frames.end());
+}
+
+TEST_CASE("placed counts: an L1 indexed within the page counts as without placement", "[time_model]") {
+    // L1: 64 sets x 64 B = one page, so its sets are the same whatever frame a page lands in; the
+    // L2 (1024 sets x 64 B = 16 pages) sees the frames.
+    const std::vector<cachebook::CacheConfig> levels = {{64, 2, 64}, {1024, 2, 64}};
+    for (const auto& walk : {cachebook::row_walk(64), cachebook::column_walk(256)}) {
+        const auto plain = cachebook::warm_counts(levels, walk);
+        const auto placed = cachebook::placed_counts(levels, walk, 3);
+        CHECK(placed[0].accesses == plain[0].accesses);
+        CHECK(placed[0].misses == plain[0].misses);
+        CHECK(placed[1].accesses == plain[1].accesses);
+    }
+    CHECK_THROWS_AS(cachebook::placed_counts(levels, cachebook::row_walk(8), 0), std::invalid_argument);
+}
+
+TEST_CASE("profile: prices take latency, 8-byte reads and loads in flight, and refuse a level without them",
+          "[time_model]") {
+    cachebook::Profile p;
+    cachebook::LevelProfile l1;
+    l1.name = "L1";
+    l1.latency_ns = {1.0, 0, "chase"};
+    l1.read_gbs = {80.0, 0, "reads"};
+    l1.in_flight = {0.5, 0, "knee"};  // below one: priced as one
+    cachebook::LevelProfile memory;
+    memory.name = "memory";
+    memory.latency_ns = {100.0, 0.1, "chase"};
+    memory.read_gbs = {20.0, 0.1, "reads"};
+    p.levels = {l1, memory};
+    CHECK_FALSE(p.prices({"L1", "memory"}).has_value());  // memory has no loads in flight
+    p.levels[1].in_flight = {16.0, 0, "knee"};
+    const auto prices = p.prices({"L1", "memory"});
+    REQUIRE(prices.has_value());
+    CHECK((*prices)[0].in_flight == 1.0);
+    CHECK((*prices)[1].latency_ns == 100.0);
+    CHECK((*prices)[1].gbs == 20.0);
+    CHECK_FALSE(p.prices({"L2"}).has_value());
+    const auto json = cachebook::profile_json(p);
+    CHECK(json["levels"][1]["latency_ns"]["value"] == 100.0);
+    CHECK(json["levels"][0]["store_gbs"]["value"].is_null());
+}
+
+TEST_CASE("profile: a level of unknown size is not measured, and says why", "[time_model]") {
+    cachebook::LevelSizes none;  // every size 0
+    const auto p = cachebook::measure_profile(none, {.runs = 1});
+    REQUIRE(p.levels.size() == 4);
+    for (const auto& l : p.levels) {
+        CHECK_FALSE(l.latency_ns.value.has_value());
+        CHECK(l.latency_ns.source.rfind("not measured: ", 0) == 0);
+    }
+}
