@@ -90,7 +90,7 @@ def build_judge(kit, kit_build, args):
     configure = ["cmake", "-S", str(kit), "-B", str(kit_build), f"-DCMAKE_BUILD_TYPE={args.build_type}"]
     if args.grader_main:
         configure.append(f"-DGRADER_MAIN_LIBRARY={Path(args.grader_main).resolve()}")
-    shared = ["judge", "submission"] + (["perf_main", "probe_grader"] if (kit / "perf.cpp").is_file() else [])
+    shared = ["judge", "judge_held_back", "submission"] + (["perf_main", "probe_grader"] if (kit / "perf.cpp").is_file() else [])
     for step in (configure, ["cmake", "--build", str(kit_build), "--parallel", JOBS, "--target"] + shared):
         done = subprocess.run(step, capture_output=True, text=True)
         if done.returncode != 0:

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """grade_one.py KIT BUILD STARTER OUT [--timeout S]: grade one submission with an instructor's kit
-(tools/teaching/handout.py --instructor) whose judge is built in BUILD (cmake --build BUILD --target
-judge submission, and perf_main probe_grader for an exercise scored for speed). Writes OUT/results.json
-(Gradescope's form) and OUT/output.txt. grade_all.py grades a class with the same functions, and
+(tools/teaching/handout.py --instructor) whose judges are built in BUILD (cmake --build BUILD --target
+judge judge_held_back submission, and perf_main probe_grader for an exercise scored for speed). Writes OUT/results.json
+(Gradescope's form) and OUT/output.txt (the public judge's report and what the
+submission printed in the public cases' calls). grade_all.py grades a class with the same functions, and
 the Gradescope kit's run_autograder runs this file.
 
 The submission is compiled and linked in the sandbox (sandbox.py) into a shared library; the
@@ -60,7 +61,8 @@ class Recipe:
         self.compile[self.compile.index("-o") + 1] = str(work / "starter.o")
         self.link = self.link_of(kit_build, "submission", str(work / "starter.o"), str(work / "libsubmission.so"))
         self.kit_build = kit_build
-        self.judge = kit_build / "judge"
+        self.judge = kit_build / "judge"  # the public cases
+        self.held_back_judge = kit_build / "judge_held_back"
         # What a submission's build may read: the book's files and exercise.hpp; not the cases, not perf.cpp.
         self.build_files = {kit / "book": kit / "book", kit / "exercise.hpp": kit / "exercise.hpp"}
         self.build_files |= {Path(w): Path(w) for w in self.link if w.startswith(str(kit_build))}
@@ -85,11 +87,15 @@ class Recipe:
                            writable=folder, uid=uid)
 
     def judged(self, library, limit, uid):
-        """The judge's run on the submission's library: the results arrive on its stdout."""
-        files = {self.judge: self.judge, library: SUBMISSION / "libsubmission.so"}
+        """The judges' runs on the submission's library: their results arrive on stdout, a line each.
+        What the submission prints in the public cases' calls, and the public judge's report, arrive
+        on stderr; the held-back judge's calls print nowhere a student could read."""
+        lib = str(SUBMISSION / "libsubmission.so")
+        files = {self.judge: self.judge, self.held_back_judge: self.held_back_judge, library: lib}
         output = f"{sandbox.WORK}/output.txt"
-        script = (f"{shlex.join([str(self.judge), '--judge', str(SUBMISSION / 'libsubmission.so'), '--output', output])}\n"
-                  f"rc=$?\ncat {output} >&2\nexit $rc\n")
+        script = (f"{shlex.join([str(self.judge), '--judge', lib, '--output', output])}\nrc=$?\n"
+                  f"{shlex.join([str(self.held_back_judge), '--judge', lib, '--output', '/dev/null'])} 2>/dev/null\n"
+                  f"cat {output} >&2\nexit $rc\n")
         return sandbox.run(["sh", "-c", script], files, limit, uid=uid)
 
     def probe(self, folder):
@@ -111,13 +117,21 @@ def grade_one(recipe, starter, out, limit, uid=sandbox.NOBODY):
     if ran is None:
         return None, f"ran longer than {limit:g} s (an endless loop?)"
     (out / "output.txt").write_text(ran.stderr[-200_000:])
-    try:
-        doc = json.loads(ran.stdout.strip().splitlines()[-1]) if ran.stdout.strip() else None
-    except json.JSONDecodeError:
-        doc = None
-    if not isinstance(doc, dict) or not isinstance(doc.get("tests"), list):
+    docs = [results_line(line) for line in ran.stdout.strip().splitlines()]
+    if len(docs) != 2 or None in docs:
         return None, f"the grader ended without its results (exit status {ran.returncode})"
-    return doc, ""
+    public, held_back = docs
+    return {"score": public["score"] + held_back["score"], "tests": public["tests"] + held_back["tests"]}, ""
+
+
+def results_line(line):
+    """One judge's results, or None where the line is not them."""
+    try:
+        doc = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    ok = isinstance(doc, dict) and isinstance(doc.get("tests"), list) and isinstance(doc.get("score"), int)
+    return doc if ok else None
 
 
 def performance(recipe, out, limit, doc, uid=sandbox.NOBODY):
@@ -126,9 +140,12 @@ def performance(recipe, out, limit, doc, uid=sandbox.NOBODY):
     if probe is None:
         print(f"grade-all: {out.name}'s performance probe does not link, so speed is not scored", file=sys.stderr)
         return doc
-    files = {probe: SUBMISSION / "probe", recipe.perf: SUBMISSION / "perf.py"}
-    ran = sandbox.run(["python3", str(SUBMISSION / "perf.py"), "--probe", str(SUBMISSION / "probe"), "--json",
-                       "--limit", str(max(limit, 300))], files, 3600, uid=uid)
+    # The kit's own probe (no code of the submission in it) times the submission's probe from outside.
+    timer = recipe.kit_build / "probe_grader"
+    files = {probe: SUBMISSION / "probe", timer: SUBMISSION / "timer", recipe.perf: SUBMISSION / "perf.py"}
+    ran = sandbox.run(["python3", str(SUBMISSION / "perf.py"), "--probe", str(SUBMISSION / "probe"),
+                       "--timer", str(SUBMISSION / "timer"), "--json", "--limit", str(max(limit, 300))],
+                      files, 3600, uid=uid)
     try:
         scored = json.loads(ran.stdout.strip().splitlines()[-1])
     except (AttributeError, IndexError, json.JSONDecodeError):
@@ -147,7 +164,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds the judge may run")
     args = ap.parse_args()
     if not (args.build / "judge").is_file():
-        print(f"grade-one: no judge in {args.build} (cmake --build {args.build} --target judge submission)", file=sys.stderr)
+        print(f"grade-one: no judge in {args.build} (cmake --build {args.build} --target judge judge_held_back submission)",
+              file=sys.stderr)
         return 2
     unfenced = sandbox.check()
     if unfenced:
