@@ -56,6 +56,7 @@ sed -i "s|@PORT@|$(cat "$port_file")|g" "$subs/network/starter.cpp"
 
 snapshot() {  # every file around the output folders, with its hash (the kits are rebuilt, so left out)
   find "$work" "$root/chapters" "$root/tools" "$root/tests" -type f -not -path "$work/build/grades/ch0[15]/*" \
+      -not -path "$work/build/grades/ch0[15]-held-back/*" \
       -not -path "$work/build/grades/kits/*" -not -path "$work/build/grades/ch0[15].csv" -not -path "$work/port" |
     LC_ALL=C sort | xargs -d '\n' sha256sum
   ls /tmp/cachebook-escaped.txt /tmp/cachebook-fill 2>/dev/null || true  # what the submissions try outside the tree
@@ -120,6 +121,9 @@ if not public <= echoes(shown):
     bad.append(f"echo_inputs: output.txt lacks what the public cases' calls printed ({len(public)} calls)")
 if not only_held_back:
     bad.append("echo_inputs: the held-back judge gave no input the public one did not")
+report = (grades / "ch01-held-back" / "echo_inputs.txt").read_text(errors="replace")
+if not only_held_back <= echoes(report):
+    bad.append("echo_inputs: the instructor's held-back report lacks what the held-back calls told")
 leaked = sorted(only_held_back & echoes(shown))
 if leaked:
     bad.append(f"echo_inputs: what the student is shown holds held-back inputs: {leaked[:3]}")
