@@ -122,8 +122,8 @@ if not public <= echoes(shown):
 if not only_held_back:
     bad.append("echo_inputs: the held-back judge gave no input the public one did not")
 report = (grades / "ch01-held-back" / "echo_inputs.txt").read_text(errors="replace")
-if not only_held_back <= echoes(report):
-    bad.append("echo_inputs: the instructor's held-back report lacks what the held-back calls told")
+if not only_held_back & echoes(report):  # the report may be cut short: some, not all
+    bad.append("echo_inputs: the instructor's held-back report holds nothing the held-back calls told")
 leaked = sorted(only_held_back & echoes(shown))
 if leaked:
     bad.append(f"echo_inputs: what the student is shown holds held-back inputs: {leaked[:3]}")
