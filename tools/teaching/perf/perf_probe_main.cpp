@@ -40,6 +40,7 @@
 #include "cachebook/cache.hpp"
 #include "cachebook/cpu_time.hpp"
 #include "perf_probe.hpp"
+#include "whole_io.hpp"
 
 namespace {
 
@@ -68,27 +69,8 @@ int simulate(int s, int E, int b) {
     return 0;
 }
 
-bool write_all(int fd, const void* data, std::size_t n) {
-    const char* p = static_cast<const char*>(data);
-    while (n > 0) {
-        const ssize_t done = ::write(fd, p, n);
-        if (done <= 0) return false;
-        p += done;
-        n -= static_cast<std::size_t>(done);
-    }
-    return true;
-}
-
-bool read_all(int fd, void* data, std::size_t n) {
-    char* p = static_cast<char*>(data);
-    while (n > 0) {
-        const ssize_t got = ::read(fd, p, n);
-        if (got <= 0) return false;
-        p += got;
-        n -= static_cast<std::size_t>(got);
-    }
-    return true;
-}
+using whole_io::read_all;
+using whole_io::write_all;
 
 // The submission's side: what it is asked arrives on stdin, its answers leave on stdout.
 int serve() {
