@@ -168,7 +168,7 @@ def add_to_results(results_path, perf):
 def add_to_doc(doc, perf):
     """Results in Gradescope's form gain both parts as tests and the whole under `performance`.
     A part not scored (inconclusive, or no valgrind) counts 0 of 0: left out of the total, never a
-    zero. Points come from the probe's process, which holds the submission: each is kept within 0 to POINTS."""
+    zero. Each part's points are kept within 0 to POINTS, whatever the figures behind them."""
     for name, key in (("performance: model score (simulated misses)", "model"),
                       ("performance: measured score (speed-up over the reference)", "measured")):
         part = perf[key]
