@@ -26,7 +26,7 @@ solution=$(ls "$root"/chapters/"$chapter"_*/exercises/solution.cpp 2>/dev/null |
 for rev in "$@"; do
   git -C "$root" rev-parse --verify -q "$rev^{commit}" >/dev/null || { echo "bench_grade_all: no commit $rev" >&2; exit 2; }
 done
-work=$(mktemp -d "${TMPDIR:-/tmp}/bench-grade-all.XXXXXX")
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench-grade-all.XXXXXX") && chmod 755 "$work"  # the sandbox runs as another user
 trap 'rm -rf "$work"' EXIT
 for k in $(seq -w 1 "$class"); do
   mkdir -p "$work/class/student$k" && cp "$solution" "$work/class/student$k/starter.cpp"
@@ -49,7 +49,7 @@ first=""
 for rev in "$@"; do
   tree=$work/$(git -C "$root" rev-parse --short "$rev")
   mkdir -p "$tree" && git -C "$root" archive "$rev" | tar -x -C "$tree"
-  grade_once "$tree" >/dev/null  # the kit's first build
+  echo "$rev: first run (the kit's build) $(grade_once "$tree") s" >&2
   times=()
   for _ in $(seq "$runs"); do times+=("$(grade_once "$tree")"); done
   median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ t[NR] = $1 } END { print (NR % 2) ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2 }')
