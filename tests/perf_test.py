@@ -34,28 +34,40 @@ def fake_probe(folder, reference, again, submission):
     return path
 
 
+def measured(tmp, reference, again, submission):
+    """The measured part from a fake timer (it stands for the submission's probe too)."""
+    timer = fake_probe(tmp, reference, again, submission)
+    return perf.measured_score(timer, timer, 30)
+
+
 def rules():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        busy = perf.measured_score(fake_probe(tmp, [1.0, 1.1], [1.3, 1.4], [0.9, 1.0]), 30)
+        busy = measured(tmp, [1.0, 1.1], [1.3, 1.4], [0.9, 1.0])
         if busy["points"] is not None or busy["attempts"] != perf.ATTEMPTS or not busy["verdict"].startswith(
                 "inconclusive, re-run: the reference against itself differed by 30%"):
             problems.append(f"busy machine: {busy}")
-        quiet = perf.measured_score(fake_probe(tmp, [1.0, 1.2], [1.02, 1.1], [2.0, 2.5]), 30)
+        quiet = measured(tmp, [1.0, 1.2], [1.02, 1.1], [2.0, 2.5])
         if quiet["points"] != 0.0 or quiet["speedup"] != 0.5:
             problems.append(f"half the reference's speed: {quiet}")
-        fast = perf.measured_score(fake_probe(tmp, [1.0], [1.0], [0.8]), 30)
+        fast = measured(tmp, [1.0], [1.0], [0.8])
         if fast["points"] != perf.POINTS:
             problems.append(f"faster than the reference: {fast}")
-        middle = perf.measured_score(fake_probe(tmp, [1.0], [1.0], [1.0 / 0.675]), 30)
+        middle = measured(tmp, [1.0], [1.0], [1.0 / 0.675])
         if abs(middle["points"] - perf.POINTS / 2) > 0.01:
             problems.append(f"a speed-up of 0.675, halfway: {middle}")
+        wrong = tmp / "wrong"
+        wrong.write_text("#!/bin/sh\necho '{\"problem\": \"the particles differ\"}'\n")
+        wrong.chmod(0o755)
+        refused = perf.measured_score(wrong, wrong, 30)
+        if refused.get("points") != 0.0 or refused["attempts"] != 1 or "the particles differ" not in refused["verdict"]:
+            problems.append(f"a wrong result the timer found: {refused}")
         results = tmp / "results.json"
         results.write_text(json.dumps({"score": 3, "tests": [{"name": "exercise 1: x", "score": 3, "max_score": 3}]}))
         model = {"max": 2, "points": 1.5, "verdict": "v", "misses": {}}
         doc = perf.add_to_results(results, {"correct": True, "model": model, "measured": busy})
-        measured = doc["tests"][-1]
-        if doc["score"] != 4.5 or measured["max_score"] != 0 or "inconclusive, re-run" not in measured["output"]:
+        last = doc["tests"][-1]
+        if doc["score"] != 4.5 or last["max_score"] != 0 or "inconclusive, re-run" not in last["output"]:
             problems.append(f"results.json with an inconclusive measurement: {doc}")
 
 

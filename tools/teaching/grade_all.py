@@ -2,7 +2,9 @@
 """grade_all.py NN DIR [--build BUILD] [--timeout S]: grade every submission in DIR (one
 subdirectory per student, holding that student's starter.cpp) with chapter NN's public and
 held-back cases. Writes BUILD/grades/chNN.csv (student, points, max, reason, one column per
-case) and BUILD/grades/chNN/<student>/results.json (Gradescope's form).
+case), BUILD/grades/chNN/<student>/results.json (Gradescope's form) and output.txt, which a
+student may be shown (no held-back input in either), and BUILD/grades/chNN-held-back/<student>.txt,
+the held-back cases' report, for the instructor only.
 
 The grade is decided outside the submission's process: the judge (grader/judge.hpp) runs the cases
 and calls the submission, a shared library, in a child process per call, and sends its results on
@@ -77,10 +79,12 @@ def prepare(student, out):
 
 
 def grade_or_zero(recipe, row, limit, cases, uid):
-    _, out, reason = row
+    name, out, reason = row
     doc = None
     if reason is None:
-        doc, reason = grade_one(recipe, out / "starter.cpp", out, limit, uid)
+        # The held-back cases' report, for the instructor: beside the students' folders, never in one.
+        report = out.parent.parent / f"{out.parent.name}-held-back" / f"{name}.txt"
+        doc, reason = grade_one(recipe, out / "starter.cpp", out, limit, uid, held_back_report=report)
     return (doc, "") if doc is not None else (zero(reason, cases), reason)
 
 
@@ -90,7 +94,7 @@ def build_judge(kit, kit_build, args):
     configure = ["cmake", "-S", str(kit), "-B", str(kit_build), f"-DCMAKE_BUILD_TYPE={args.build_type}"]
     if args.grader_main:
         configure.append(f"-DGRADER_MAIN_LIBRARY={Path(args.grader_main).resolve()}")
-    shared = ["judge", "submission"] + (["perf_main", "probe_grader"] if (kit / "perf.cpp").is_file() else [])
+    shared = ["judge", "judge_held_back", "submission"] + (["perf_main", "probe_grader"] if (kit / "perf.cpp").is_file() else [])
     for step in (configure, ["cmake", "--build", str(kit_build), "--parallel", JOBS, "--target"] + shared):
         done = subprocess.run(step, capture_output=True, text=True)
         if done.returncode != 0:

@@ -255,7 +255,7 @@ def write_handout(ch, dest, instructor):
         shutil.copy2(f, target)
     for name in ("CMakeLists.txt", "Makefile", "run_autograder", "setup.sh"):
         shutil.copy2(TEMPLATE / name, out / name)
-    for name in ("grader_main.cpp", "judge.hpp", "judge.cpp"):
+    for name in ("grader_main.cpp", "judge.hpp", "judge.cpp", "whole_io.hpp"):
         shutil.copy2(ROOT / "tools" / "teaching" / "grader" / name, out / name)
     if instructor:  # the judge: the cases in one process, each call of the submission in a child
         for name, text in zip(("judge_proxy.cpp", "judge_exports.cpp"), judge_sources(ex / "exercise.hpp")):

@@ -7,15 +7,19 @@ tools/teaching/perf/perf_probe_main.cpp). Two parts, each worth POINTS:
   the baseline (the starter's naive way) and the submission once each under valgrind's lackey;
   the accesses of each run go through the book's cache model (the cache the probe names), and
   the submission's misses are placed between the baseline's (0 points) and the reference's (all);
-- the measured score: the reference and the submission timed in turn in the same job (the
-  reference, the submission, the reference again, ROUNDS times, by the thread's CPU clock), the
-  minimum of each; the speed-up is the reference's minimum over the submission's. A speed-up of
+- the measured score: the reference and the submission timed in turn (the reference, the
+  submission, the reference again, ROUNDS times, each round on inputs of its own from a seed the
+  timing process draws), the minimum of each. The timing process is the kit's own probe (the
+  timer, linked with the unwritten starter): it times the reference by its thread's CPU clock,
+  runs the submission in a process of its own that may start no other, reads that process's CPU
+  clock from outside, and checks every result the submission sends back; a wrong or missing
+  result scores 0 on both parts. The speed-up is the reference's minimum over the submission's. A speed-up of
   FULL_AT or more gets all the points, ZERO_AT or less none, linear between. When the reference
   against itself differs by more than MARGIN the machine is too busy to tell: the timing is made
   again, up to ATTEMPTS times, and then the verdict is "inconclusive, re-run" with that reason,
   and the part is left out of the total, never a zero.
 
-In a kit:      perf.py --probe build/probe_grader --results results.json   (adds both parts)
+In a kit:      perf.py --timer build/probe_grader --probe SUBMISSION_PROBE --results results.json   (adds both parts)
 In the book:   perf.py --chapter NN --file starter.cpp [--build BUILD]      (prints both parts)"""
 import argparse
 import json
@@ -67,17 +71,19 @@ def traced_accesses(probe, which, work, limit):
     return trace
 
 
-def model_score(probe, work, limit):
-    spec = json.loads(run([str(probe), "spec"], 30).stdout)
+def model_score(timer, probe, work, limit):
+    """The baseline and the reference are traced in the timer, the submission in its own probe;
+    the timer simulates the cache."""
+    spec = json.loads(run([str(timer), "spec"], 30).stdout)
     cache = {k: spec[k] for k in ("s", "E", "b")}
     part = {"max": POINTS, "cache": cache, "misses": {}}
     if shutil.which("valgrind") is None:
         return part | {"points": None, "verdict": "not scored: valgrind is not installed (the model score traces the runs with its lackey tool)"}
     try:
         for which in ("baseline", "reference", "submission"):
-            trace = traced_accesses(probe, which, work, limit)
+            trace = traced_accesses(probe if which == "submission" else timer, which, work, limit)
             with open(trace) as src:
-                sim = run([str(probe), "simulate", str(cache["s"]), str(cache["E"]), str(cache["b"])], limit, stdin=src)
+                sim = run([str(timer), "simulate", str(cache["s"]), str(cache["E"]), str(cache["b"])], limit, stdin=src)
             part["misses"][which] = json.loads(sim.stdout)["misses"]
     except (RuntimeError, ValueError, AttributeError) as e:
         return part | {"points": 0.0, "verdict": f"the submission could not be traced: {e}"}
@@ -90,10 +96,10 @@ def model_score(probe, work, limit):
                    f"the naive way {m['baseline']}, the reference {m['reference']}"}
 
 
-def measured_score(probe, limit, rounds=ROUNDS, attempts=ATTEMPTS):
+def measured_score(timer, probe, limit, rounds=ROUNDS, attempts=ATTEMPTS):
     """The measured part: up to `attempts` timings, the first the machine was quiet enough for."""
     for attempt in range(1, attempts + 1):
-        part = timed_once(probe, limit, rounds)
+        part = timed_once(timer, probe, limit, rounds)
         if part["points"] is not None:
             break
     part["attempts"] = attempt
@@ -102,14 +108,21 @@ def measured_score(probe, limit, rounds=ROUNDS, attempts=ATTEMPTS):
     return part
 
 
-def timed_once(probe, limit, rounds):
+def timed_once(timer, probe, limit, rounds):
+    """One timing by the timer of the submission's probe. The timer alone holds no code of the
+    submission, so its failing, or a problem it reports, is the submission's doing: 0 points."""
     part = {"max": POINTS, "rule": f"speed-up {FULL_AT} or more: {POINTS} points; {ZERO_AT} or less: 0; linear between",
             "margin": MARGIN}
-    done = run([str(probe), "time", str(rounds)], limit)
+    done = run([str(timer), "time", str(rounds), str(probe)], limit)
     if done is None or done.returncode != 0:
-        return part | {"points": None, "verdict": "inconclusive, re-run: the timed runs "
+        return part | {"points": 0.0, "problem": True, "verdict": "not scored for speed: the timed runs "
                        + ("took over the time limit" if done is None else "failed: " + done.stderr.strip()[-200:])}
-    t = json.loads(done.stdout)
+    try:
+        t = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return part | {"points": 0.0, "problem": True, "verdict": "not scored for speed: the timer's output is not its JSON"}
+    if "problem" in t:
+        return part | {"points": 0.0, "problem": True, "verdict": f"not correct, so not scored for speed: {t['problem']}"}
     ref, again, sub = min(t["reference"]), min(t["reference_again"]), min(t["submission"])
     noise = max(ref, again) / min(ref, again) - 1.0
     part |= {"reference_s": ref, "reference_again_s": again, "submission_s": sub, "noise": round(noise, 4)}
@@ -122,17 +135,27 @@ def timed_once(probe, limit, rounds):
                    "verdict": f"{speedup:.2f} times the reference's speed (minimum of {rounds} runs each)"}
 
 
-def score(probe, limit=300, rounds=ROUNDS):
-    """Both parts for the probe's submission; an incorrect submission gets 0 on both."""
+def score(probe, limit=300, rounds=ROUNDS, timer=None):
+    """Both parts for the probe's submission, timed by `timer` (the kit's own probe; in the book,
+    the probe itself); an incorrect submission gets 0 on both. The probe's own check runs in the
+    submission's process, so only the timer's check of the timed results is trusted."""
     probe = Path(probe).resolve()
+    timer = Path(timer).resolve() if timer else probe
     checked = run([str(probe), "check"], limit)
     if checked is None or checked.returncode != 0:
         why = "its check ran too long" if checked is None else (checked.stdout + checked.stderr).strip()[-300:]
-        zero = {"max": POINTS, "points": 0.0, "verdict": f"not correct, so not scored for speed: {why}"}
-        return {"correct": False, "model": dict(zero), "measured": dict(zero)}
+        return not_correct(f"not correct, so not scored for speed: {why}")
+    measured = measured_score(timer, probe, limit, rounds)
+    if measured.pop("problem", False):
+        return not_correct(measured["verdict"])
     with tempfile.TemporaryDirectory(prefix="perf-") as work:
-        model = model_score(probe, Path(work), limit)
-    return {"correct": True, "model": model, "measured": measured_score(probe, limit, rounds)}
+        model = model_score(timer, probe, Path(work), limit)
+    return {"correct": True, "model": model, "measured": measured}
+
+
+def not_correct(verdict):
+    zero = {"max": POINTS, "points": 0.0, "verdict": verdict}
+    return {"correct": False, "model": dict(zero), "measured": dict(zero)}
 
 
 def add_to_results(results_path, perf):
@@ -145,7 +168,7 @@ def add_to_results(results_path, perf):
 def add_to_doc(doc, perf):
     """Results in Gradescope's form gain both parts as tests and the whole under `performance`.
     A part not scored (inconclusive, or no valgrind) counts 0 of 0: left out of the total, never a
-    zero. Points come from the probe's process, which holds the submission: each is kept within 0 to POINTS."""
+    zero. Each part's points are kept within 0 to POINTS, whatever the figures behind them."""
     for name, key in (("performance: model score (simulated misses)", "model"),
                       ("performance: measured score (speed-up over the reference)", "measured")):
         part = perf[key]
@@ -171,7 +194,8 @@ def lines(perf):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--probe", type=Path, help="a built probe (in a kit)")
+    ap.add_argument("--probe", type=Path, help="a built probe of the submission (in a kit)")
+    ap.add_argument("--timer", type=Path, help="the kit's own probe, which times the submission's (default: --probe)")
     ap.add_argument("--results", type=Path, help="results.json to add both parts to")
     ap.add_argument("--chapter", help="in the book: the chapter whose exercises/perf.cpp scores FILE")
     ap.add_argument("--file", type=Path, help="in the book: the starter.cpp to score")
@@ -188,7 +212,7 @@ def main():
     if probe is None:
         print("perf: give --probe, or --chapter and --file", file=sys.stderr)
         return 2
-    perf = score(probe, limit=args.limit, rounds=args.rounds)
+    perf = score(probe, limit=args.limit, rounds=args.rounds, timer=args.timer)
     if args.json:
         print(json.dumps(perf))
         return 0

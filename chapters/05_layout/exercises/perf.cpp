@@ -2,9 +2,11 @@
 // held_back.cpp): the hot loop x += vx * dt over particles placed three ways, in one buffer each:
 // the reference solution's (struct of arrays, twice), the chapter's array of Particle (the
 // baseline) and the submission's. Only the placement differs: the loop is the same code.
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #include "exercise.hpp"
 #include "layout.hpp"
@@ -72,16 +74,40 @@ std::string check() {
     return "";
 }
 
-void prepare(bool traced) {
+void prepare(bool traced, Which which) {
     const std::size_t n = traced ? 4096 : std::size_t{1} << 19;  // 288 KiB in the model's 32 KiB; 36 MiB timed
-    place(versions[0], n, reference_field);
-    place(versions[1], n, baseline_field);
-    place(versions[2], n, ch05_exercise::place_field);
-    place(versions[3], n, reference_field);
+    constexpr Placement (*fields[])(std::size_t, std::size_t) = {reference_field, baseline_field,
+                                                                 ch05_exercise::place_field, reference_field};
+    place(versions[static_cast<int>(which)], n, fields[static_cast<int>(which)]);
+}
+
+void vary(Which which, std::uint32_t seed) {
+    Placed& p = versions[static_cast<int>(which)];
+    for (std::size_t k = 0; k < p.n; ++k) {  // x = 0, and vx from the seed
+        const double x = 0.0, v = double((k * 2654435761u + seed) % 1024);
+        std::memcpy(p.buffer.get() + p.x.offset + k * p.x.stride, &x, 8);
+        std::memcpy(p.buffer.get() + p.vx.offset + k * p.vx.stride, &v, 8);
+    }
 }
 
 void run(Which which) {
     hot_loop(versions[static_cast<int>(which)], 0.001);
+}
+
+std::string result(Which which) {  // a hash of every x, in particle order: the loop is the same code in both
+    const Placed& p = versions[static_cast<int>(which)];
+    std::uint64_t hash = 1469598103934665603u;
+    for (std::size_t k = 0; k < p.n; ++k) {
+        std::uint64_t bits;
+        std::memcpy(&bits, p.buffer.get() + p.x.offset + k * p.x.stride, 8);
+        hash = (hash ^ bits) * 1099511628211u;
+    }
+    return std::to_string(hash);
+}
+
+std::string result_problem(const std::string& submitted) {
+    return submitted == result(Which::Reference) ? ""
+                                                 : "the particles' x after the hot loop differ from the reference's";
 }
 
 }  // namespace perf_probe

@@ -96,6 +96,15 @@ private:
     int failures_ = 0;
 };
 
+// What results.json says of a case. A held-back case that failed says only that: its checks name
+// what it was given and the submission's answer, which may be anything the submission chose to
+// return or throw, the held-back inputs too.
+std::string shown_output(const Result& r) {
+    if (!r.skipped.empty()) return "cannot run here:" + r.skipped;
+    if (r.held_back && !r.passed) return "failed (a held-back case: what it gave and what it got back are not shown)";
+    return r.output;
+}
+
 // Gradescope's results.json: a test per case; held-back cases are shown once grades are published.
 nlohmann::json results_json(int score) {
     nlohmann::json tests = nlohmann::json::array();
@@ -105,7 +114,7 @@ nlohmann::json results_json(int score) {
                          {"score", r.passed ? r.points : 0},
                          {"max_score", skip ? 0 : r.points},
                          {"status", r.passed ? "passed" : "failed"},
-                         {"output", skip ? "cannot run here:" + r.skipped : r.output},
+                         {"output", shown_output(r)},
                          {"visibility", r.held_back ? "after_published" : "visible"}});
     }
     // The total is the sum of the tests' max_score (Gradescope's format has no field for it).

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include "whole_io.hpp"
+
 namespace judge {
 namespace {
 
@@ -26,27 +28,8 @@ Setup& setup() {
 
 constexpr std::uint64_t kMostBytes = std::uint64_t{1} << 30;  // an answer larger than this is refused
 
-bool write_all(int fd, const void* data, std::size_t n) {
-    const char* p = static_cast<const char*>(data);
-    while (n > 0) {
-        const ssize_t done = ::write(fd, p, n);
-        if (done <= 0) return false;
-        p += done;
-        n -= static_cast<std::size_t>(done);
-    }
-    return true;
-}
-
-bool read_all(int fd, void* data, std::size_t n) {
-    char* p = static_cast<char*>(data);
-    while (n > 0) {
-        const ssize_t got = ::read(fd, p, n);
-        if (got <= 0) return false;
-        p += got;
-        n -= static_cast<std::size_t>(got);
-    }
-    return true;
-}
+using whole_io::read_all;
+using whole_io::write_all;
 
 void send(int fd, char tag, const std::string& body) {
     const std::uint64_t n = body.size() + 1;
