@@ -464,6 +464,33 @@ def _optional_pages(app, docname, source):
             source[0] = source[0].replace(f"\n{page}\n", "\n")
 
 
+def sub_page_number(chapter_md: Path, page: str) -> str | None:
+    """"6.2" for the first page that chapters/06_*/chapter.md's toctree names, "6.3" for the
+    next; None for a page it does not name."""
+    pages, inside = [], False
+    for line in chapter_md.read_text().splitlines():
+        if line.startswith("```{toctree}"):
+            inside = True
+        elif inside and line.startswith("```"):
+            inside = False
+        elif inside and line.strip() and not line.startswith(":"):
+            pages.append(line.strip())
+    if page not in pages:
+        return None
+    return f"{int(chapter_md.parent.name[:2])}.{pages.index(page) + 2}"
+
+
+def _number_sub_pages(app, docname, source):
+    # A chapter's further pages carry its number in their titles (tab, sidebar, search,
+    # links): "6.2 Measuring false sharing on a real machine".
+    m = re.fullmatch(r"chapters/(\d\d_[^/]+)/([^/]+)", docname)
+    if not m or m.group(2) == "chapter":
+        return
+    number = sub_page_number(Path(app.srcdir) / "chapters" / m.group(1) / "chapter.md", m.group(2))
+    if number:
+        source[0] = re.sub(r"^# ", f"# {number} ", source[0], count=1, flags=re.M)
+
+
 def _repair_debian_furo(app, exception):
     """Debian's furo ships its sources, not its bundle: furo.css imports normalize.css from
     /javascript/ (a web-server alias) and furo.js is an ES module that the page loads as
@@ -720,6 +747,7 @@ def setup(app):
     app.add_role("notes", _number_role("notes-quote"))
     app.add_role("given", _number_role("given-number"))
     app.connect("source-read", _optional_pages)
+    app.connect("source-read", _number_sub_pages)
     app.connect("build-finished", _repair_debian_furo)
     app.connect("builder-inited", _drop_unused_scripts)
     app.connect("build-finished", _remove_unused_files)
