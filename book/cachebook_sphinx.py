@@ -158,7 +158,12 @@ class Chart(SphinxDirective):
         docdir = Path(self.env.doc2path(self.env.docname)).parent
         uri = Path(__import__("os").path.relpath(svg, docdir)).as_posix()
         figure = nodes.figure(classes=["cachebook-chart"])
-        image = nodes.image(uri=uri, alt=" ".join(self.content) or name)
+        # The alt text says what the figure plots, with its extreme values (book/plots/__init__.py,
+        # describe); the caption, which a screen reader reads next, is not repeated.
+        alt = svg.with_suffix(".alt.txt")
+        if alt.exists():
+            self.env.note_dependency(str(alt))
+        image = nodes.image(uri=uri, alt=(alt.read_text().strip() if alt.exists() else "") or f"figure: {name}")
         # A tap or click opens the SVG at its own size (Sphinx copies it to _images/).
         up = "../" * self.env.docname.count("/")
         link = nodes.reference("", "", refuri=f"{up}_images/{svg.name}", classes=["cb-chart-link"],

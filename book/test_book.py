@@ -517,5 +517,28 @@ class PlotsStayClear(unittest.TestCase):
         self.assertTrue(all(t.get_zorder() > peak and t.get_bbox_patch() is not None for t in ax.texts))
 
 
+class FigureAlt(unittest.TestCase):
+    """A figure's alt text says what it plots and its extreme values, not its caption."""
+
+    def test_bars_lines_markers_and_reference_lines(self):
+        import matplotlib.pyplot as plt
+
+        import plots
+
+        fig, (left, right) = plots.figure(ncols=2)
+        left.barh(["naive", "tiled"], [0.5, 12.25])
+        left.set_xlabel("GFLOPS")
+        left.axvline(20, label="peak (20)")
+        left.axvline(7, label="half peak")
+        right.plot([1, 2, 4], [3.0, 9.0, 5.0], label="row walk")
+        right.plot([2], [7.5], "o", label="step 3")
+        right.set_xlabel("KiB")
+        right.set_ylabel("ns")
+        self.assertEqual(plots.describe(fig),
+                         "GFLOPS, 2 bars: from 0.5 (naive) to 12.25 (tiled); marked: peak (20), half peak at 7. "
+                         "ns against KiB: step 3 7.5 at 2; row walk from 3 (at 1) to 5 (at 4), highest 9 (at 2).")
+        plt.close(fig)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)
