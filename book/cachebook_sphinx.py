@@ -141,6 +141,10 @@ class ProgramOutput(SphinxDirective):
         return [holder]
 
 
+# A figure wider than this (in CSS px at its own size) is shown wider on a phone.
+WIDE_FIGURE_PX = 640
+
+
 class Chart(SphinxDirective):
     """``:simulated:``: the figure plots the cache model, the same on every machine, so its caption
     says so instead of naming the machine that built the book."""
@@ -157,7 +161,11 @@ class Chart(SphinxDirective):
         self.env.note_dependency(str(svg))
         docdir = Path(self.env.doc2path(self.env.docname)).parent
         uri = Path(__import__("os").path.relpath(svg, docdir)).as_posix()
-        figure = nodes.figure(classes=["cachebook-chart"])
+        # A figure drawn wider than most (chapter 5's three panels, chapter 9's bars) gets a wider
+        # phone form, so that its smallest text keeps the others' size there (cachebook.css).
+        width = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg.read_text()[:2000])
+        wide = width is not None and float(width.group(1)) * 4 / 3 > WIDE_FIGURE_PX
+        figure = nodes.figure(classes=["cachebook-chart"] + (["cb-chart-wide"] if wide else []))
         # The alt text says what the figure plots, with its extreme values (book/plots/__init__.py,
         # describe); the caption, which a screen reader reads next, is not repeated.
         alt = svg.with_suffix(".alt.txt")
