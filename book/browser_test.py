@@ -28,8 +28,9 @@ its log). The test fails when, in any of the three:
   view before it is revealed;
 - at 1280 px (over http), a text fails WCAG 2.1 AA contrast (4.5:1, 3:1 when large) or a control's
   or a marked cell's edge is under 3:1, in the light theme or the dark one (colours composited
-  through backgrounds and opacities); a link or control cannot take the focus, or shows no change
-  when it has it;
+  through backgrounds and opacities), folds opened and each form showing its message for a value
+  it refuses; a form shows no such message; a link or control cannot take the focus, or shows no
+  change when it has it;
 - in a frame 390 px wide, the text column pans sideways (something in it is wider, outside a
   frame of its own that scrolls);
 - at 1024, 1280, 1366, 1440 and 1920 px (frames of those widths), more than 5 % of all code and
@@ -323,19 +324,54 @@ PROBE = r"""
     });
     return {checked: checked, failures: failures};
   }
+  // A reader's slips show text that is otherwise absent: a live stepper's or the playground's
+  // error, a checked question's verdict. Each form gets a value it refuses (put back afterwards),
+  // so that the message's colours are checked too; a form that shows no message is reported.
+  function provokeSlips() {
+    var undo = [], silent = [], forms = 0;
+    var message = function (f) {
+      return Array.prototype.some.call(f.parentNode.querySelectorAll(".cb-pg-error, .cb-live-error, .cb-question-verdict"),
+        function (m) { return m.textContent.trim() !== ""; });
+    };
+    Array.prototype.forEach.call(document.querySelectorAll("article form.cb-live, article form.cb-pg-form, article form.cb-question-form"), function (f) {
+      var input = Array.prototype.filter.call(f.querySelectorAll("input"), function (i) {
+        return (i.type === "number" || i.type === "text") && i.getClientRects().length > 0; })[0];
+      if (!input) return;
+      forms++;
+      var was = input.value;
+      input.value = f.classList.contains("cb-question-form") ? "x" : "-1";
+      if (f.classList.contains("cb-question-form")) f.requestSubmit();
+      else input.dispatchEvent(new Event("change", {bubbles: true}));
+      if (!message(f)) silent.push(describe(f));
+      undo.push(function () {
+        input.value = was;
+        if (f.classList.contains("cb-question-form")) {
+          Array.prototype.forEach.call(f.querySelectorAll(".cb-question-verdict"), function (v) { v.textContent = ""; });
+        } else input.dispatchEvent(new Event("change", {bubbles: true}));
+      });
+    });
+    return {forms: forms, silent: silent, undo: function () { undo.forEach(function (u) { u(); }); }};
+  }
   function accessibility() {
     // The steppers at their last step, so that every cell shows its mark.
     Array.prototype.forEach.call(document.querySelectorAll(".cb-stepper"), function (st) {
       var end = Array.prototype.filter.call(st.querySelectorAll("button"), function (b) { return b.textContent.indexOf("end") === 0; })[0];
       if (end) end.click();
     });
+    // Folded text (answers, long outputs and listings) is checked as a reader who opens it sees it.
+    var closed = Array.prototype.filter.call(document.querySelectorAll("details"), function (d) { return !d.open; });
+    closed.forEach(function (d) { d.open = true; });
+    var slips = provokeSlips();
     var theme = document.body.dataset.theme;
     document.body.dataset.theme = "light";
     var light = contrast();
     document.body.dataset.theme = "dark";
     var dark = contrast();
     document.body.dataset.theme = theme || "auto";
-    return {light: light, dark: dark, keyboard: keyboard()};
+    var keys = keyboard();
+    slips.undo();
+    closed.forEach(function (d) { d.open = false; });
+    return {light: light, dark: dark, keyboard: keys, folds: closed.length, slips: {forms: slips.forms, silent: slips.silent}};
   }
   // Arrow keys pressed on the page itself: the page must stay where it is.
   function pressPageKeys() {
@@ -377,9 +413,10 @@ PROBE = r"""
       early.predictions = predictions();
       early.wide = wide();
       early.steppers = Array.prototype.map.call(document.querySelectorAll(".cb-stepper"), stepperCheck);
-      if (location.search.indexOf("a11y=1") >= 0) early.a11y = accessibility();
       pressPageKeys();
     }, 300);
+    // After the model has loaded (the playground, the live steppers and the questions build on it).
+    setTimeout(function () { if (location.search.indexOf("a11y=1") >= 0) early.a11y = accessibility(); }, 1500);
     setTimeout(report, 2500);
   });
 })();
@@ -593,7 +630,7 @@ def main() -> int:
     phone_frames = [0, 0]  # pages measured in a phone-wide frame, pages whose text column pans
     answers = [0, 0]  # prompts seen, prompts with some of their answer in view (all three ways)
     desktop_wide = {w: [0, 0, []] for w in DESKTOP_WIDTHS}
-    checked_a11y = {"pages": 0, "texts": 0, "controls": 0, "focusable": 0}
+    checked_a11y = {"pages": 0, "texts": 0, "controls": 0, "focusable": 0, "folds": 0, "slips": 0}
     with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(WORKERS) as pool:
         for k in range(WORKERS):
             (Path(scratch) / f"profile{k}").mkdir()
@@ -627,8 +664,12 @@ def main() -> int:
                     fail(page, f"contrast, {theme} theme: {f}")
             for f in (a11y.get("keyboard") or {}).get("failures", [])[:8]:
                 fail(page, f"keyboard: {f}")
+            for f in (a11y.get("slips") or {}).get("silent", []):
+                fail(page, f"a value the form refuses shows no message: {f}")
             if a11y:
                 checked_a11y["pages"] += 1
+                checked_a11y["folds"] += a11y["folds"]
+                checked_a11y["slips"] += a11y["slips"]["forms"]
                 checked_a11y["texts"] += a11y["light"]["texts"] + a11y["dark"]["texts"]
                 checked_a11y["controls"] += a11y["light"]["controls"] + a11y["dark"]["controls"]
                 checked_a11y["focusable"] += a11y["keyboard"]["checked"]
@@ -749,7 +790,8 @@ def main() -> int:
     print(f"  {PHONE} px frames: the text column pans sideways on {phone_frames[1]} of {phone_frames[0]} pages")
     print(f"  'Predict first': {answers[1]} of {answers[0]} prompts (three ways) show some of their answer before it is opened")
     print(f"  accessibility: {checked_a11y['pages']} pages, {checked_a11y['texts']} texts and {checked_a11y['controls']} "
-          f"controls or cells checked for contrast (both themes), {checked_a11y['focusable']} focusable elements for focus")
+          f"controls or cells checked for contrast (both themes), {checked_a11y['folds']} folds opened for it, "
+          f"{checked_a11y['slips']} forms shown a refused value, {checked_a11y['focusable']} focusable elements for focus")
     # The model in the pages: a stepper's and the playground's counts after a change of
     # setting equal the native programs' (book/model/browser_model_check.py).
     sys.path.insert(0, str(ROOT / "book" / "model"))
