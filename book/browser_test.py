@@ -32,7 +32,9 @@ its log). The test fails when, in any of the three:
   it refuses; a form shows no such message; a link or control cannot take the focus, or shows no
   change when it has it;
 - in a frame 390 px wide, the text column pans sideways (something in it is wider, outside a
-  frame of its own that scrolls);
+  frame of its own that scrolls), or a code or output block still scrolls sideways once its
+  "Wrap the lines" button (shown on a narrow screen where an output is wider than the column)
+  is pressed;
 - at 1024, 1280, 1366, 1440 and 1920 px (frames of those widths), more than 5 % of all code and
   output blocks (folded ones opened) scroll sideways;
 - after a change of setting, the playground's line or chapter 1's live stepper's counts differ
@@ -99,6 +101,15 @@ PROBE = r"""
       var wide = blocks.filter(function (b) { return b.scrollWidth > b.clientWidth + 1; });
       var out = {blocks: blocks.length, scrolling: wide.length, widest: wide.map(function (b) {
         return Math.round(100 * b.clientWidth / b.scrollWidth) + " % shown: " + b.textContent.split("\n")[0].slice(0, 60); })};
+      // On a phone an output wider than the column offers to wrap its lines: pressed, none scrolls.
+      if (window.cachebookOfferWrap) window.cachebookOfferWrap();
+      var wraps = Array.prototype.filter.call(document.querySelectorAll("article button.cb-wrap"), function (b) {
+        return b.getClientRects().length > 0; });
+      wraps.forEach(function (b) { b.click(); });
+      out.wrapped = wraps.length;
+      out.scrollingWrapped = blocks.filter(function (b) { return b.scrollWidth > b.clientWidth + 1; }).map(function (b) {
+        return b.textContent.split("\n")[0].slice(0, 60); });
+      wraps.forEach(function (b) { b.click(); });
       closed.forEach(function (d) { d.open = false; });
       out.pans = pans();
       return out;
@@ -627,7 +638,9 @@ def main() -> int:
         wide[way][1] += rep.get("wide", {}).get("scrolling", 0)
 
     wide = {way: [0, 0] for way in ("http 1280 px", f"http {PHONE} px", "file:// 1280 px")}
-    phone_frames = [0, 0]  # pages measured in a phone-wide frame, pages whose text column pans
+    # Pages measured in a phone-wide frame, pages whose text column pans, blocks that scroll in
+    # their own frame, wrap buttons offered, blocks, blocks that scroll with their lines wrapped.
+    phone_frames = [0, 0, 0, 0, 0, 0]
     answers = [0, 0]  # prompts seen, prompts with some of their answer in view (all three ways)
     desktop_wide = {w: [0, 0, []] for w in DESKTOP_WIDTHS}
     checked_a11y = {"pages": 0, "texts": 0, "controls": 0, "focusable": 0, "folds": 0, "slips": 0}
@@ -679,8 +692,14 @@ def main() -> int:
             else:
                 if measured[str(PHONE)]["pans"]:
                     fail(page, f"{PHONE} px (a frame of that width): {'; '.join(measured[str(PHONE)]['pans'])}")
+                for b in measured[str(PHONE)]["scrollingWrapped"]:
+                    fail(page, f"{PHONE} px: a block still scrolls sideways with its lines wrapped: {b}")
                 phone_frames[0] += 1
                 phone_frames[1] += bool(measured[str(PHONE)]["pans"])
+                phone_frames[2] += measured[str(PHONE)]["scrolling"]
+                phone_frames[3] += measured[str(PHONE)]["wrapped"]
+                phone_frames[4] += measured[str(PHONE)]["blocks"]
+                phone_frames[5] += len(measured[str(PHONE)]["scrollingWrapped"])
                 for w, m in measured.items():
                     if int(w) == PHONE:
                         continue
@@ -787,7 +806,9 @@ def main() -> int:
               f"({100 * share:.1f} %)" + "".join(f"\n    {b}" for b in which if w in (1024, 1366)))
         if share > WIDE_SHARE:
             fail("widths", f"at {w} px {scrolling} of {blocks} blocks scroll sideways, more than {100 * WIDE_SHARE:.0f} %")
-    print(f"  {PHONE} px frames: the text column pans sideways on {phone_frames[1]} of {phone_frames[0]} pages")
+    print(f"  {PHONE} px frames: the text column pans sideways on {phone_frames[1]} of {phone_frames[0]} pages; "
+          f"{phone_frames[2]} of {phone_frames[4]} code and output blocks (folded ones opened) scroll in their own frame, "
+          f"{phone_frames[3]} offer to wrap their lines, {phone_frames[5]} scroll with their lines wrapped")
     print(f"  'Predict first': {answers[1]} of {answers[0]} prompts (three ways) show some of their answer before it is opened")
     print(f"  accessibility: {checked_a11y['pages']} pages, {checked_a11y['texts']} texts and {checked_a11y['controls']} "
           f"controls or cells checked for contrast (both themes), {checked_a11y['folds']} folds opened for it, "

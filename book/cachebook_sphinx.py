@@ -769,4 +769,5 @@ def setup(app):
     app.add_js_file("playground.js")
     app.add_js_file("stepper_live.js")
     app.add_js_file("questions.js")
+    app.add_js_file("outputs.js")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
