@@ -5,8 +5,9 @@ A chapter adds one file, book/plots/chNN.py, with one function:
     def plots(data: dict) -> dict[str, matplotlib.figure.Figure]
 
 `data` is the chapter's `--json` results (the same dict the prose sees as `chNN`).
-Each figure is saved as BUILD/book/generated/plots/chNN_NAME.svg, and the chapter
-shows it with the `chart` directive:
+Each figure is saved as BUILD/book/generated/plots/chNN_NAME.svg, with its alt text
+(`describe`: what it plots and its extreme values) beside it as chNN_NAME.alt.txt, and the
+chapter shows it with the `chart` directive:
 
     ```{chart} ch02 row_vs_column
     Time per element of the row walk and the column walk.
