@@ -770,4 +770,6 @@ def setup(app):
     app.add_js_file("stepper_live.js")
     app.add_js_file("questions.js")
     app.add_js_file("outputs.js")
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: raised when the pages' scripts or markup change, so that an incremental build
+    # writes every page again (pages whose source did not change would keep the old script list).
+    return {"version": "1", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}
