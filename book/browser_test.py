@@ -28,10 +28,13 @@ its log). The test fails when, in any of the three:
   view before it is revealed;
 - at 1280 px (over http), a text fails WCAG 2.1 AA contrast (4.5:1, 3:1 when large) or a control's
   or a marked cell's edge is under 3:1, in the light theme or the dark one (colours composited
-  through backgrounds and opacities); a link or control cannot take the focus, or shows no change
-  when it has it;
+  through backgrounds and opacities), folds opened and each form showing its message for a value
+  it refuses; a form shows no such message; a link or control cannot take the focus, or shows no
+  change when it has it;
 - in a frame 390 px wide, the text column pans sideways (something in it is wider, outside a
-  frame of its own that scrolls);
+  frame of its own that scrolls), or a code or output block still scrolls sideways once its
+  "Wrap the lines" button (shown on a narrow screen where an output is wider than the column)
+  is pressed;
 - at 1024, 1280, 1366, 1440 and 1920 px (frames of those widths), more than 5 % of all code and
   output blocks (folded ones opened) scroll sideways;
 - after a change of setting, the playground's line or chapter 1's live stepper's counts differ
@@ -98,6 +101,15 @@ PROBE = r"""
       var wide = blocks.filter(function (b) { return b.scrollWidth > b.clientWidth + 1; });
       var out = {blocks: blocks.length, scrolling: wide.length, widest: wide.map(function (b) {
         return Math.round(100 * b.clientWidth / b.scrollWidth) + " % shown: " + b.textContent.split("\n")[0].slice(0, 60); })};
+      // On a phone an output wider than the column offers to wrap its lines: pressed, none scrolls.
+      if (window.cachebookOfferWrap) window.cachebookOfferWrap();
+      var wraps = Array.prototype.filter.call(document.querySelectorAll("article button.cb-wrap"), function (b) {
+        return b.getClientRects().length > 0; });
+      wraps.forEach(function (b) { b.click(); });
+      out.wrapped = wraps.length;
+      out.scrollingWrapped = blocks.filter(function (b) { return b.scrollWidth > b.clientWidth + 1; }).map(function (b) {
+        return b.textContent.split("\n")[0].slice(0, 60); });
+      wraps.forEach(function (b) { b.click(); });
       closed.forEach(function (d) { d.open = false; });
       out.pans = pans();
       return out;
@@ -323,19 +335,54 @@ PROBE = r"""
     });
     return {checked: checked, failures: failures};
   }
+  // A reader's slips show text that is otherwise absent: a live stepper's or the playground's
+  // error, a checked question's verdict. Each form gets a value it refuses (put back afterwards),
+  // so that the message's colours are checked too; a form that shows no message is reported.
+  function provokeSlips() {
+    var undo = [], silent = [], forms = 0;
+    var message = function (f) {
+      return Array.prototype.some.call(f.parentNode.querySelectorAll(".cb-pg-error, .cb-live-error, .cb-question-verdict"),
+        function (m) { return m.textContent.trim() !== ""; });
+    };
+    Array.prototype.forEach.call(document.querySelectorAll("article form.cb-live, article form.cb-pg-form, article form.cb-question-form"), function (f) {
+      var input = Array.prototype.filter.call(f.querySelectorAll("input"), function (i) {
+        return (i.type === "number" || i.type === "text") && i.getClientRects().length > 0; })[0];
+      if (!input) return;
+      forms++;
+      var was = input.value;
+      input.value = f.classList.contains("cb-question-form") ? "x" : "-1";
+      if (f.classList.contains("cb-question-form")) f.requestSubmit();
+      else input.dispatchEvent(new Event("change", {bubbles: true}));
+      if (!message(f)) silent.push(describe(f));
+      undo.push(function () {
+        input.value = was;
+        if (f.classList.contains("cb-question-form")) {
+          Array.prototype.forEach.call(f.querySelectorAll(".cb-question-verdict"), function (v) { v.textContent = ""; });
+        } else input.dispatchEvent(new Event("change", {bubbles: true}));
+      });
+    });
+    return {forms: forms, silent: silent, undo: function () { undo.forEach(function (u) { u(); }); }};
+  }
   function accessibility() {
     // The steppers at their last step, so that every cell shows its mark.
     Array.prototype.forEach.call(document.querySelectorAll(".cb-stepper"), function (st) {
       var end = Array.prototype.filter.call(st.querySelectorAll("button"), function (b) { return b.textContent.indexOf("end") === 0; })[0];
       if (end) end.click();
     });
+    // Folded text (answers, long outputs and listings) is checked as a reader who opens it sees it.
+    var closed = Array.prototype.filter.call(document.querySelectorAll("details"), function (d) { return !d.open; });
+    closed.forEach(function (d) { d.open = true; });
+    var slips = provokeSlips();
     var theme = document.body.dataset.theme;
     document.body.dataset.theme = "light";
     var light = contrast();
     document.body.dataset.theme = "dark";
     var dark = contrast();
     document.body.dataset.theme = theme || "auto";
-    return {light: light, dark: dark, keyboard: keyboard()};
+    var keys = keyboard();
+    slips.undo();
+    closed.forEach(function (d) { d.open = false; });
+    return {light: light, dark: dark, keyboard: keys, folds: closed.length, slips: {forms: slips.forms, silent: slips.silent}};
   }
   // Arrow keys pressed on the page itself: the page must stay where it is.
   function pressPageKeys() {
@@ -377,9 +424,10 @@ PROBE = r"""
       early.predictions = predictions();
       early.wide = wide();
       early.steppers = Array.prototype.map.call(document.querySelectorAll(".cb-stepper"), stepperCheck);
-      if (location.search.indexOf("a11y=1") >= 0) early.a11y = accessibility();
       pressPageKeys();
     }, 300);
+    // After the model has loaded (the playground, the live steppers and the questions build on it).
+    setTimeout(function () { if (location.search.indexOf("a11y=1") >= 0) early.a11y = accessibility(); }, 1500);
     setTimeout(report, 2500);
   });
 })();
@@ -590,10 +638,12 @@ def main() -> int:
         wide[way][1] += rep.get("wide", {}).get("scrolling", 0)
 
     wide = {way: [0, 0] for way in ("http 1280 px", f"http {PHONE} px", "file:// 1280 px")}
-    phone_frames = [0, 0]  # pages measured in a phone-wide frame, pages whose text column pans
+    # Pages measured in a phone-wide frame, pages whose text column pans, blocks that scroll in
+    # their own frame, wrap buttons offered, blocks, blocks that scroll with their lines wrapped.
+    phone_frames = [0, 0, 0, 0, 0, 0]
     answers = [0, 0]  # prompts seen, prompts with some of their answer in view (all three ways)
     desktop_wide = {w: [0, 0, []] for w in DESKTOP_WIDTHS}
-    checked_a11y = {"pages": 0, "texts": 0, "controls": 0, "focusable": 0}
+    checked_a11y = {"pages": 0, "texts": 0, "controls": 0, "focusable": 0, "folds": 0, "slips": 0}
     with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(WORKERS) as pool:
         for k in range(WORKERS):
             (Path(scratch) / f"profile{k}").mkdir()
@@ -627,8 +677,12 @@ def main() -> int:
                     fail(page, f"contrast, {theme} theme: {f}")
             for f in (a11y.get("keyboard") or {}).get("failures", [])[:8]:
                 fail(page, f"keyboard: {f}")
+            for f in (a11y.get("slips") or {}).get("silent", []):
+                fail(page, f"a value the form refuses shows no message: {f}")
             if a11y:
                 checked_a11y["pages"] += 1
+                checked_a11y["folds"] += a11y["folds"]
+                checked_a11y["slips"] += a11y["slips"]["forms"]
                 checked_a11y["texts"] += a11y["light"]["texts"] + a11y["dark"]["texts"]
                 checked_a11y["controls"] += a11y["light"]["controls"] + a11y["dark"]["controls"]
                 checked_a11y["focusable"] += a11y["keyboard"]["checked"]
@@ -638,8 +692,14 @@ def main() -> int:
             else:
                 if measured[str(PHONE)]["pans"]:
                     fail(page, f"{PHONE} px (a frame of that width): {'; '.join(measured[str(PHONE)]['pans'])}")
+                for b in measured[str(PHONE)]["scrollingWrapped"]:
+                    fail(page, f"{PHONE} px: a block still scrolls sideways with its lines wrapped: {b}")
                 phone_frames[0] += 1
                 phone_frames[1] += bool(measured[str(PHONE)]["pans"])
+                phone_frames[2] += measured[str(PHONE)]["scrolling"]
+                phone_frames[3] += measured[str(PHONE)]["wrapped"]
+                phone_frames[4] += measured[str(PHONE)]["blocks"]
+                phone_frames[5] += len(measured[str(PHONE)]["scrollingWrapped"])
                 for w, m in measured.items():
                     if int(w) == PHONE:
                         continue
@@ -746,10 +806,13 @@ def main() -> int:
               f"({100 * share:.1f} %)" + "".join(f"\n    {b}" for b in which if w in (1024, 1366)))
         if share > WIDE_SHARE:
             fail("widths", f"at {w} px {scrolling} of {blocks} blocks scroll sideways, more than {100 * WIDE_SHARE:.0f} %")
-    print(f"  {PHONE} px frames: the text column pans sideways on {phone_frames[1]} of {phone_frames[0]} pages")
+    print(f"  {PHONE} px frames: the text column pans sideways on {phone_frames[1]} of {phone_frames[0]} pages; "
+          f"{phone_frames[2]} of {phone_frames[4]} code and output blocks (folded ones opened) scroll in their own frame, "
+          f"{phone_frames[3]} offer to wrap their lines, {phone_frames[5]} scroll with their lines wrapped")
     print(f"  'Predict first': {answers[1]} of {answers[0]} prompts (three ways) show some of their answer before it is opened")
     print(f"  accessibility: {checked_a11y['pages']} pages, {checked_a11y['texts']} texts and {checked_a11y['controls']} "
-          f"controls or cells checked for contrast (both themes), {checked_a11y['focusable']} focusable elements for focus")
+          f"controls or cells checked for contrast (both themes), {checked_a11y['folds']} folds opened for it, "
+          f"{checked_a11y['slips']} forms shown a refused value, {checked_a11y['focusable']} focusable elements for focus")
     # The model in the pages: a stepper's and the playground's counts after a change of
     # setting equal the native programs' (book/model/browser_model_check.py).
     sys.path.insert(0, str(ROOT / "book" / "model"))

@@ -141,6 +141,10 @@ class ProgramOutput(SphinxDirective):
         return [holder]
 
 
+# A figure wider than this (in CSS px at its own size) is shown wider on a phone.
+WIDE_FIGURE_PX = 640
+
+
 class Chart(SphinxDirective):
     """``:simulated:``: the figure plots the cache model, the same on every machine, so its caption
     says so instead of naming the machine that built the book."""
@@ -157,8 +161,17 @@ class Chart(SphinxDirective):
         self.env.note_dependency(str(svg))
         docdir = Path(self.env.doc2path(self.env.docname)).parent
         uri = Path(__import__("os").path.relpath(svg, docdir)).as_posix()
-        figure = nodes.figure(classes=["cachebook-chart"])
-        image = nodes.image(uri=uri, alt=" ".join(self.content) or name)
+        # A figure drawn wider than most (chapter 5's three panels, chapter 9's bars) gets a wider
+        # phone form, so that its smallest text keeps the others' size there (cachebook.css).
+        width = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg.read_text()[:2000])
+        wide = width is not None and float(width.group(1)) * 4 / 3 > WIDE_FIGURE_PX
+        figure = nodes.figure(classes=["cachebook-chart"] + (["cb-chart-wide"] if wide else []))
+        # The alt text says what the figure plots, with its extreme values (book/plots/__init__.py,
+        # describe); the caption, which a screen reader reads next, is not repeated.
+        alt = svg.with_suffix(".alt.txt")
+        if alt.exists():
+            self.env.note_dependency(str(alt))
+        image = nodes.image(uri=uri, alt=(alt.read_text().strip() if alt.exists() else "") or f"figure: {name}")
         # A tap or click opens the SVG at its own size (Sphinx copies it to _images/).
         up = "../" * self.env.docname.count("/")
         link = nodes.reference("", "", refuri=f"{up}_images/{svg.name}", classes=["cb-chart-link"],
@@ -464,6 +477,33 @@ def _optional_pages(app, docname, source):
             source[0] = source[0].replace(f"\n{page}\n", "\n")
 
 
+def sub_page_number(chapter_md: Path, page: str) -> str | None:
+    """"6.2" for the first page that chapters/06_*/chapter.md's toctree names, "6.3" for the
+    next; None for a page it does not name."""
+    pages, inside = [], False
+    for line in chapter_md.read_text().splitlines():
+        if line.startswith("```{toctree}"):
+            inside = True
+        elif inside and line.startswith("```"):
+            inside = False
+        elif inside and line.strip() and not line.startswith(":"):
+            pages.append(line.strip())
+    if page not in pages:
+        return None
+    return f"{int(chapter_md.parent.name[:2])}.{pages.index(page) + 2}"
+
+
+def _number_sub_pages(app, docname, source):
+    # A chapter's further pages carry its number in their titles (tab, sidebar, search,
+    # links): "6.2 Measuring false sharing on a real machine".
+    m = re.fullmatch(r"chapters/(\d\d_[^/]+)/([^/]+)", docname)
+    if not m or m.group(2) == "chapter":
+        return
+    number = sub_page_number(Path(app.srcdir) / "chapters" / m.group(1) / "chapter.md", m.group(2))
+    if number:
+        source[0] = re.sub(r"^# ", f"# {number} ", source[0], count=1, flags=re.M)
+
+
 def _repair_debian_furo(app, exception):
     """Debian's furo ships its sources, not its bundle: furo.css imports normalize.css from
     /javascript/ (a web-server alias) and furo.js is an ES module that the page loads as
@@ -720,6 +760,7 @@ def setup(app):
     app.add_role("notes", _number_role("notes-quote"))
     app.add_role("given", _number_role("given-number"))
     app.connect("source-read", _optional_pages)
+    app.connect("source-read", _number_sub_pages)
     app.connect("build-finished", _repair_debian_furo)
     app.connect("builder-inited", _drop_unused_scripts)
     app.connect("build-finished", _remove_unused_files)
@@ -728,4 +769,7 @@ def setup(app):
     app.add_js_file("playground.js")
     app.add_js_file("stepper_live.js")
     app.add_js_file("questions.js")
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    app.add_js_file("outputs.js")
+    # env_version: raised when the pages' scripts or markup change, so that an incremental build
+    # writes every page again (pages whose source did not change would keep the old script list).
+    return {"version": "1", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -516,6 +516,42 @@ class PlotsStayClear(unittest.TestCase):
         peak = max(line.get_zorder() for line in ax.lines)
         self.assertTrue(all(t.get_zorder() > peak and t.get_bbox_patch() is not None for t in ax.texts))
 
+    def test_ch09_no_peak_line_runs_through_a_value(self):
+        steps = {str(k): {"label": label, "gflops": g, "intensity": 1.0} for k, (label, g) in enumerate(
+            (("1 naive", 0.3), ("6 packed", 150.0), ("7 OpenBLAS, 1 thread", 156.2), ("7 OpenBLAS, 2 threads", 290.0)))}
+        fig = self.draw("ch09", {"steps": steps, "n": 2048,
+                                 "peak": {"measured_core": 173.0, "measured_all": 300.0, "bandwidth_gbs": 20.0}})["gflops_steps"]
+        ax = fig.axes[0]
+        renderer = fig.canvas.get_renderer()
+        for line in ax.lines:
+            at = ax.transData.transform((line.get_xdata()[0], 0))[0]
+            for t in ax.texts:
+                box = t.get_window_extent(renderer)
+                self.assertFalse(box.x0 - 1 <= at <= box.x1 + 1, f"the line at {line.get_xdata()[0]} runs through {t.get_text()}")
+
+
+class FigureAlt(unittest.TestCase):
+    """A figure's alt text says what it plots and its extreme values, not its caption."""
+
+    def test_bars_lines_markers_and_reference_lines(self):
+        import matplotlib.pyplot as plt
+
+        import plots
+
+        fig, (left, right) = plots.figure(ncols=2)
+        left.barh(["naive", "tiled"], [0.5, 12.25])
+        left.set_xlabel("GFLOPS")
+        left.axvline(20, label="peak (20)")
+        left.axvline(7, label="half peak")
+        right.plot([1, 2, 4], [3.0, 9.0, 5.0], label="row walk")
+        right.plot([2], [7.5], "o", label="step 3")
+        right.set_xlabel("KiB")
+        right.set_ylabel("ns")
+        self.assertEqual(plots.describe(fig),
+                         "GFLOPS, 2 bars: from 0.5 (naive) to 12.25 (tiled); marked: peak (20), half peak at 7. "
+                         "ns against KiB: step 3 7.5 at 2; row walk from 3 (at 1) to 5 (at 4), highest 9 (at 2).")
+        plt.close(fig)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=1)

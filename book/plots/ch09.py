@@ -32,8 +32,9 @@ def gflops_steps(data, steps, peak):
     labels = [s["label"] for s in steps]
     gflops = [s["gflops"] for s in steps]
     bars = ax.barh(labels, gflops, color=[_color(label) for label in labels])
-    # The values sit on a patch of the card's colour, above the peak lines, which cross them otherwise.
-    for text in ax.bar_label(bars, [f"{g:.1f}" for g in gflops], padding=3, fontsize=8):
+    # The values sit on a patch of the card's colour, above the peak lines.
+    values = ax.bar_label(bars, [f"{g:.1f}" for g in gflops], padding=3, fontsize=8)
+    for text in values:
         text.set_bbox({"facecolor": CARD, "edgecolor": "none", "pad": 1})
         text.set_zorder(5)
     ax.invert_yaxis()
@@ -53,7 +54,20 @@ def gflops_steps(data, steps, peak):
     ax.set_xlabel(f"GFLOPS (N = {data.get('n')}, float)")
     # Both peak lines in view: under load the all-threads peak can come out below the one-core one.
     ax.set_xlim(0, max(gflops + [peak.get("measured_all") or 0, peak.get("measured_core") or 0]) * 1.15)
+    _values_clear_of(ax, values, [line.get_xdata()[0] for line in lines])
     return fig
+
+
+def _values_clear_of(ax, values, xs):
+    """A value label that a peak line would run through moves to just right of that line (a
+    line through a label reads as striking it out)."""
+    renderer = ax.figure.canvas.get_renderer()
+    for text in values:
+        for x in sorted(xs):
+            box = text.get_window_extent(renderer)
+            at = ax.transData.transform((x, 0))[0]
+            if box.x0 - 3 <= at <= box.x1 + 3:
+                text.xy = (x, text.xy[1])
 
 
 def roofline(steps, peak, roofs=None):

@@ -22,7 +22,7 @@ struct Options {
 
 // Parses the options; an exit status when the program should stop now.
 std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char** argv) {
-    cli.add_int("--n", options.n, "Order of the n x n float64 matrix whose traces are printed", 1, 4096);
+    cli.add_int("--n", options.n, "Order of the n x n double matrix whose traces are printed", 1, 4096);
     cli.add_int("--lines", options.lines, "Stepper cache size in lines (0: show 2 and 4)", 0, 32);
     return cli.parse(argc, argv);
 }
@@ -61,7 +61,7 @@ void walks_section(Report& report, const Options& options) {
     const auto col = ch01::first_addresses(cachebook::col_major_trace(size), 6);
     const auto plain = cachebook::visit_order(size);
     const auto tiled = cachebook::visit_order(size, 2);
-    report.section("The addresses two walks touch (float64, {0} x {0}, base 0)", Value::exact("walks.n", size));
+    report.section("The addresses two walks touch (double, {0} x {0}, base 0)", Value::exact("walks.n", size));
     report.line("  row order, first six:    {}", Value::exact("walks.row_first6", row, "{}"));
     report.line("  column order, first six: {}", Value::exact("walks.col_first6", col, "{}"));
     report.line("  visit order, plain:  {}",

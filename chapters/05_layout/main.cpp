@@ -120,7 +120,7 @@ void update_loop_section(Report& report, const Options& options) {
                    Value::exact_as("layouts.n", n, with_commas(n)), Value::exact("layouts.runs", options.n_runs()));
     const auto times = ch05::LayoutExperiments(n, options.n_runs()).run(options.quick);
     auto table = report.table({"layout", "array MiB", "ms", "ns/particle", "vs SoA"});
-    bool all_beyond = true;
+    bool all_beyond = true, any_beyond = false;
     std::string last_level;
     auto row = [&](const char* name, const std::string& key, std::size_t bytes, const Timing& t, Value vs_soa) {
         table.row({name, fmt::format("{:.0f}", static_cast<double>(bytes) / kMiB),
@@ -129,6 +129,7 @@ void update_loop_section(Report& report, const Options& options) {
         const auto fit = ch05::cache_fit(bytes);  // which cache the array overflows, for the prose
         report.record("layouts." + key + ".caches", fit.text());
         all_beyond = all_beyond && fit.beyond_last_level();
+        any_beyond = any_beyond || fit.beyond_last_level();
         last_level = fit.last_level;
     };
     row("AoS", "aos", n * sizeof(ch05::Particle), times.aos, ratio("layouts.aos_over_soa", times.aos, times.soa, 2));
@@ -137,6 +138,7 @@ void update_loop_section(Report& report, const Options& options) {
     table.print();
     report.record("layouts.last_level", last_level);
     report.record("layouts.all_beyond_last_level", all_beyond);
+    report.record("layouts.any_beyond_last_level", any_beyond);
     report.record("layouts.aos_over_hot_cold", fmt::format("{:.2f}", times.aos.min() / times.hot_cold.min()));
     report.line("  the three layouts end with the same positions: {}",
                 Value::exact_as("layouts.same_result", times.same_result, times.same_result ? "yes" : "NO"));
