@@ -49,7 +49,7 @@ WalkPrediction predict_walk(const PricedMachine& m, const WalkShape& shape, int 
 
 /// One priced claim: the model's figure, made before the measurement, against the measured one.
 struct PricedClaim {
-    std::string key;                                   ///< recorded under priced.<key>
+    std::string key;                                   ///< recorded under priced.KEY
     std::string what;                                  ///< "column / row", "ns a load of the row sum"
     std::optional<double> predicted, predicted_added;  ///< nullopt: not priced (why_not says why)
     std::string bottleneck;
@@ -59,7 +59,7 @@ struct PricedClaim {
 };
 
 /// Prints "  the model predicts R (bottleneck), measured R, predicted / measured q", then the
-/// added levels' figure, or "  not priced: why"; records priced.<key>: what, predicted,
+/// added levels' figure, or "  not priced: why"; records priced.KEY: what, predicted,
 /// predicted_added, measured, q (predicted / measured), q_added, bottleneck, left_out, why_not
 /// (null where not priced). `format` formats the figures ("{:.2f}x").
 void report_priced(Report& report, const PricedClaim& claim, const std::string& format);
