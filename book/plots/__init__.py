@@ -116,9 +116,14 @@ def _mark(line) -> str:
     return label if re.search(r"[=(]\s*[\d.]", label) else f"{label} at {_number(float(fixed))}"
 
 
+def _drawn(value) -> bool:
+    """A coordinate matplotlib draws: a number, not None (a gap in the line) and not NaN."""
+    return value is not None and value == value
+
+
 def _line(line) -> str:
     """'row walk from 0.4 (at 1) to 6.2 (at 64)', or a single marker's 'step 3 6.46 at 16'."""
-    points = [(float(x), float(y)) for x, y in zip(line.get_xdata(), line.get_ydata()) if y == y and x == x]
+    points = [(float(x), float(y)) for x, y in zip(line.get_xdata(), line.get_ydata()) if _drawn(x) and _drawn(y)]
     label = line.get_label()
     if not points or not label or label.startswith("_") or _mark(line):
         return ""
