@@ -62,8 +62,8 @@ Profile measure_profile(const LevelSizes& sizes, const ProfileOptions& options);
 std::size_t widest_vector_bytes();
 
 /// The profile as the JSON records it (key "profile"): levels [{name, bytes, latency_ns,
-/// read_gbs, vector_read_gbs, store_gbs, in_flight: {value, spread, source}}], vector_loads ("64 B"),
-/// probe_seconds (the runs are in each source); null where not measured.
+/// read_gbs, vector_read_gbs, store_gbs, in_flight, each a value with its spread and source}],
+/// vector_loads ("64 B"), probe_seconds (the runs are in each source); null where not measured.
 nlohmann::json profile_json(const Profile& p);
 
 /// One line per level, as make doctor prints it.
