@@ -8,8 +8,9 @@ Builds the wasm model into DIR (book/model/build_model.py), then requires:
    in the manner of tests/test_cachesim.cpp's differential cases;
 2. access by access (both programs' -v output) on the course notes' walks, made by the
    model's own generators (trace.hpp) and read back by native cachesim;
-3. the course notes' tables (/work/shared/REFERENCE_TABLES.md R3, R4, R5) from the
-   JavaScript API, and the transpose walk equal to native cachesim --generate-transpose;
+3. the course notes' tables (the 4 KiB 8-way miss table, the tiled transpose's misses, six loop
+   orders in a 4-line cache: chapters 2 to 4) from the JavaScript API, and the transpose walk
+   equal to native cachesim --generate-transpose;
 4. bad arguments and malformed traces: exit status 2 and native cachesim's message.
 Exit status 0 when all hold, 1 naming each difference otherwise.
 """
@@ -170,28 +171,29 @@ def expect(what: str, got: object, want: object) -> None:
 
 
 def course_tables(bin_dir: Path, model: Path, tmp: Path) -> None:
-    # R3: 8 sets x 8 ways x 64 B, LRU; n x n doubles read once, row then column order.
-    r3 = {16: (32, 32), 32: (128, 1024), 48: (288, 2304), 73: (667, 4573)}
+    # The 4 KiB 8-way miss table: 8 sets x 8 ways x 64 B, LRU; n x n doubles read once, row then
+    # column order.
+    miss_table = {16: (32, 32), 32: (128, 1024), 48: (288, 2304), 73: (667, 4573)}
     got = api_counts(model, {"sets": 8, "ways": 8, "lineBytes": 64},
-                     [{"kind": k, "n": n} for n in r3 for k in ("row", "column")])
-    for i, (n, want) in enumerate(r3.items()):
+                     [{"kind": k, "n": n} for n in miss_table for k in ("row", "column")])
+    for i, (n, want) in enumerate(miss_table.items()):
         if got:
-            expect(f"R3 n={n}", (got[2 * i]["streams"][0]["misses"], got[2 * i + 1]["streams"][0]["misses"]), want)
-    # R4: the tiled transpose of 73 x 73 in the same cache.
-    r4 = {0: 5996, 4: 2603, 8: 2036, 16: 1960, 32: 1714}
+            expect(f"4 KiB 8-way miss table, n={n}", (got[2 * i]["streams"][0]["misses"], got[2 * i + 1]["streams"][0]["misses"]), want)
+    # The tiled transpose of 73 x 73 in the same cache.
+    transpose_misses = {0: 5996, 4: 2603, 8: 2036, 16: 1960, 32: 1714}
     got = api_counts(model, {"sets": 8, "ways": 8, "lineBytes": 64},
-                     [{"kind": "transpose", "n": 73, "tile": t} for t in r4])
-    for i, (tile, want) in enumerate(r4.items()):
+                     [{"kind": "transpose", "n": 73, "tile": t} for t in transpose_misses])
+    for i, (tile, want) in enumerate(transpose_misses.items()):
         if got:
-            expect(f"R4 tile {tile}", got[i]["streams"][0]["misses"], want)
-    # R5: C = A x B, N = 64, fully associative LRU of 4 lines; misses per inner iteration
-    # of A, B, C (streams 1 to 3), to 3 decimals.
-    r5 = {"ijk": (0.125, 1.0, 0.002), "jik": (0.125, 1.0, 0.016), "jki": (1.0, 0.016, 1.0),
-          "kji": (1.0, 0.002, 1.0), "kij": (0.016, 0.125, 0.125), "ikj": (0.002, 0.125, 0.125)}
-    got = api_counts(model, {"sets": 1, "ways": 4, "lineBytes": 64}, [{"kind": "matmul", "n": 64, "order": o} for o in r5])
-    for i, (order, want) in enumerate(r5.items()):
+            expect(f"tiled transpose, tile {tile}", got[i]["streams"][0]["misses"], want)
+    # Six loop orders in a 4-line cache: C = A x B, N = 64, fully associative LRU of 4 lines;
+    # misses per inner iteration of A, B, C (streams 1 to 3), to 3 decimals.
+    six_orders = {"ijk": (0.125, 1.0, 0.002), "jik": (0.125, 1.0, 0.016), "jki": (1.0, 0.016, 1.0),
+                  "kji": (1.0, 0.002, 1.0), "kij": (0.016, 0.125, 0.125), "ikj": (0.002, 0.125, 0.125)}
+    got = api_counts(model, {"sets": 1, "ways": 4, "lineBytes": 64}, [{"kind": "matmul", "n": 64, "order": o} for o in six_orders])
+    for i, (order, want) in enumerate(six_orders.items()):
         if got:
-            expect(f"R5 {order}", tuple(round(got[i]["streams"][s]["misses"] / 64**3, 3) for s in (1, 2, 3)), want)
+            expect(f"six loop orders, {order}", tuple(round(got[i]["streams"][s]["misses"] / 64**3, 3) for s in (1, 2, 3)), want)
     # The transpose walk is native cachesim's --generate-transpose trace (4-byte floats).
     made = run(["node", str(HERE / "model_check.mjs"), str(model), "trace", json.dumps(
         {"kind": "transpose", "n": 20, "elem": 4})])
