@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,16 @@ class Chapter:
 def chapters() -> list[Chapter]:
     """Every chapters/NN_slug directory (two digits, underscore), sorted."""
     return [Chapter(d) for d in sorted((ROOT / "chapters").glob("[0-9][0-9]_*")) if d.is_dir()]
+
+
+def chapter_numbered(number: str) -> Chapter:
+    """The chapter whose directory starts with NUMBER (two digits); ValueError saying why if none."""
+    if not re.fullmatch(r"\d\d", number):
+        raise ValueError(f"chapter must be two digits (01 to 09), not '{number}'")
+    found = [c for c in chapters() if c.name.startswith(number + "_")]
+    if not found:
+        raise ValueError(f"no chapter {number}")
+    return found[0]
 
 
 def chapters_with_pages() -> list[Chapter]:

@@ -20,6 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "tools" / "teaching" / "handout"
 PERF = ROOT / "tools" / "teaching" / "perf"
+sys.path.insert(0, str(ROOT / "book"))
+import book_chapters  # noqa: E402  the one list of chapters
+
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 CASE = re.compile(r'TEST_CASE\(\s*"([^"]+)"(?:\s*,\s*"([^"]*)")?')
 
@@ -29,12 +32,13 @@ class BadInput(Exception):
 
 
 def chapter_dir(ch):
-    if not re.fullmatch(r"\d\d", ch):
-        raise BadInput(f"chapter must be two digits (01 to 09), not '{ch}'")
-    found = sorted(ROOT.glob(f"chapters/{ch}_*/exercises/grader.cpp"))
-    if not found:
-        raise BadInput(f"chapter {ch} has no exercises (chapters/{ch}_*/exercises/grader.cpp)")
-    return found[0].parent.parent
+    try:
+        chdir = book_chapters.chapter_numbered(ch).dir
+    except ValueError as why:
+        raise BadInput(str(why)) from None
+    if not (chdir / "exercises" / "grader.cpp").exists():
+        raise BadInput(f"chapter {ch} has no exercises ({chdir.relative_to(ROOT)}/exercises/grader.cpp)")
+    return chdir
 
 
 def cases_of(path):
