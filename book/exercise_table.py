@@ -40,10 +40,48 @@ def topic_of(doc: str, goal: str) -> str:
     return first[:1].lower() + first[1:]
 
 
+def exercises_of(chapter) -> list[tuple[str, str]]:
+    """(doc comment, declaration) of each `/// Exercise ...` in the chapter's exercise.hpp."""
+    header = chapter.dir / "exercises" / "exercise.hpp"
+    if not header.exists():
+        return []
+    found = []
+    lines = header.read_text().splitlines()
+    k = 0
+    while k < len(lines):
+        if lines[k].strip().startswith("/// Exercise"):
+            doc = []
+            while k < len(lines) and lines[k].strip().startswith("///"):
+                doc.append(lines[k].strip()[3:].strip())
+                k += 1
+            decl = []  # every declaration up to the blank line (an exercise may ask for two functions)
+            while k < len(lines) and lines[k].strip() and not lines[k].strip().startswith("///"):
+                decl.append(lines[k])
+                k += 1
+            found.append((" ".join(doc), "\n".join(decl)))
+        else:
+            k += 1
+    return found
+
+
+def exercise_points(chapter) -> dict[int, tuple[int, int]]:
+    """Exercise number: (points of the handout's cases, points of the held-back cases), from
+    the graders' TEST_CASE tags ("[N points]", 1 without one; tools/teaching/grader/grader_main.cpp)."""
+    points: dict[int, list[int]] = {}
+    for k, name in enumerate(("grader.cpp", "held_back.cpp")):
+        path = chapter.dir / "exercises" / name
+        if not path.exists():
+            continue
+        for case, tags in re.findall(r'TEST_CASE\(\s*"([^"]+)"(?:\s*,\s*"([^"]*)")?', path.read_text()):
+            number = re.match(r"exercise (\d+)", case)
+            worth = re.search(r"\[(\d+) points?\]", tags or "")
+            if number:
+                points.setdefault(int(number.group(1)), [0, 0])[k] += int(worth.group(1)) if worth else 1
+    return {n: (p[0], p[1]) for n, p in points.items()}
+
+
 def exercise_rows() -> list[dict]:
     """Every exercise of every chapter, in order, with its points by where they are scored."""
-    from cachebook_sphinx import exercise_points, exercises_of  # one reader of the graders
-
     rows = []
     for ch in book_chapters.chapters():
         ex = ch.dir / "exercises"

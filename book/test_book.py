@@ -16,7 +16,8 @@ import jinja2  # noqa: E402
 import book_chapters  # noqa: E402
 import book_machine  # noqa: E402
 from cachebook_results import Results  # noqa: E402
-from cachebook_sphinx import exercises_of, select_output  # noqa: E402
+from cachebook_sphinx import select_output  # noqa: E402
+from exercise_table import exercises_of  # noqa: E402
 
 OUTPUT = """Chapter 9 · Title
 
