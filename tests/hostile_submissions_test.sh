@@ -35,8 +35,8 @@ mkdir -p "$subs/solution" && cp "$ex/solution.cpp" "$subs/solution/starter.cpp"
 speed=$work/speed
 mkdir -p "$speed/forge_timing" "$speed/fake_clock" "$speed/slow"
 cat "$root/chapters/05_layout/exercises/starter.cpp" "$fixtures/speed/forge_timing.cpp" >"$speed/forge_timing/starter.cpp"
-cat "$root/tests/fixtures/slow/ch05_starter.cpp" "$fixtures/speed/fake_clock.cpp" >"$speed/fake_clock/starter.cpp"
-cp "$root/tests/fixtures/slow/ch05_starter.cpp" "$speed/slow/starter.cpp"
+/usr/bin/python3 "$root/tests/fixtures/slow/slow_submission.py" 05 "$speed/slow/starter.cpp"
+cat "$speed/slow/starter.cpp" "$fixtures/speed/fake_clock.cpp" >"$speed/fake_clock/starter.cpp"
 
 # A listener the network submission tries to reach; it records any connection.
 port_file=$work/port

@@ -71,12 +71,18 @@ def rules():
             problems.append(f"results.json with an inconclusive measurement: {doc}")
 
 
+def slow_submission(ch, out):
+    """The correct but slow submission to chapter CH (tests/fixtures/slow/), written to OUT."""
+    subprocess.run(["/usr/bin/python3", str(ROOT / "tests" / "fixtures" / "slow" / "slow_submission.py"), ch, str(out)],
+                   check=True)
+
+
 def grade(ch, work, lib):
     subs = work / f"ch{ch}"
-    for name, src in (("reference", next(ROOT.glob(f"chapters/{ch}_*/exercises/solution.cpp"))),
-                      ("slow", ROOT / "tests" / "fixtures" / "slow" / f"ch{ch}_starter.cpp")):
-        (subs / name).mkdir(parents=True)
-        shutil.copy(src, subs / name / "starter.cpp")
+    (subs / "reference").mkdir(parents=True)
+    shutil.copy(next(ROOT.glob(f"chapters/{ch}_*/exercises/solution.cpp")), subs / "reference" / "starter.cpp")
+    (subs / "slow").mkdir()
+    slow_submission(ch, subs / "slow" / "starter.cpp")
     cmd = ["/usr/bin/python3", str(ROOT / "tools" / "teaching" / "grade_all.py"), ch, str(subs),
            "--build", str(work / "build")] + (["--grader-main", lib] if lib else [])
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -100,7 +106,7 @@ def autograder(work):
     import handout  # noqa: E402
     kit = handout.write_handout("05", work / "kit", instructor=True)
     (work / "kit-submission").mkdir()
-    shutil.copy(ROOT / "tests" / "fixtures" / "slow" / "ch05_starter.cpp", work / "kit-submission" / "starter.cpp")
+    slow_submission("05", work / "kit-submission" / "starter.cpp")
     results = work / "kit-results.json"
     subprocess.run([str(kit / "run_autograder"), str(work / "kit-submission"), str(results)], capture_output=True)
     doc = json.loads(results.read_text()) if results.is_file() else {}
