@@ -18,10 +18,12 @@ Each failure names the chapter and what is missing; the exit status is 1 if any 
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tree_check  # noqa: E402
 
 KINDS = ("Recall", "Reasoning", "Application", "Design")
 ORDER = ["Summary", "Check your understanding", "Exercises", "Where this leads"]
@@ -209,23 +211,11 @@ def self_test() -> int:
         problems = check_chapter(text)
         if not any(word in p for p in problems):
             failures.append(f"{name}: not caught (report: {problems})")
-    for f in failures:
-        print(f)
-    print(f"self-test: {len(BROKEN) + 1 - len(failures)} of {len(BROKEN) + 1} cases as expected")
-    return 1 if failures else 0
+    return tree_check.self_test_result(failures, len(BROKEN) + 1)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
-    parser.add_argument("--self-test", action="store_true")
-    args = parser.parse_args()
-    if args.self_test:
-        return self_test()
-    if not (args.root / "chapters").is_dir():
-        print(f"chapter_pattern_test.py: no chapters/ under {args.root}", file=sys.stderr)
-        return 2
-    return run(args.root)
+    return tree_check.main("chapter_pattern_test.py", __doc__, lambda args: run(args.root), self_test)
 
 
 if __name__ == "__main__":

@@ -18,11 +18,13 @@ Each failure names the file and line; the exit status is 1 if any check fails.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tree_check  # noqa: E402
 
 LESSON_LIMIT = 330
 FILE_LIMIT = 400
@@ -245,24 +247,11 @@ def self_test() -> int:
                 failures.append(f"the good example fails: {problems}")
             elif word is not None and not any(word in p for p in problems):
                 failures.append(f"{name}: not caught (report: {problems})")
-    for f in failures:
-        print(f)
-    print(f"self-test: {len(BROKEN) + 1 - len(failures)} of {len(BROKEN) + 1} cases as expected")
-    return 1 if failures else 0
+    return tree_check.self_test_result(failures, len(BROKEN) + 1)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
-    parser.add_argument("--share", action="store_true")
-    parser.add_argument("--self-test", action="store_true")
-    args = parser.parse_args()
-    if args.self_test:
-        return self_test()
-    if not (args.root / "chapters").is_dir():
-        print(f"literate_test.py: no chapters/ under {args.root}", file=sys.stderr)
-        return 2
-    return run(args.root, args.share)
+    return tree_check.main("literate_test.py", __doc__, lambda args: run(args.root, args.share), self_test, lambda parser: parser.add_argument("--share", action="store_true"))
 
 
 if __name__ == "__main__":
