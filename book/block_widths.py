@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import html as htmllib
 import json
-import queue
 import re
 import shutil
 import sys
@@ -74,7 +73,8 @@ def pages_of(site: Path) -> list[str]:
 
 def measure(build: Path, width: int = DESKTOP) -> tuple[dict[str, list[dict]] | None, str]:
     """Each page's blocks as the probe reports them, or None and the reason it cannot be measured."""
-    from browser_test import chromium, find_chromium
+    from browser_test import find_chromium
+    import headless
 
     site = build / "book" / "html"
     if not (site / "book" / "index.html").exists():
@@ -83,29 +83,23 @@ def measure(build: Path, width: int = DESKTOP) -> tuple[dict[str, list[dict]] | 
     if browser is None:
         return None, "no Chromium to open the pages in"
     pages = pages_of(site)
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch, tempfile.TemporaryDirectory() as profile, \
+            headless.Chromium(browser, profile) as chrome:
         disk = Path(scratch) / "html"
         shutil.copytree(site, disk)
         for page in pages:
             f = disk / page
             f.write_text(f.read_text().replace("<head>", "<head><script>" + PROBE + "</script>", 1))
-        profiles: queue.Queue = queue.Queue()  # one Chromium per profile at a time
 
         def load(page: str) -> list[dict]:
-            profile = profiles.get()
-            try:
-                r = chromium(browser, profile, [f"--window-size={width},1000", "--virtual-time-budget=5000",
-                                                "--dump-dom", (disk / page).as_uri()])
-            finally:
-                profiles.put(profile)
-            m = re.search(r'<pre id="cb-widths">(.*?)</pre>', r.stdout, re.S)
+            with chrome.page(width, 1000) as tab:
+                dom = tab.load((disk / page).as_uri(), 5000, timeout=90)
+            m = re.search(r'<pre id="cb-widths">(.*?)</pre>', dom, re.S)
             if not m:
-                raise RuntimeError(f"{page}: no report from the page (chromium status {r.returncode})")
+                raise RuntimeError(f"{page}: no report from the page")
             return json.loads(htmllib.unescape(m.group(1)))
 
-        for k in range(2):
-            (Path(scratch) / f"profile{k}").mkdir()
-            profiles.put(str(Path(scratch) / f"profile{k}"))
+        # Two pages at once, each in a tab of the one Chromium.
         with ThreadPoolExecutor(2) as pool:
             found = list(pool.map(load, pages))
     return dict(zip(pages, found)), ""

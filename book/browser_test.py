@@ -1,14 +1,15 @@
 #!/usr/bin/python3
 """Browser test of the built book: `browser_test.py --build BUILD`.
 
-Opens every page of BUILD/book/html in headless Chromium (`--dump-dom`) three ways, as
-readers do: served over http on 127.0.0.1 (a server the test starts and stops) at desktop
-width (1280 px), the same at phone width (390 px), and from disk (`file://`, a copy of the
-site) at desktop width. A small script, added to each page, records JavaScript errors,
+Opens every page of BUILD/book/html in headless Chromium three ways, as readers do: served
+over http on 127.0.0.1 (a server the test starts and stops) at desktop width (1280 px), the
+same at phone width (390 px), and from disk (`file://`, a copy of the site) at desktop width. A small script, added to each page, records JavaScript errors,
 console errors and failed loads, measures the images, clicks the stepper and presses its
 keys, presses the arrow keys on the page, and writes a report into the page, which the DOM
 dump carries back (Chromium's own console messages, such as a blocked fetch, are read from
-its log). The test fails when, in any of the three:
+the DevTools protocol). One Chromium serves every load, each in a fresh context
+(book/headless.py); the model's checks run in a second one, which lets pages from disk read
+the site's files. The test fails when, in any of the three:
 
 - a page has a JavaScript error or a console error, or a file it asks for is missing (HTTP 404);
 - an arrow key leaves the page (the page flips to another one);
@@ -65,11 +66,12 @@ import sys
 import tempfile
 import threading
 import urllib.parse
-import queue
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "book"))
+import headless  # noqa: E402
 SKIP = 77
 # The course notes' steppers: chapter 1's walks and chapter 4's 4 x 4 tiles.
 STEPPER_CHAPTERS = {"01", "04"}
@@ -79,7 +81,7 @@ PHONE = 390
 # may scroll sideways at each.
 DESKTOP_WIDTHS = (1024, 1280, 1366, 1440, 1920)
 WIDE_SHARE = 0.05
-# Chromium processes at once.
+# Pages loading at once, each in a tab of the one Chromium.
 WORKERS = max(2, min(4, os.cpu_count() or 2))
 
 
@@ -497,12 +499,6 @@ def installable() -> bool:
     return bool(m and m.group(1) != "(none)")
 
 
-def chromium(browser: str, profile: str, args: list[str], timeout: int = 90) -> subprocess.CompletedProcess:
-    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-           "--disable-dev-shm-usage", "--no-first-run", f"--user-data-dir={profile}", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-
-
 def ids_in(path: Path) -> set[str]:
     return set(re.findall(r'\sid="([^"]+)"', path.read_text(errors="replace")))
 
@@ -557,36 +553,30 @@ def main() -> int:
     # Chromium's own console messages that mean a reader sees something fail.
     console_error = re.compile(r"Uncaught|blocked by CORS|Failed to (fetch|load)|net::ERR_|Not allowed to load")
 
-    def console_errors(stderr: str) -> list[str]:
-        return [f"console: {m.group(1)[:300]}" for m in re.finditer(r":CONSOLE[^\]]*\] \"(.*)\", source:", stderr)
-                if console_error.search(m.group(1))]
-
-    # Chromium runs in WORKERS processes at once, each with a profile of its own.
-    profiles: queue.Queue = queue.Queue()
-
-    def browse(args: list[str], timeout: int = 90) -> subprocess.CompletedProcess:
-        profile = profiles.get()
-        try:
-            return chromium(browser, profile, args, timeout)
-        finally:
-            profiles.put(profile)
+    # One Chromium for every load (book/headless.py): WORKERS tabs at once, each load in a fresh
+    # browser context. Set in the `with` below.
+    chrome: list[headless.Chromium] = []
 
     def load(url: str, width: int) -> tuple[dict | None, str]:
         try:
-            return _load(url, width)
-        except subprocess.TimeoutExpired:
+            with chrome[0].page(width, 1000) as tab:
+                dom = tab.load(url, 15000, timeout=90)
+                console = tab.console
+        except TimeoutError:
             return None, "the page did not settle in time (does a key press flip from page to page?)"
-
-    def _load(url: str, width: int) -> tuple[dict | None, str]:
-        r = browse(["--enable-logging=stderr", "--v=0", f"--window-size={width},1000",
-                                        "--virtual-time-budget=15000", "--dump-dom", url])
-        m = re.search(r'<pre id="cb-test-report">(.*?)</pre>', r.stdout, re.S)
+        m = re.search(r'<pre id="cb-test-report">(.*?)</pre>', dom, re.S)
         if not m:
-            return None, (f"no report from the page (did it load? chromium status {r.returncode}: "
-                          f"{r.stderr.strip().splitlines()[-1:] if r.stderr.strip() else ''})")
+            return None, "no report from the page (did it load?)"
         rep = json.loads(htmllib.unescape(m.group(1)))
-        rep["errors"] = rep["errors"] + console_errors(r.stderr)
+        rep["errors"] = rep["errors"] + [f"console: {c[:300]}" for c in console if console_error.search(c)]
         return rep, ""
+
+    def screenshot(url: str, width: int, height: int, out: Path) -> None:
+        try:
+            with chrome[0].page(width, height) as tab:
+                tab.screenshot(url, str(out))
+        except TimeoutError:
+            pass  # the missing file is reported
 
     def measure_widths(page: str) -> tuple[dict | None, str]:
         """The page in an iframe of each desktop width (one Chromium run): its blocks that scroll."""
@@ -600,11 +590,11 @@ def main() -> int:
                    "document.body.appendChild(pre); }, 1500); });</script></body></html>")
         Site.harness[page] = harness
         try:
-            r = browse(["--window-size=2000,1000", "--virtual-time-budget=10000", "--dump-dom",
-                        base + "__widths__.html?page=" + urllib.parse.quote(page)])
-        except subprocess.TimeoutExpired:
+            with chrome[0].page(2000, 1000) as tab:
+                dom = tab.load(base + "__widths__.html?page=" + urllib.parse.quote(page), 10000, timeout=90)
+        except TimeoutError:
             return None, "the widths harness did not settle in time"
-        m = re.search(r'<pre id="cb-widths">(.*?)</pre>', r.stdout, re.S)
+        m = re.search(r'<pre id="cb-widths">(.*?)</pre>', dom, re.S)
         if not m:
             return None, "no report from the widths harness"
         measured = json.loads(htmllib.unescape(m.group(1)))
@@ -644,10 +634,9 @@ def main() -> int:
     answers = [0, 0]  # prompts seen, prompts with some of their answer in view (all three ways)
     desktop_wide = {w: [0, 0, []] for w in DESKTOP_WIDTHS}
     checked_a11y = {"pages": 0, "texts": 0, "controls": 0, "focusable": 0, "folds": 0, "slips": 0}
-    with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(WORKERS) as pool:
-        for k in range(WORKERS):
-            (Path(scratch) / f"profile{k}").mkdir()
-            profiles.put(str(Path(scratch) / f"profile{k}"))
+    with tempfile.TemporaryDirectory() as scratch, tempfile.TemporaryDirectory() as profile, \
+            headless.Chromium(browser, profile) as one_chromium, ThreadPoolExecutor(WORKERS) as pool:
+        chrome.append(one_chromium)
         # From disk: a copy of the site, the probe written into each page.
         disk = Path(scratch) / "html"
         shutil.copytree(site, disk)
@@ -757,13 +746,11 @@ def main() -> int:
                 name = "index" if not chapter else Path(page).parent.name
                 height = max(800, min(int(rep["height"] if rep else 4000), 16000))
                 out = shots / f"{name}.png"
-                browse(["--hide-scrollbars", f"--window-size=1280,{height}",
-                                            f"--screenshot={out}", base + page + "?shot=1"])
+                screenshot(base + page + "?shot=1", 1280, height, out)
                 if not out.exists() or out.stat().st_size < 10000:
                     fail(page, f"screenshot {out} missing or blank")
                 if chapter and (chapter.group(1) in STEPPER_CHAPTERS or has_stepper(chapter.group(1))):
-                    browse(["--hide-scrollbars", f"--window-size={PHONE},16000",
-                                                f"--screenshot={shots / (name + '-phone.png')}", base + page + "?shot=1"])
+                    screenshot(base + page + "?shot=1", PHONE, 16000, shots / (name + "-phone.png"))
 
         for page in pages:
             url = disk_urls[page]

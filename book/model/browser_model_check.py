@@ -37,6 +37,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / "book"))
+import headless  # noqa: E402
 YI = ROOT / "tests/data/cachelab/yi.trace"
 
 # Runs in the page: waits for `ready`, then for each change sets the fields and reads `what`.
@@ -81,13 +83,13 @@ def driven_page(site: Path, page: str, form: str, what: str, changes: list[dict]
     return out
 
 
-def report_of(browser: str, url: str, timeout: int = 180) -> list[dict]:
-    with tempfile.TemporaryDirectory() as profile:
-        r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                            f"--user-data-dir={profile}", "--allow-file-access-from-files",
-                            "--virtual-time-budget=600000", "--dump-dom", url],
-                           capture_output=True, text=True, timeout=timeout)
-    m = re.search(r'<pre id="cb-model-report">(.*?)</pre>', r.stdout, re.S)
+def report_of(browser: headless.Chromium, url: str, timeout: int = 180) -> list[dict]:
+    try:
+        with browser.page(800, 600) as tab:
+            dom = tab.load(url, 600000, timeout=timeout)
+    except TimeoutError:
+        return [{"error": "the page did not settle in time"}]
+    m = re.search(r'<pre id="cb-model-report">(.*?)</pre>', dom, re.S)
     return json.loads(htmllib.unescape(m.group(1))) if m else [{"error": "no report from the page"}]
 
 
@@ -144,7 +146,7 @@ def playground_cases(bin_dir: Path, tmp: Path) -> list[tuple[dict, list[dict], l
     ]
 
 
-def check_playground(browser: str, site: Path, bin_dir: Path, tmp: Path) -> list[str]:
+def check_playground(browser: headless.Chromium, site: Path, bin_dir: Path, tmp: Path) -> list[str]:
     failures = []
     for state, changes, want in playground_cases(bin_dir, tmp):
         page = driven_page(site, "book/playground.html", "form.cb-pg-form", ".cb-pg-line", changes)
@@ -157,7 +159,7 @@ def check_playground(browser: str, site: Path, bin_dir: Path, tmp: Path) -> list
     return failures
 
 
-def check_stepper(browser: str, site: Path, bin_dir: Path, tmp: Path) -> list[str]:
+def check_stepper(browser: headless.Chromium, site: Path, bin_dir: Path, tmp: Path) -> list[str]:
     out = tmp / "ch01.json"
     subprocess.run([str(bin_dir / "ch01_row_major"), "--lines", "3", "--json", str(out)], capture_output=True)
     runs = {r["walk"]: r for r in json.loads(out.read_text())["stepper"]}
@@ -178,7 +180,7 @@ def check_stepper(browser: str, site: Path, bin_dir: Path, tmp: Path) -> list[st
     return failures
 
 
-def check_questions(browser: str, site: Path, bin_dir: Path, tmp: Path) -> list[str]:
+def check_questions(browser: headless.Chromium, site: Path, bin_dir: Path, tmp: Path) -> list[str]:
     """Chapter 1's boxes ask the misses of its stepper runs 0 (row walk), 1 (column walk) and 3
     (column walk, larger cache), in the page's order."""
     out = tmp / "ch01-default.json"
@@ -209,7 +211,7 @@ def check_questions(browser: str, site: Path, bin_dir: Path, tmp: Path) -> list[
     return failures
 
 
-def check_agreement(browser: str, site: Path) -> list[str]:
+def check_agreement(browser: headless.Chromium, site: Path) -> list[str]:
     """Every question box of chapters 2 and 4 whose options give the chapter's own count
     (:expect:) says that the model in the page counts the same, on whichever of the chapter's
     pages the box is."""
@@ -279,7 +281,7 @@ TABLE_DRIVER = r"""
 """
 
 
-def check_tables(browser: str, site: Path, generated: Path) -> list[str]:
+def check_tables(browser: headless.Chromium, site: Path, generated: Path) -> list[str]:
     """Each simulated table of chapters 1, 2 and 4 in the playground: the page's counts against
     the chapter's JSON."""
     import playground_tables
@@ -311,9 +313,11 @@ def check_tables(browser: str, site: Path, generated: Path) -> list[str]:
     return failures
 
 
-def check(browser: str, build: Path) -> list[str]:
+def check(binary: str, build: Path) -> list[str]:
+    """Every check, in one Chromium of its own (pages from disk may read the site's files)."""
     site, bin_dir = build / "book" / "html", build / "bin"
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as profile, \
+            headless.Chromium(binary, profile, ("--allow-file-access-from-files",)) as browser:
         copy = Path(tmp) / "html"
         shutil.copytree(site, copy)
         return (check_playground(browser, copy, bin_dir, Path(tmp)) + check_stepper(browser, copy, bin_dir, Path(tmp))

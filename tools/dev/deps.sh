@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages cachebook needs, only those missing.
 # --book: the packages the HTML book needs (chromium: its browser test; python3-bs4: book/check_rendered.py).
+# --all: every set below at once (CI: one apt-get update and one install instead of four).
 set -euo pipefail
 core=(g++ cmake ninja-build make pkg-config python3 libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libhwloc-dev libopenblas-dev valgrind)
 core+=(bubblewrap)  # the sandbox around every build and run of a graded submission (tools/teaching/sandbox.py)
@@ -28,8 +29,9 @@ want=("${core[@]}")
 aarch64=(g++-aarch64-linux-gnu qemu-user pkg-config cmake ninja-build make file python-matplotlib-data
          catch2 libcli11-dev nlohmann-json3-dev libfmt-dev:arm64 libhwloc-dev:arm64 libopenblas-dev:arm64
          libc6:arm64 libstdc++6:arm64)
-if [[ ${1:-} == --aarch64 ]]; then
-  want=("${aarch64[@]}")
+[[ ${1:-} == --all ]] && want=("${core[@]}" "${book[@]}" "${fuzz[@]}" "${aarch64[@]}")
+if [[ ${1:-} == --aarch64 || ${1:-} == --all ]]; then
+  [[ ${1:-} == --aarch64 ]] && want=("${aarch64[@]}")
   if ! dpkg --print-foreign-architectures 2>/dev/null | grep -qx arm64; then
     command -v dpkg >/dev/null || { echo "deps: --aarch64 needs Debian's multiarch (dpkg)" >&2; exit 1; }
     echo "deps: adding the arm64 architecture (dpkg --add-architecture arm64)"
