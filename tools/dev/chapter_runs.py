@@ -118,7 +118,8 @@ def run(bin_dir: Path, name: str) -> int:
     for f in FILES:
         (d / f).unlink(missing_ok=True)
     tmp = {f: d / (f + ".tmp") for f in ("stdout.txt", "golden.txt", "results.json")}
-    env = {v: x for v, x in os.environ.items() if v not in UNKEYED_ENV}
+    # Unkeyed variables are dropped (a kept run is measured, never golden), save the shared profile's place.
+    env = {v: x for v, x in os.environ.items() if v not in UNKEYED_ENV or v == "CACHEBOOK_PROFILE_DIR"}
     env["CACHEBOOK_GOLDEN_COPY"] = str(tmp["golden.txt"])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
