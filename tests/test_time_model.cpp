@@ -161,8 +161,10 @@ TEST_CASE("knee_of over counts past sixteen: the knee is a count, in flight the 
     CHECK(knee.k == 24);  // 10.5 <= 1.1 x 10
     CHECK(knee.best_ns == 10.0);
     CHECK(knee.in_flight == 24.0);
-    CHECK_THROWS_AS(cachebook::knee_of({2, 4}, {1.0, 2.0}), std::invalid_argument);  // not from one chase
-    CHECK_THROWS_AS(cachebook::knee_of({1, 2}, {1.0}), std::invalid_argument);
+    using Counts = std::vector<std::size_t>;
+    using Times = std::vector<double>;
+    CHECK_THROWS_AS(cachebook::knee_of(Counts{2, 4}, Times{1.0, 2.0}), std::invalid_argument);  // not from one chase
+    CHECK_THROWS_AS(cachebook::knee_of(Counts{1, 2}, Times{1.0}), std::invalid_argument);
 }
 
 namespace {
