@@ -74,13 +74,16 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 # make run builds only the chapter programs (and what they link and run); the tests, the
-# graders and the fuzz targets are built by the targets that run them.
+# graders and the fuzz targets are built by the targets that run them. The machine's profile is
+# measured once (profile.hpp): the first chapter that prices a claim writes it to
+# $(BUILD)/profile/, the others read it; a chapter run alone takes a short probe of its own.
 RUN_CHAPTERS = $(if $(CH),$(notdir $(wildcard chapters/$(CH)_*)),$(CHAPTERS))
 run: configure
 	@if [ -n "$(CH)" ] && [ -z "$(RUN_CHAPTERS)" ]; then echo "make run: no chapter $(CH) (CH takes two digits: $(patsubst %,%,$(foreach c,$(CHAPTERS),$(firstword $(subst _, ,$(c))))))" >&2; exit 2; fi
 	cmake --build $(BUILD) -j $(JOBS) --target $(addprefix ch,$(RUN_CHAPTERS))
 ifeq ($(CH),)
-	@bash tools/dev/golden.sh summary $(BUILD)/bin $(CHAPTERS)
+	@rm -rf $(BUILD)/profile
+	@CACHEBOOK_PROFILE_DIR=$(abspath $(BUILD))/profile bash tools/dev/golden.sh summary $(BUILD)/bin $(CHAPTERS)
 else
 	@$(BUILD)/bin/ch$(RUN_CHAPTERS)
 endif

@@ -1,11 +1,16 @@
 // The time model (time_model.hpp) on cases worked by hand, the traffic it takes from the
 // hierarchy's counts, and the page placement of the hierarchy (hierarchy.hpp).
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <stdexcept>
 #include <vector>
 
 #include "cachebook/hierarchy.hpp"
+#include "cachebook/in_flight.hpp"
+#include "cachebook/priced.hpp"
 #include "cachebook/profile.hpp"
 #include "cachebook/time_model.hpp"
 
@@ -109,7 +114,7 @@ TEST_CASE("placed counts: an L1 indexed within the page counts as without placem
     CHECK_THROWS_AS(cachebook::placed_counts(levels, cachebook::row_walk(8), 0), std::invalid_argument);
 }
 
-TEST_CASE("profile: prices take latency, 8-byte reads and loads in flight, and refuse a level without them",
+TEST_CASE("profile: prices take latency, reads and loads in flight, and refuse a level without them",
           "[time_model]") {
     cachebook::Profile p;
     cachebook::LevelProfile l1;
@@ -128,7 +133,11 @@ TEST_CASE("profile: prices take latency, 8-byte reads and loads in flight, and r
     REQUIRE(prices.has_value());
     CHECK((*prices)[0].in_flight == 1.0);
     CHECK((*prices)[1].latency_ns == 100.0);
-    CHECK((*prices)[1].gbs == 20.0);
+    CHECK((*prices)[1].gbs == 20.0);  // no vector figure: the 8-byte one
+    p.levels[1].vector_read_gbs = {30.0, 0, "vector reads"};
+    p.levels[0].vector_read_gbs = {300.0, 0, "vector reads"};
+    CHECK((*p.prices({"L1", "memory"}))[1].gbs == 30.0);  // whole lines: the widest loads' figure
+    CHECK((*p.prices({"L1", "memory"}))[0].gbs == 80.0);  // L1 serves the loads themselves
     CHECK_FALSE(p.prices({"L2"}).has_value());
     const auto json = cachebook::profile_json(p);
     CHECK(json["levels"][1]["latency_ns"]["value"] == 100.0);
@@ -142,5 +151,144 @@ TEST_CASE("profile: a level of unknown size is not measured, and says why", "[ti
     for (const auto& l : p.levels) {
         CHECK_FALSE(l.latency_ns.value.has_value());
         CHECK(l.latency_ns.source.rfind("not measured: ", 0) == 0);
+    }
+}
+
+TEST_CASE("knee_of over counts past sixteen: the knee is a count, in flight the first over the best", "[time_model]") {
+    const std::vector<std::size_t> counts = {1, 2, 4, 16, 24, 32};
+    const std::vector<double> ns = {240, 120, 60, 15, 10.5, 10};
+    const auto knee = cachebook::knee_of(counts, ns);
+    CHECK(knee.k == 24);  // 10.5 <= 1.1 x 10
+    CHECK(knee.best_ns == 10.0);
+    CHECK(knee.in_flight == 24.0);
+    using Counts = std::vector<std::size_t>;
+    using Times = std::vector<double>;
+    CHECK_THROWS_AS(cachebook::knee_of(Counts{2, 4}, Times{1.0, 2.0}), std::invalid_argument);  // not from one chase
+    CHECK_THROWS_AS(cachebook::knee_of(Counts{1, 2}, Times{1.0}), std::invalid_argument);
+}
+
+namespace {
+
+cachebook::Profile two_levels() {
+    cachebook::Profile p;
+    cachebook::LevelProfile l1, memory;
+    l1.name = "L1";
+    l1.bytes = 16384;
+    l1.latency_ns = {1.25, 0, "chase"};
+    l1.read_gbs = {80.0, 0.5, "reads"};
+    l1.in_flight = {10.0, 0, "knee"};
+    memory.name = "memory";
+    memory.bytes = 1 << 26;
+    memory.latency_ns = {100.0, 0.25, "chase"};
+    memory.read_gbs = {20.0, 0, "reads"};
+    memory.in_flight = {24.0, 0, "knee"};
+    p.levels = {l1, memory};
+    p.l3_reach = {std::nullopt, 0, "not measured: no L3"};
+    p.vector_bytes = 32;
+    p.probe_seconds = 1.5;
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("profile: its JSON reads back figure for figure", "[time_model]") {
+    const auto p = cachebook::profile_from_json(cachebook::profile_json(two_levels()));
+    REQUIRE(p.levels.size() == 2);
+    CHECK(p.levels[0].latency_ns.value == 1.25);
+    CHECK(p.levels[0].read_gbs.spread == 0.5);
+    CHECK(p.levels[1].in_flight.value == 24.0);
+    CHECK(p.levels[1].bytes == std::size_t{1} << 26);
+    CHECK_FALSE(p.levels[0].store_gbs.value.has_value());
+    CHECK_FALSE(p.l3_reach.value.has_value());
+    CHECK(p.vector_bytes == 32);
+    CHECK(cachebook::profile_json(p) == cachebook::profile_json(two_levels()));
+}
+
+TEST_CASE("profile: with CACHEBOOK_PROFILE_DIR the programs of a run read the one file of this machine and build",
+          "[time_model]") {
+    const auto dir = std::filesystem::temp_directory_path() / ("cachebook-profile-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    cachebook::write_json((dir / ("profile-" + cachebook::profile_key() + ".json")).string(),
+                          cachebook::profile_json(two_levels()));
+    const auto p = cachebook::shared_profile_in(dir.string());  // read, not measured: the figures are the file's
+    std::filesystem::remove_all(dir);
+    REQUIRE(p.levels.size() == 2);
+    CHECK(p.levels[1].latency_ns.value == 100.0);
+    CHECK(p.origin.find("shared") != std::string::npos);
+}
+
+TEST_CASE("priced: an L3 without ways runs with the L2's, no larger than the profile's reach", "[time_model]") {
+    const auto l2 = cachebook::CacheConfig::from_capacity(1 << 20, 16, 64);
+    cachebook::CacheInfo l3;
+    l3.level = 3;
+    l3.size_bytes = std::size_t{508} << 20;
+    l3.line_bytes = 64;  // ways 0: not reported
+    auto profile = two_levels();
+    profile.l3_reach = {double(std::size_t{32} << 20), 0, "chases"};
+    std::string note;
+    const auto c = cachebook::modelled_l3(l3, l2, profile, note);
+    REQUIRE(c.has_value());
+    CHECK(c->ways == 16);
+    CHECK(c->capacity_bytes() == std::size_t{32} << 20);
+    CHECK(note == "the L3's ways unknown: run with the L2's 16; the L3 run at 32 MiB, the reach the profile measured, "
+                  "of 508 MiB reported");
+    l3.ways = 12;  // reported, and no reach measured: the machine's L3 as it says
+    profile.l3_reach = {std::nullopt, 0, "not measured"};
+    note.clear();
+    const auto whole = cachebook::modelled_l3(l3, l2, profile, note);
+    REQUIRE(whole.has_value());
+    CHECK(whole->ways == 12);
+    CHECK(whole->capacity_bytes() == l3.size_bytes - l3.size_bytes % (12 * 64));
+    CHECK(note.empty());
+    l3.size_bytes = 0;
+    CHECK_FALSE(cachebook::modelled_l3(l3, l2, profile, note).has_value());
+}
+
+TEST_CASE("matmul walk: the loads the compiled loop makes, the kept operand once before the inner loop",
+          "[time_model]") {
+    using cachebook::LoopOrder;
+    const std::vector<cachebook::CacheConfig> l1 = {cachebook::CacheConfig::fully_associative(1024, 64)};
+    const auto loads = [&](const cachebook::Walk& w) {
+        cachebook::Hierarchy h(l1);
+        w(h);
+        return h.counts()[0].accesses;
+    };
+    // ikj, n = 4, one value of i: per k, A[i][k] once and B, C four times each: 4 x 9.
+    CHECK(loads(cachebook::matmul_walk(LoopOrder::ikj, 4, 0, 0, 1)) == 36);
+    CHECK(loads(cachebook::matmul_walk(LoopOrder::jki, 4, 0, 1, 2)) == 72);  // B kept over i
+    // Blocked, n = 4, tiles of 2, one (ii, jj): two kk, each 2 x 2 x (1 + 2 x 2) loads.
+    CHECK(loads(cachebook::matmul_walk(LoopOrder::ikj, 4, 2, 0, 1)) == 40);
+    CHECK(cachebook::matmul_units(4, 0) == 4);
+    CHECK(cachebook::matmul_units(520, 32) == 17 * 17);
+    CHECK_THROWS_AS(cachebook::matmul_walk(LoopOrder::ikj, 4, 2, 3, 2), std::invalid_argument);
+    // Every double of the three page-aligned 4 x 4 matrices once: A, B and C a page each.
+    CHECK(loads(cachebook::matmul_touch(4)) == 2 * 4096 / 8 + 16);
+}
+
+TEST_CASE("padded claims: ns a unit at each size and their ratio, or not priced with the reason", "[time_model]") {
+    cachebook::WalkPrediction power, padded;
+    power.overlapped.ns = 1000;  // 100 units: 10 ns a unit
+    power.added.ns = 1200;
+    power.overlapped.bottleneck = "latency-bound in L3";
+    padded.overlapped.ns = 500;  // 125 units: 4 ns a unit
+    padded.added.ns = 500;
+    padded.overlapped.bottleneck = "bandwidth-bound in L2";
+    cachebook::PaddedPair pair{"jki", "jki", "N = 512", "N = 520", "a multiply-add", power, padded, 100, 125, 8, 2,
+                               "the core", ""};
+    const auto claims = cachebook::padded_claims(pair);
+    REQUIRE(claims.size() == 3);
+    CHECK(claims[0].key == "jki_ns");
+    CHECK(claims[0].what == "jki, N = 512, ns a multiply-add");
+    CHECK(claims[0].predicted == 10.0);
+    CHECK(claims[0].predicted_added == 12.0);
+    CHECK(claims[1].predicted == 4.0);
+    CHECK(claims[2].key == "jki_power_over_padded");
+    CHECK(claims[2].predicted == 2.5);
+    CHECK(claims[2].measured == 4.0);  // 8 / 2
+    CHECK(claims[2].bottleneck == "N = 512 latency-bound in L3, N = 520 bandwidth-bound in L2");
+    pair.padded.reset();
+    for (const auto& c : cachebook::padded_claims(pair)) {
+        CHECK_FALSE(c.predicted.has_value());
+        CHECK_FALSE(c.why_not.empty());
     }
 }

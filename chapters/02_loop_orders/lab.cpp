@@ -114,11 +114,11 @@ SumTiming time_sums(std::size_t n, int runs) {
 
 SumPrice price_sums(std::size_t n) {
     SumPrice p;
-    p.profile = cachebook::measure_profile();
+    p.profile = cachebook::shared_profile();
     p.machine = cachebook::priced_machine(p.profile);
     if (!p.machine.usable()) return p;
-    p.row = cachebook::predict_walk(p.machine, {cachebook::row_walk(n), sizeof(int), false, true});
-    p.column = cachebook::predict_walk(p.machine, {cachebook::column_walk(n), sizeof(int), false, false});
+    p.row = cachebook::predict_walk(p.machine, {cachebook::row_walk(n), sizeof(int), false, true, {}, 1});
+    p.column = cachebook::predict_walk(p.machine, {cachebook::column_walk(n), sizeof(int), false, false, {}, 1});
     return p;
 }
 
@@ -230,6 +230,35 @@ ConflictRun time_conflict(int runs, int passes) {
         r.padded_runs.push_back(timed_sum(padded, passes));
     }
     return r;
+}
+
+namespace {
+
+// The conflict's column sum as the model sees it: the first kConflictCols columns, each down its rows.
+cachebook::Walk conflict_walk(std::size_t stride) {
+    return [stride](cachebook::Hierarchy& h) {
+        for (std::size_t j = 0; j < kConflictCols; ++j)
+            for (std::size_t i = 0; i < kConflictRows; ++i) h.access(i * stride + j * sizeof(int));
+    };
+}
+
+}  // namespace
+
+ConflictPrice price_conflict() {
+    ConflictPrice p;
+    p.machine = cachebook::priced_machine(cachebook::shared_profile());
+    if (!p.machine.usable()) return p;
+    for (auto [stride, out] : {std::pair{kConflictStride, &p.power}, std::pair{kConflictStride + kConflictPad, &p.padded}})
+        *out = cachebook::predict_walk(p.machine, {conflict_walk(stride), sizeof(int), false, false, {}, 1});
+    return p;
+}
+
+std::vector<cachebook::PricedClaim> conflict_priced(const ConflictPrice& price, const ConflictRun& run, int passes) {
+    const double loads = static_cast<double>(kConflictRows * kConflictCols), timed = loads * passes;
+    return cachebook::padded_claims({"conflict", "the conflict's column sum", "a page apart", "a page and a line apart",
+                                     "a load", price.power, price.padded, loads, loads, run.power_min() * 1e9 / timed,
+                                     run.padded_min() * 1e9 / timed,
+                                     "the prefetchers, and the loads of other columns a line brings", price.machine.why_not});
 }
 
 cachebook::ClaimResult conflict_claim(const ConflictRun& run, const std::optional<cachebook::CacheConfig>& l1,

@@ -125,6 +125,16 @@ struct ConflictRun {
 /// Times both sums `runs` times each, interleaved, each run `passes` passes over the columns,
 /// on page-aligned arrays.
 ConflictRun time_conflict(int runs, int passes);
+/// The time model's price of one pass of each conflict sum (rows page-aligned, as time_conflict
+/// lays them), made before they are timed, with the program's one profile (the sums' too).
+struct ConflictPrice {
+    cachebook::PricedMachine machine;
+    std::optional<cachebook::WalkPrediction> power, padded;
+};
+ConflictPrice price_conflict();
+/// The priced claims of the conflict: ns a load at each stride, and page / padded.
+std::vector<cachebook::PricedClaim> conflict_priced(const ConflictPrice& price, const ConflictRun& run, int passes);
+
 /// The claim decided by the book's rule; inconclusive, with the reason, where `l1` is unknown or
 /// keeps all of a power-of-two column's lines, so the model predicts no effect.
 cachebook::ClaimResult conflict_claim(const ConflictRun& run, const std::optional<cachebook::CacheConfig>& l1,

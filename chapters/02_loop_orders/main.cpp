@@ -268,6 +268,7 @@ void conflict_section(Report& report, const Options& options) {
     conflict_sets_line(report, l1, ch02::kConflictStride, "conflict.power", "a power of two");
     conflict_sets_line(report, l1, ch02::kConflictStride + ch02::kConflictPad, "conflict.padded", "one line more");
     const int passes = 40;
+    const auto price = ch02::price_conflict();  // priced first, with the profile the sums were priced with
     const auto run = ch02::time_conflict(static_cast<int>(options.conflict_runs), passes);
     report.line("  the first {} columns, {} passes a run: sums {}", Value::exact("conflict.cols", ch02::kConflictCols),
                 Value::exact("conflict.passes", passes), run.power_sum == run.padded_sum ? "equal" : "DIFFERENT");
@@ -276,6 +277,9 @@ void conflict_section(Report& report, const Options& options) {
                 Value::exact("conflict.runs", options.conflict_runs));
     report.line("  a page and a line:   {} ms",
                 Value::measured("conflict.padded_ms", run.padded_min() * 1e3, "{:.2f}"));
+    report.line("  priced from this machine's profile before the timing (the appendix Priced):");
+    for (const auto& claim : ch02::conflict_priced(price, run, passes))
+        cachebook::report_priced(report, claim, claim.key.ends_with("over_padded") ? "{:.2f}x" : "{:.2f} ns");
     cachebook::report_claim(report, "conflict", "page stride / padded stride", ch02::conflict_claim(run, l1));
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "cachebook/cli.hpp"
 #include "cachebook/cpu_time.hpp"
@@ -62,6 +63,50 @@ MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook:
         }
     }
     for (double v : first) out.checksum += v;
+    return out;
+}
+
+PaddedPrice price_padded(std::size_t n) {
+    using cachebook::LoopOrder;
+    PaddedPrice p;
+    p.n = n;
+    p.padded = n + 64 / sizeof(double);
+    p.profile = cachebook::shared_profile();
+    p.machine = cachebook::priced_machine(p.profile);
+    if (!p.machine.usable()) return p;
+    // ikj's inner loop walks rows of B and C, which the prefetcher follows; jki's walks columns.
+    p.ikj = cachebook::predict_matmul(p.machine, LoopOrder::ikj, n, 0, true);
+    p.ikj_padded = cachebook::predict_matmul(p.machine, LoopOrder::ikj, p.padded, 0, true);
+    p.jki = cachebook::predict_matmul(p.machine, LoopOrder::jki, n, 0, false);
+    p.jki_padded = cachebook::predict_matmul(p.machine, LoopOrder::jki, p.padded, 0, false);
+    return p;
+}
+
+namespace {
+
+// ns a multiply-add of `order`'s fastest run in `timed`.
+double madd_ns(const MeasuredOrders& timed, cachebook::LoopOrder order) {
+    for (const auto& o : timed.orders)
+        if (o.order == order) return o.timing.min() * 1e9 / cachebook::multiply_adds(timed.n);
+    return 0;
+}
+
+}  // namespace
+
+std::vector<cachebook::PricedClaim> padded_priced(const PaddedPrice& price, const MeasuredOrders& timed,
+                                                  const MeasuredOrders& again) {
+    using cachebook::LoopOrder;
+    const char* const left_out = "the core's own work (the multiply-adds), C's stores, and the TLB";
+    std::vector<cachebook::PricedClaim> out;
+    for (const auto& [order, power, padded] : {std::tuple{LoopOrder::ikj, &price.ikj, &price.ikj_padded},
+                                               std::tuple{LoopOrder::jki, &price.jki, &price.jki_padded}}) {
+        const std::string name(cachebook::order_name(order));
+        const auto claims = cachebook::padded_claims({name, name, fmt::format("N = {}", price.n),
+                                                      fmt::format("N = {}", price.padded), "a multiply-add", *power,
+                                                      *padded, cachebook::multiply_adds(price.n), cachebook::multiply_adds(price.padded), madd_ns(timed, order),
+                                                      madd_ns(again, order), left_out, price.machine.why_not});
+        out.insert(out.end(), claims.begin(), claims.end());
+    }
     return out;
 }
 

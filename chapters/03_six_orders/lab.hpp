@@ -4,12 +4,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cachebook/cache.hpp"
 #include "cachebook/claim.hpp"
 #include "cachebook/measure.hpp"
+#include "cachebook/priced.hpp"
+#include "cachebook/profile.hpp"
 #include "cachebook/trace.hpp"
 #include "six_orders.hpp"
 
@@ -37,6 +40,19 @@ struct MeasuredOrders {
 /// Times the given orders (all six by default) `runs` times each, round-robin, by the calling
 /// thread's CPU clock (cachebook/cpu_time.hpp); C is compared byte for byte.
 MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook::LoopOrder>& orders = {});
+
+/// The time model's price of ikj (inner j) and jki (inner i) at N and at N plus one line of
+/// doubles (cachebook/priced.hpp), made before either is timed; nullopt where it cannot price.
+struct PaddedPrice {
+    cachebook::Profile profile;
+    cachebook::PricedMachine machine;
+    std::size_t n = 0, padded = 0;
+    std::optional<cachebook::WalkPrediction> ikj, ikj_padded, jki, jki_padded;
+};
+PaddedPrice price_padded(std::size_t n);
+/// The priced claims of the two orders at both sizes: `timed` at N, `again` at the padded size.
+std::vector<cachebook::PricedClaim> padded_priced(const PaddedPrice& price, const MeasuredOrders& timed,
+                                                  const MeasuredOrders& again);
 
 /// The chapter's claim: the fastest inner-i order takes at least this many times as long as the
 /// fastest inner-j one (at N = 512).

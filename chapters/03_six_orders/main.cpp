@@ -159,9 +159,10 @@ void column_sets_line(Report& report, std::size_t n) {
 
 // ikj (inner j) and jki (inner i) again at N plus one line of doubles, a padded size whose columns
 // spread over the L1's sets: time per multiply-add, side by side.
-void padded_lines(Report& report, const ch03::MeasuredOrders& timed, int runs) {
+// The time model priced both before either size was timed (`price`); its lines follow.
+void padded_lines(Report& report, const ch03::MeasuredOrders& timed, const ch03::PaddedPrice& price, int runs) {
     using cachebook::LoopOrder;
-    const std::size_t n = timed.n, padded = n + 64 / sizeof(double);
+    const std::size_t n = timed.n, padded = price.padded;
     const auto again = ch03::time_orders(padded, runs, {LoopOrder::ikj, LoopOrder::jki});
     const auto per_madd = [](double seconds, std::size_t size) {
         return seconds * 1e9 / (static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size));
@@ -176,6 +177,10 @@ void padded_lines(Report& report, const ch03::MeasuredOrders& timed, int runs) {
             Value::measured("measured.padded." + name(o.order) + "_power_ns", per_madd(same.timing.min(), n), "{:.2f}"),
             Value::measured("measured.padded." + name(o.order) + "_ns", per_madd(o.timing.min(), padded), "{:.2f}"));
     }
+    report.line("  priced from this machine's profile before the timing (the appendix Priced):");
+    report.line("    {}", Value::measured("", cachebook::levels_text(price.machine)));
+    for (const auto& claim : ch03::padded_priced(price, timed, again))
+        cachebook::report_priced(report, claim, claim.key.ends_with("over_padded") ? "{:.2f}x" : "{:.2f} ns");
 }
 
 void measured_section(Report& report, const Options& options) {
@@ -183,6 +188,9 @@ void measured_section(Report& report, const Options& options) {
     report.section("Measured: the six orders on {0} x {0} doubles ({1} KiB per matrix), integer-valued data",
                    Value::exact("measured.n", n), n * n * 8 / 1024);
     cachebook::Progress progress("six orders", 1);
+    // The prediction comes first: the profile and the model, before any order is timed.
+    const auto price = ch03::price_padded(n);
+    report.record("profile", cachebook::profile_json(price.profile));
     const auto timed = ch03::time_orders(n, static_cast<int>(options.runs));
     progress.step();
     report.record("measured.runs", options.runs);
@@ -199,7 +207,7 @@ void measured_section(Report& report, const Options& options) {
                 Value::measured("measured.i_over_j", timed.min_of('i') / timed.min_of('j'), "{:.1f}").quoted());
     report.line("  fastest inner-k / fastest inner-j = {}",
                 Value::measured("measured.k_over_j", timed.min_of('k') / timed.min_of('j'), "{:.1f}").quoted());
-    padded_lines(report, timed, static_cast<int>(options.runs));
+    padded_lines(report, timed, price, static_cast<int>(options.runs));
     column_sets_line(report, n);
     cachebook::report_claim(report, "inner_i", "fastest inner-i / fastest inner-j", ch03::inner_claim(timed));
 }

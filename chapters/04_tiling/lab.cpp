@@ -37,6 +37,22 @@ std::size_t blocked_tile(std::size_t requested, std::size_t n, const std::option
     return mine ? mine->tile : tile_from_cache(32 * 1024, n).tile;
 }
 
+BlockedPrice price_blocked(std::size_t n, std::size_t tile) {
+    BlockedPrice p;
+    p.n = n;
+    p.padded = n + 64 / sizeof(double);
+    p.tile = tile;
+    p.profile = cachebook::shared_profile();
+    p.machine = cachebook::priced_machine(p.profile);
+    if (!p.machine.usable()) return p;
+    // Naive ijk's inner loop walks a column of B; the blocked one's walks rows of B's and C's tiles.
+    p.naive = cachebook::predict_matmul(p.machine, cachebook::LoopOrder::ijk, n, 0, false);
+    p.naive_padded = cachebook::predict_matmul(p.machine, cachebook::LoopOrder::ijk, p.padded, 0, false);
+    p.blocked = cachebook::predict_matmul(p.machine, cachebook::LoopOrder::ikj, n, tile, true);
+    p.blocked_padded = cachebook::predict_matmul(p.machine, cachebook::LoopOrder::ikj, p.padded, tile, true);
+    return p;
+}
+
 BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs) {
     const auto m = cachebook::integer_valued_matrices(n);
     std::vector<double> c1(n * n), c2(n * n);

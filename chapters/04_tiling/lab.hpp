@@ -15,6 +15,8 @@
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/miss_kinds.hpp"
+#include "cachebook/priced.hpp"
+#include "cachebook/profile.hpp"
 #include "tiling.hpp"
 
 namespace ch04 {
@@ -46,6 +48,16 @@ struct BlockedTiming {
     [[nodiscard]] double speedup() const { return naive.min() / blocked.min(); }
 };
 BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs);
+
+/// The time model's price of naive ijk and of the blocked product at N and at N plus one line of
+/// doubles (cachebook/priced.hpp), made before either is timed; nullopt where it cannot price.
+struct BlockedPrice {
+    cachebook::Profile profile;
+    cachebook::PricedMachine machine;
+    std::size_t n = 0, padded = 0, tile = 0;
+    std::optional<cachebook::WalkPrediction> naive, naive_padded, blocked, blocked_padded;
+};
+BlockedPrice price_blocked(std::size_t n, std::size_t tile);
 
 /// The chapter's claims: naive ijk takes at least kBlockedThreshold times as long as blocked with
 /// the tile from the L1 (at N = 512), and the naive transpose at least kTransposeThreshold times
@@ -194,7 +206,9 @@ void prefetch_section(cachebook::Report& report);
 void tile_sets_lines(cachebook::Report& report, std::size_t n, std::size_t tile);
 /// Section 4's lines on the padded size (lab_report.cpp): both products timed again at N plus one
 /// line of doubles, time per multiply-add beside `timing`'s (recorded under blocked.padded).
-void padded_lines(cachebook::Report& report, const BlockedTiming& timing, int runs);
+/// The time model's price of both products at N and at N plus one line, made before they are
+/// timed (recorded under priced.naive_* and priced.blocked_*; the appendix Priced).
+void padded_lines(cachebook::Report& report, const BlockedTiming& timing, const BlockedPrice& price, int runs);
 
 /// The M / H string of steps [first, last), three letters per iteration separated by spaces.
 std::string stepper_marks(const MatmulStepper& run, std::size_t first, std::size_t last);

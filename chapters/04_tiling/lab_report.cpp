@@ -182,8 +182,8 @@ void tile_sets_lines(Report& report, std::size_t n, std::size_t tile) {
 
 // The two products again at N plus one line of doubles, whose tiles spread over the L1's sets:
 // time per multiply-add beside the power-of-two size's.
-void padded_lines(Report& report, const BlockedTiming& timing, int runs) {
-    const std::size_t n = timing.n, padded = n + 64 / sizeof(double);
+void padded_lines(Report& report, const BlockedTiming& timing, const BlockedPrice& price, int runs) {
+    const std::size_t n = timing.n, padded = price.padded;
     const auto again = time_blocked(padded, timing.tile, runs);
     const auto per_madd = [](double seconds, std::size_t size) {
         return seconds * 1e9 / (static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size));
@@ -196,6 +196,17 @@ void padded_lines(Report& report, const BlockedTiming& timing, int runs) {
     report.line("    blocked:   {} against {}",
                 Value::measured("blocked.padded.blocked_power_ns", per_madd(timing.blocked.min(), n), "{:.2f}"),
                 Value::measured("blocked.padded.blocked_ns", per_madd(again.blocked.min(), padded), "{:.2f}"));
+    report.line("  priced from this machine's profile before the timing (the appendix Priced):");
+    report.line("    {}", Value::measured("", cachebook::levels_text(price.machine)));
+    const char* const left_out = "the core's own work (the multiply-adds), C's stores, and the TLB";
+    for (const auto& [key, what, power, padded_p, timed_power, timed_padded] :
+         {std::tuple{"naive", "naive ijk", &price.naive, &price.naive_padded, &timing.naive, &again.naive},
+          std::tuple{"blocked", "blocked", &price.blocked, &price.blocked_padded, &timing.blocked, &again.blocked}})
+        for (const auto& claim : cachebook::padded_claims(
+                 {key, what, fmt::format("N = {}", n), fmt::format("N = {}", padded), "a multiply-add", *power,
+                  *padded_p, cachebook::multiply_adds(n), cachebook::multiply_adds(padded), per_madd(timed_power->min(), n),
+                  per_madd(timed_padded->min(), padded), left_out, price.machine.why_not}))
+            cachebook::report_priced(report, claim, claim.key.ends_with("over_padded") ? "{:.2f}x" : "{:.2f} ns");
 }
 
 }  // namespace ch04

@@ -201,6 +201,9 @@ void blocked_section(Report& report, const Options& options, std::size_t tile) {
     const auto n = static_cast<std::size_t>(options.n);
     report.section("Measured: naive ijk against blocked (tile {0}), {1} x {1} doubles, integer-valued data",
                    Value::measured("blocked.tile", tile), Value::exact("blocked.n", n));
+    // The prediction comes first: the profile and the model, before either product is timed.
+    const auto price = ch04::price_blocked(n, tile);
+    report.record("profile", cachebook::profile_json(price.profile));
     const auto timing = ch04::time_blocked(n, tile, static_cast<int>(options.runs));
     report.line("  identical results (memcmp): {}",
                 Value::exact_as("blocked.identical", timing.identical, timing.identical ? "yes" : "NO"));
@@ -209,7 +212,7 @@ void blocked_section(Report& report, const Options& options, std::size_t tile) {
                 Value::measured("blocked.blocked_ms", timing.blocked.min() * 1e3, "{:.1f}"),
                 Value::exact("blocked.runs", options.runs));
     report.line("  naive / blocked = {}", Value::measured("blocked.speedup", timing.speedup(), "{:.1f}").quoted());
-    ch04::padded_lines(report, timing, static_cast<int>(options.runs));
+    ch04::padded_lines(report, timing, price, static_cast<int>(options.runs));
     cachebook::report_claim(report, "blocked", "naive / blocked", ch04::blocked_claim(timing));
 }
 

@@ -160,11 +160,11 @@ ModelWalks predict_walks(const cachebook::PricedMachine& model, std::size_t n, s
                          std::uint64_t seed) {
     ModelWalks w;
     if (!model.usable()) return w;
-    w.row = cachebook::predict_walk(model, {row_walk(n), sizeof(int), false, true});
-    w.column = cachebook::predict_walk(model, {column_walk(n), sizeof(int), false, false});
+    w.row = cachebook::predict_walk(model, {row_walk(n), sizeof(int), false, true, {}, 1});
+    w.column = cachebook::predict_walk(model, {column_walk(n), sizeof(int), false, false, {}, 1});
     const auto cycle = cachebook::single_cycle(curve_bytes / kNodeBytes, seed);
-    w.chase = cachebook::predict_walk(model, {chase_walk(cycle, kNodeBytes), sizeof(void*), true, false});
-    w.strided = cachebook::predict_walk(model, {sequential_walk(curve_bytes, kNodeBytes), 8, false, true});
+    w.chase = cachebook::predict_walk(model, {chase_walk(cycle, kNodeBytes), sizeof(void*), true, false, {}, 1});
+    w.strided = cachebook::predict_walk(model, {sequential_walk(curve_bytes, kNodeBytes), 8, false, true, {}, 1});
     return w;
 }
 
@@ -209,7 +209,7 @@ AmatResult price_a_miss(const Options& options, const Setup& setup, const Curves
     cachebook::require_memory(model_bytes(r.hierarchy) + n * n * sizeof(int), "the AMAT section's model and matrix");
     const std::size_t k_near = nearest_size(setup.sizes, n * n * sizeof(int));
     // The time model predicts first, from the profile alone: nothing it uses is timed below.
-    r.profile = cachebook::measure_profile();
+    r.profile = cachebook::shared_profile();
     r.model = cachebook::priced_machine(r.profile);
     const ModelWalks predicted =
         predict_walks(r.model, n, curves.small_pages[k_near].bytes, static_cast<std::uint64_t>(options.seed) + k_near);

@@ -22,7 +22,7 @@ void chase_k(const void** chases, std::size_t hops) {
     std::copy_n(p.begin(), K, chases);
 }
 
-// chase_k<1> to chase_k<kMaxChases>, indexed by K - 1.
+// chase_k<1> to chase_k<kMostChases>, indexed by K - 1.
 template <std::size_t... I>
 constexpr auto chase_table(std::index_sequence<I...>) {
     return std::array{&chase_k<I + 1>...};
@@ -31,8 +31,8 @@ constexpr auto chase_table(std::index_sequence<I...>) {
 }  // namespace
 
 void chase_together(std::span<const void*> chases, std::size_t hops) {
-    if (chases.empty() || chases.size() > kMaxChases) throw std::invalid_argument("chase_together: 1 to 16 chases");
-    static constexpr auto table = chase_table(std::make_index_sequence<kMaxChases>{});
+    if (chases.empty() || chases.size() > kMostChases) throw std::invalid_argument("chase_together: 1 to 48 chases");
+    static constexpr auto table = chase_table(std::make_index_sequence<kMostChases>{});
     table[chases.size() - 1](chases.data(), hops);
 }
 // [end: together]
@@ -58,17 +58,24 @@ std::vector<std::uint32_t> spaced_starts(const std::vector<std::uint32_t>& order
 // [end: starts]
 
 // [snippet: knee]
-Knee knee_of(const std::vector<double>& ns_by_k, double margin) {
-    if (ns_by_k.empty()) throw std::invalid_argument("knee_of: no times");
+Knee knee_of(const std::vector<std::size_t>& counts, const std::vector<double>& ns, double margin) {
+    if (ns.empty() || counts.size() != ns.size() || counts.front() != 1)
+        throw std::invalid_argument("knee_of: one time per chase count, from 1 chase");
     Knee knee;
-    knee.best_ns = *std::min_element(ns_by_k.begin(), ns_by_k.end());
-    for (std::size_t i = 0; i < ns_by_k.size(); ++i)
-        if (ns_by_k[i] <= (1 + margin) * knee.best_ns) {
-            knee.k = i + 1;
+    knee.best_ns = *std::min_element(ns.begin(), ns.end());
+    for (std::size_t i = 0; i < ns.size(); ++i)
+        if (ns[i] <= (1 + margin) * knee.best_ns) {
+            knee.k = counts[i];
             break;
         }
-    knee.in_flight = ns_by_k.front() / knee.best_ns;
+    knee.in_flight = ns.front() / knee.best_ns;
     return knee;
+}
+
+Knee knee_of(const std::vector<double>& ns_by_k, double margin) {
+    std::vector<std::size_t> counts(ns_by_k.size());
+    for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = i + 1;
+    return knee_of(counts, ns_by_k, margin);
 }
 // [end: knee]
 

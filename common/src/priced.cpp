@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "cachebook/machine.hpp"
 
@@ -25,11 +26,33 @@ std::optional<CacheConfig> model_cache(const std::optional<CacheInfo>& c) {
 
 }  // namespace
 
+// The L3 as the model runs it: the ways the machine gives, or the L2's where it gives none (a
+// virtual machine's CPUID may not); its size the smaller of what the machine reports and what
+// the profile found it serve (a guest may be told of a whole socket's L3 and hold a share).
+std::optional<CacheConfig> modelled_l3(const std::optional<CacheInfo>& l3, const CacheConfig& l2, const Profile& profile,
+                                    std::string& note) {
+    if (!l3 || l3->size_bytes == 0 || (l3->line_bytes != 0 && l3->line_bytes != l2.line_bytes)) return std::nullopt;
+    const bool ways_known = l3->ways != 0;
+    std::size_t bytes = l3->size_bytes;
+    if (profile.l3_reach.value) bytes = std::min(bytes, static_cast<std::size_t>(*profile.l3_reach.value));
+    CacheConfig config;
+    config.ways = ways_known ? l3->ways : l2.ways;
+    config.line_bytes = l2.line_bytes;
+    config.sets = std::max<std::size_t>(1, bytes / (config.ways * config.line_bytes));
+    if (!ways_known) note = fmt::format("the L3's ways unknown: run with the L2's {}", l2.ways);
+    if (bytes < l3->size_bytes)
+        note += fmt::format("{}the L3 run at {}, the reach the profile measured, of {} reported", note.empty() ? "" : "; ",
+                            size_text(config.capacity_bytes()), size_text(l3->size_bytes));
+    return config;
+}
+
 PricedMachine priced_machine(const Profile& profile) {
     PricedMachine m;
     std::vector<std::string> names;
     for (int level = 1; level <= 3; ++level) {
-        const auto config = model_cache(machine().data_cache(level));
+        const auto config = level < 3 ? model_cache(machine().data_cache(level))
+                            : m.caches.size() == 2 ? modelled_l3(machine().data_cache(3), m.caches[1], profile, m.note)
+                                                   : std::nullopt;
         if (!config) break;
         m.caches.push_back(*config);
         names.push_back(kCacheNames[level - 1]);
@@ -54,15 +77,65 @@ std::string levels_text(const PricedMachine& m) {
     for (const auto& l : m.prices)
         text += fmt::format("{}{} {:.1f} ns, {:.0f} GB/s, {:.1f} in flight", text.empty() ? "the levels: " : "; ",
                             l.name, l.latency_ns, l.gbs, l.in_flight);
-    return text;
+    return m.note.empty() ? text : text + " (" + m.note + ")";
 }
 
 WalkPrediction predict_walk(const PricedMachine& m, const WalkShape& shape, int placements) {
-    const auto counts = placed_counts(m.caches, shape.walk, placements);
+    const auto counts = shape.warm ? placed_counts(m.caches, shape.warm, shape.walk, placements)
+                                   : placed_counts(m.caches, shape.walk, placements);
     const auto line = static_cast<double>(m.caches.front().line_bytes);
-    const Work work{traffic_of(counts, shape.bytes_per_load, line), shape.dependent, shape.prefetched, 0};
-    return {counts.front().accesses, predict(m.prices, work, Combine::overlapped),
-            predict(m.prices, work, Combine::added)};
+    Work work{traffic_of(counts, shape.bytes_per_load, line), shape.dependent, shape.prefetched, 0};
+    for (auto& level : work.levels) level = {level.loads * shape.scale, level.bytes * shape.scale};
+    return {static_cast<std::uint64_t>(static_cast<double>(counts.front().accesses) * shape.scale),
+            predict(m.prices, work, Combine::overlapped), predict(m.prices, work, Combine::added)};
+}
+
+std::optional<WalkPrediction> predict_matmul(const PricedMachine& m, LoopOrder order, std::size_t n,
+                                             std::size_t tile, bool prefetched) {
+    constexpr std::size_t kWarm = 2, kCounted = 2;
+    const std::size_t units = matmul_units(n, tile);
+    const std::size_t tiles_a_row = tile == 0 ? n : n / tile;  // whole tiles in the first row of tiles
+    if (units < kWarm + kCounted || tiles_a_row < kWarm + kCounted) return std::nullopt;
+    const Walk touch = matmul_touch(n), warm_units = matmul_walk(order, n, tile, 0, kWarm);
+    // The whole over the part, in multiply-adds: a unit is n^2 of them, or a T x T tile of C's n T^2
+    // (the units counted are whole tiles; those at the edges of a size T does not divide are smaller).
+    const auto size = static_cast<double>(n), unit = tile == 0 ? size * size : static_cast<double>(tile * tile) * size;
+    WalkShape shape{matmul_walk(order, n, tile, kWarm, kCounted), sizeof(double), false, prefetched, {},
+                    size * size * size / (unit * kCounted)};
+    shape.warm = [touch, warm_units](Hierarchy& h) {
+        touch(h);
+        warm_units(h);
+    };
+    return predict_walk(m, shape);
+}
+
+std::vector<PricedClaim> padded_claims(const PaddedPair& p) {
+    std::vector<PricedClaim> claims = {
+        {p.key + "_ns", fmt::format("{}, {}, ns {}", p.what, p.power_label, p.unit), {}, {}, "", p.measured_power_ns,
+         p.left_out, p.why_not},
+        {p.key + "_padded_ns", fmt::format("{}, {}, ns {}", p.what, p.padded_label, p.unit), {}, {}, "",
+         p.measured_padded_ns, p.left_out, p.why_not},
+        {p.key + "_power_over_padded", fmt::format("{}, {} / {}", p.what, p.power_label, p.padded_label), {}, {}, "",
+         p.measured_power_ns / p.measured_padded_ns, p.left_out, p.why_not}};
+    if (!p.power || !p.padded) {
+        if (p.why_not.empty())
+            for (auto& c : claims) c.why_not = "too small to price from a sample (fewer than four outer steps or tiles a row)";
+        return claims;
+    }
+    const double power = p.power->overlapped.ns / p.power_units, padded = p.padded->overlapped.ns / p.padded_units;
+    const double power_added = p.power->added.ns / p.power_units, padded_added = p.padded->added.ns / p.padded_units;
+    claims[0].predicted = power;
+    claims[0].predicted_added = power_added;
+    claims[0].bottleneck = p.power->overlapped.bottleneck;
+    claims[1].predicted = padded;
+    claims[1].predicted_added = padded_added;
+    claims[1].bottleneck = p.padded->overlapped.bottleneck;
+    claims[2].predicted = power / padded;
+    claims[2].predicted_added = power_added / padded_added;
+    claims[2].bottleneck =
+        fmt::format("{} {}, {} {}", p.power_label, claims[0].bottleneck, p.padded_label, claims[1].bottleneck);
+    for (auto& c : claims) c.why_not.clear();
+    return claims;
 }
 
 void report_priced(Report& report, const PricedClaim& c, const std::string& format) {

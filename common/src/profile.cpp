@@ -1,15 +1,19 @@
-// This machine's profile (profile.hpp): short microbenchmarks of each level, best and spread.
+// This machine's profile (profile.hpp): short microbenchmarks of each level, best and spread,
+// timed by the thread's CPU clock as the chapters' claims are: on a shared machine it stops
+// while the thread waits for a cpu.
 #include "cachebook/profile.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <stdexcept>
 
 #include "cachebook/chase.hpp"
+#include "cachebook/cpu_time.hpp"
 #include "cachebook/in_flight.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
@@ -76,9 +80,9 @@ Figure figure_of(std::vector<double> samples, bool lower_is_better, std::string 
 // GB/s of `kernel` over `bytes`, one run of at least `min_bytes`, after an untimed pass.
 double gbs_of(const std::function<void(std::size_t passes)>& kernel, std::size_t bytes, std::size_t min_bytes) {
     const std::size_t passes = std::max<std::size_t>(1, min_bytes / bytes);
-    const auto t0 = Clock::now();
+    const double t0 = thread_cpu_seconds();
     kernel(passes);
-    return static_cast<double>(bytes * passes) / seconds_since(t0) / 1e9;
+    return static_cast<double>(bytes * passes) / (thread_cpu_seconds() - t0) / 1e9;
 }
 
 struct Probe {
@@ -99,41 +103,58 @@ Figure measure_latency(const Probe& p, const std::string& pages) {
     const void* at = chase(start, warmup);
     for (int r = 0; r < p.runs; ++r) {  // each run goes on from where the last stopped: new nodes
         at = chase(at, warmup);
-        const auto t0 = Clock::now();
+        const double t0 = thread_cpu_seconds();
         at = chase(at, hops);
-        ns.push_back(seconds_since(t0) / static_cast<double>(hops) * 1e9);
+        ns.push_back((thread_cpu_seconds() - t0) / static_cast<double>(hops) * 1e9);
     }
     do_not_optimize(at);
     return figure_of(
         ns, true, fmt::format("a dependent chase over {} on {} pages, best of {}", size_text(p.bytes), pages, p.runs));
 }
 
-// Loads in flight: ns a hop of one chase over the best ns an access of 1 to kMaxChases chases
-// (the knee of in_flight.hpp), every k once a round. The spread is that of one chase's runs.
+// The chase counts the probe runs: every count to kMaxChases, then steps of eight to kMostChases,
+// so that a core keeping more misses in flight than sixteen shows where it stops gaining.
+std::vector<std::size_t> chase_counts() {
+    std::vector<std::size_t> counts;
+    for (std::size_t k = 1; k <= kMaxChases; ++k) counts.push_back(k);
+    for (std::size_t k = kMaxChases + 8; k <= kMostChases; k += 8) counts.push_back(k);
+    return counts;
+}
+
+// ns an access of k chases spaced along the cycle, one run.
+double chases_ns(const Probe& p, const std::vector<std::uint32_t>& order, std::size_t k, std::size_t from) {
+    std::vector<const void*> chases;
+    for (std::uint32_t node : spaced_starts(order, k, from))
+        chases.push_back(p.buf.data() + std::size_t{node} * kNodeBytes);
+    const std::size_t accesses = p.memory ? 1 << 12 : 1 << 14;
+    const std::size_t hops = std::max<std::size_t>(1, accesses / k);
+    if (!p.memory) chase_together(chases, std::min<std::size_t>(order.size(), 1 << 17) / k + 1);
+    const double t0 = thread_cpu_seconds();
+    chase_together(chases, hops);
+    const double ns = (thread_cpu_seconds() - t0) / static_cast<double>(hops * k) * 1e9;
+    do_not_optimize(chases);
+    return ns;
+}
+
+// Loads in flight: ns a hop of one chase over the best ns an access of any count of chase_counts
+// (the knee of in_flight.hpp), every count once a round. The spread is that of one chase's runs.
+// A knee at the largest count is a lower bound, and the source says so.
 Figure measure_in_flight(const Probe& p) {
     const auto order = cycle_order(single_cycle(p.bytes / kNodeBytes, p.seed));  // link_chase laid this cycle
-    const std::size_t accesses = p.memory ? 1 << 12 : 1 << 14;
-    std::vector<std::vector<double>> runs_by_k(kMaxChases);
+    const auto counts = chase_counts();
+    std::vector<std::vector<double>> runs_by_k(counts.size());
     for (int r = 0; r < p.runs; ++r)
-        for (std::size_t k = 1; k <= kMaxChases; ++k) {
-            std::vector<const void*> chases;
-            const std::size_t from = (static_cast<std::size_t>(r) * 7919 + k * 104729) % order.size();
-            for (std::uint32_t node : spaced_starts(order, k, from))
-                chases.push_back(p.buf.data() + std::size_t{node} * kNodeBytes);
-            const std::size_t hops = accesses / k;
-            if (!p.memory) chase_together(chases, std::min<std::size_t>(order.size(), 1 << 17) / k + 1);
-            const auto t0 = Clock::now();
-            chase_together(chases, hops);
-            runs_by_k[k - 1].push_back(seconds_since(t0) / static_cast<double>(hops * k) * 1e9);
-            do_not_optimize(chases);
-        }
+        for (std::size_t i = 0; i < counts.size(); ++i)
+            runs_by_k[i].push_back(
+                chases_ns(p, order, counts[i], (static_cast<std::size_t>(r) * 7919 + counts[i] * 104729) % order.size()));
     std::vector<double> best;
     for (auto& runs : runs_by_k) best.push_back(*std::min_element(runs.begin(), runs.end()));
-    const Knee knee = knee_of(best);
+    const Knee knee = knee_of(counts, best);
     Figure f = figure_of(runs_by_k[0], true, "");
     f.value = knee.in_flight;
-    f.source = fmt::format("1 to {} chases at once over {}, best of {}: the knee at {} chases", kMaxChases,
-                           size_text(p.bytes), p.runs, knee.k);
+    f.source = fmt::format("1 to {} chases at once over {}, best of {}: the knee at {} chases{}", kMostChases,
+                           size_text(p.bytes), p.runs, knee.k,
+                           knee.k == kMostChases ? " (the most the probe runs: a lower bound)" : "");
     return f;
 }
 
@@ -179,6 +200,44 @@ LevelProfile measure_level(const std::string& name, const Probe& p, std::size_t 
     return l;
 }
 
+// ns a hop of a dependent chase over `bytes`, after one whole lap: what a level of that working
+// set costs when it has held the whole set once.
+double lap_latency(const PageBuffer& buf, std::size_t bytes, std::uint64_t seed) {
+    const std::size_t nodes = bytes / kNodeBytes, hops = 1 << 13;
+    const void* at = chase(link_chase(buf, nodes, kNodeBytes, seed), nodes);
+    const double t0 = thread_cpu_seconds();
+    at = chase(at, hops);
+    const double ns = (thread_cpu_seconds() - t0) / static_cast<double>(hops) * 1e9;
+    do_not_optimize(at);
+    return ns;
+}
+
+// How far the L3 serves: working sets doubling from twice the L3 probe's to half the memory
+// probe's, each chased after a whole lap (best of `runs`); the largest before the first whose
+// latency reaches the geometric mean of the L3's and memory's. A machine may report a whole
+// socket's L3, of which a guest, or a program among others, holds a share.
+Figure measure_l3_reach(const PageBuffer& buf, const LevelProfile& l3, const LevelProfile& memory, int runs) {
+    Figure f;
+    if (!l3.latency_ns.value || !memory.latency_ns.value) {
+        f.source = "not measured: the L3's or memory's latency is unknown";
+        return f;
+    }
+    const double midpoint = std::sqrt(*l3.latency_ns.value * *memory.latency_ns.value);
+    std::size_t reach = l3.bytes;
+    for (std::size_t bytes = 2 * l3.bytes; bytes <= memory.bytes / 2; bytes *= 2) {
+        double best = 1e300;
+        for (int r = 0; r < runs; ++r) best = std::min(best, lap_latency(buf, bytes, 100 + static_cast<std::uint64_t>(r)));
+        if (best >= midpoint) break;
+        reach = bytes;
+    }
+    f.value = static_cast<double>(reach);
+    f.source = fmt::format(
+        "dependent chases over {} to {} after a whole lap, best of {}: the largest below {:.1f} ns, between the L3's "
+        "latency and memory's",
+        size_text(2 * l3.bytes), size_text(memory.bytes / 2), runs, midpoint);
+    return f;
+}
+
 }  // namespace
 
 std::size_t widest_vector_bytes() {
@@ -200,11 +259,11 @@ Profile measure_profile(const LevelSizes& sizes, const ProfileOptions& options) 
         {"L1", sizes.l1}, {"L2", sizes.l2}, {"L3", sizes.l3}, {"memory", sizes.memory}};
     std::size_t largest = 0;
     for (const auto& [name, bytes] : levels) largest = std::max(largest, bytes);
-    const PageBuffer buf(std::max(largest, kNodeBytes * kMaxChases), PageSize::Huge);
+    const PageBuffer buf(std::max(largest, kNodeBytes * kMostChases), PageSize::Huge);
     const std::string pages = buf.huge_page_bytes() > 0 ? "huge" : "4 KiB";
     std::uint64_t seed = 1;
     for (const auto& [name, bytes] : levels) {
-        if (bytes < kNodeBytes * kMaxChases) {
+        if (bytes < kNodeBytes * kMostChases) {
             LevelProfile l;
             l.name = name;
             const std::string why = "not measured: " + machine().why_unknown(std::string(name) + "'s size");
@@ -216,6 +275,8 @@ Profile measure_profile(const LevelSizes& sizes, const ProfileOptions& options) 
         profile.levels.push_back(measure_level(name, {buf, bytes, name == std::string("memory"), options.runs, seed++},
                                                profile.vector_bytes, pages));
     }
+    const LevelProfile *l3 = profile.level("L3"), *memory = profile.level("memory");
+    profile.l3_reach = measure_l3_reach(buf, *l3, *memory, std::min(options.runs, 2));
     profile.probe_seconds = seconds_since(started);
     return profile;
 }
@@ -231,7 +292,11 @@ std::optional<std::vector<LevelPrice>> Profile::prices(const std::vector<std::st
     for (const auto& name : names) {
         const LevelProfile* l = level(name);
         if (l == nullptr || !l->latency_ns.value || !l->read_gbs.value || !l->in_flight.value) return std::nullopt;
-        out.push_back({name, *l->latency_ns.value, *l->read_gbs.value, std::max(1.0, *l->in_flight.value)});
+        // L1 serves the loads themselves, 8 bytes or so each; a level below it serves whole lines,
+        // which the widest loads measure without the load ports in the way.
+        const bool lines = name != "L1" && l->vector_read_gbs.value;
+        out.push_back({name, *l->latency_ns.value, lines ? *l->vector_read_gbs.value : *l->read_gbs.value,
+                       std::max(1.0, *l->in_flight.value)});
     }
     return out;
 }
@@ -262,8 +327,11 @@ nlohmann::json profile_json(const Profile& p) {
                           {"store_gbs", figure_json(l.store_gbs)},
                           {"in_flight", figure_json(l.in_flight)}});
     // The width as text: a whole number here would read, to the typed-number check, as one the prose must substitute.
-    return {
-        {"levels", levels}, {"vector_loads", fmt::format("{} B", p.vector_bytes)}, {"probe_seconds", p.probe_seconds}};
+    return {{"levels", levels},
+            {"l3_reach_bytes", figure_json(p.l3_reach)},
+            {"origin", p.origin},
+            {"vector_loads", fmt::format("{} B", p.vector_bytes)},
+            {"probe_seconds", p.probe_seconds}};
 }
 
 std::vector<std::string> profile_lines(const Profile& p) {
@@ -279,6 +347,7 @@ std::vector<std::string> profile_lines(const Profile& p) {
                                     figure_text(l.vector_read_gbs, "{:.1f} GB/s"), p.vector_bytes,
                                     figure_text(l.store_gbs, "{:.1f} GB/s")));
     }
+    lines.push_back(fmt::format("{:<6} {}", "reach", p.l3_reach.value ? "the L3 serves up to " + size_text(static_cast<std::size_t>(*p.l3_reach.value)) + " (" + p.l3_reach.source + ")" : p.l3_reach.source));
     return lines;
 }
 

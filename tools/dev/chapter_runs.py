@@ -34,8 +34,10 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 INPUTS = {"09_matmul": ("08_cliff", "--caches")}
 FLAG_PREFIXES = ("CMAKE_BUILD_TYPE:", "CMAKE_CXX_COMPILER:", "CMAKE_CXX_FLAGS", "CMAKE_EXE_LINKER_FLAGS", "CACHEBOOK_")
 # Variables no program's output or results depend on: golden mode and its copy (one run gives both),
-# the progress line (stderr), the book's demand that its browser test run (CI sets it for make book).
-UNKEYED_ENV = ("CACHEBOOK_GOLDEN", "CACHEBOOK_GOLDEN_COPY", "CACHEBOOK_PROGRESS", "CACHEBOOK_REQUIRE_BROWSER_TEST")
+# the progress line (stderr), the book's demand that its browser test run (CI sets it for make book),
+# where make run keeps the machine's profile the chapters share (measured either way, profile.hpp).
+UNKEYED_ENV = ("CACHEBOOK_GOLDEN", "CACHEBOOK_GOLDEN_COPY", "CACHEBOOK_PROGRESS", "CACHEBOOK_REQUIRE_BROWSER_TEST",
+               "CACHEBOOK_PROFILE_DIR")
 
 
 def sha256(path: Path) -> str:
@@ -116,7 +118,8 @@ def run(bin_dir: Path, name: str) -> int:
     for f in FILES:
         (d / f).unlink(missing_ok=True)
     tmp = {f: d / (f + ".tmp") for f in ("stdout.txt", "golden.txt", "results.json")}
-    env = {v: x for v, x in os.environ.items() if v not in UNKEYED_ENV}
+    # Unkeyed variables are dropped (a kept run is measured, never golden), save the shared profile's place.
+    env = {v: x for v, x in os.environ.items() if v not in UNKEYED_ENV or v == "CACHEBOOK_PROFILE_DIR"}
     env["CACHEBOOK_GOLDEN_COPY"] = str(tmp["golden.txt"])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()

@@ -1,8 +1,8 @@
 """Results bundles: one machine's run of every chapter, sealed so that an edit shows.
 
 A bundle (results/<cpu>-<date>.json.gz, written by `make share`) holds each chapter's `--json`
-results, the machine's description and the conditions of the run (make doctor), the commit,
-the compiler and its flags. `seal` adds a checksum for every top-level key of every chapter
+results, the machine's description, the conditions of the run and the machine's profile, the
+one the chapters priced their claims with (make doctor), the commit, the compiler and its flags. `seal` adds a checksum for every top-level key of every chapter
 and one for the rest; `verify` holds a bundle against what this commit computes:
 
 - invalid: a checksum fails, in any chapter (stale ones too), naming the key; or an exact value
@@ -218,16 +218,18 @@ def summary_line(name: str, bundle: dict, chapters: dict[str, ChapterVerdict], e
 
 def own_run(generated: Path, chapters: dict[str, dict], head: str) -> dict:
     """The build's own run as a bundle (unsealed): the machine chapter 1 detected, the conditions
-    the chapters recorded, this commit, the time of the newest result."""
+    the chapters recorded, the profile the first pricing chapter recorded, this commit, the time of
+    the newest result."""
     first = chapters.get("ch01_row_major", {})
     machine = dict(((first.get("machine") or {}).get("detected")) or {})
     conditions = next((d["conditions"] for d in chapters.values() if isinstance(d.get("conditions"), list)), [])
+    profile = next((d["profile"] for d in chapters.values() if isinstance(d.get("profile"), dict)), None)
     stamps = [(generated / f"{ch}.json").stat().st_mtime for ch in chapters if (generated / f"{ch}.json").exists()]
     made = datetime.datetime.fromtimestamp(max(stamps), datetime.timezone.utc) if stamps else \
         datetime.datetime.now(datetime.timezone.utc)
     return {"format": FORMAT, "commit": head, "date": made.strftime("%Y-%m-%dT%H:%M:%SZ"), "compiler": "",
             "flags": "", "emulated": False, "emulator": "", "machine": machine, "conditions": conditions,
-            "chapters": chapters}
+            "profile": profile, "chapters": chapters}
 
 
 def same_run(bundle: dict, chapters: dict[str, dict]) -> bool:

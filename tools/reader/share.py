@@ -105,6 +105,8 @@ def share(args) -> Path:
     emulator = shlex.split(args.emulator) if args.emulator else []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
+        # One profile for the whole bundle: the doctor measures it, the chapters read it (profile.hpp).
+        os.environ["CACHEBOOK_PROFILE_DIR"] = str(tmp / "profile")
         try:
             bundles.run_program(emulator + [str(bin_dir / "doctor"), "--json", str(tmp / "doctor.json")], "doctor")
             chapters = bundles.run_chapters(bin_dir, tmp, "share", emulator)
@@ -116,7 +118,7 @@ def share(args) -> Path:
               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
               "compiler": compiler, "flags": flags, "emulated": bool(emulator),
               "emulator": args.emulator or "", "machine": doctor["machine"], "conditions": doctor["conditions"],
-              "chapters": chapters}
+              "profile": doctor["profile"], "chapters": chapters}
     path = target(out_dir, f"{slug(doctor['machine'])}-{bundle['date'][:10]}")
     bundles.write(bundle, path)
     return path

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cachebook/cache.hpp"
+#include "cachebook/trace.hpp"
 
 namespace cachebook {
 
@@ -70,9 +71,27 @@ Walk column_walk(std::size_t n);
 Walk chase_walk(std::vector<std::uint32_t> next, std::size_t line);
 Walk sequential_walk(std::size_t bytes, std::size_t line);
 
+/// C = A x B on n x n doubles, A, B and C page-aligned one after the other, as the compiled loop
+/// loads them: the operand the inner loop does not move is loaded once before it (the compiler
+/// keeps it in a register), the other two every iteration (C's store goes to the line its load
+/// brought). `order` for a plain nest; `tile` > 0 for the blocked product (tiles ii, jj, kk; inside
+/// them i, k, j). Only the outer units [first, first + count) run: one value of the outermost
+/// variable, or for the blocked product one (ii, jj) pair of tiles.
+Walk matmul_walk(LoopOrder order, std::size_t n, std::size_t tile, std::size_t first, std::size_t count);
+/// The outer units of that walk: n, or (n / tile rounded up)^2.
+std::size_t matmul_units(std::size_t n, std::size_t tile);
+/// Every line of the three matrices once, in address order: what the untimed pass before the
+/// timed runs leaves in the caches that are large enough.
+Walk matmul_touch(std::size_t n);
+
 /// The counts of each level on the second of two passes of `walk`: the timed runs, too, come
 /// after a pass that warms the caches.
 std::vector<LevelCounts> warm_counts(const std::vector<CacheConfig>& levels, const Walk& walk);
+
+/// The counts of `counted` after `warm` (the caches it leaves), with pages placed at random
+/// `placements` times, averaged as placed_counts does.
+std::vector<LevelCounts> placed_counts(const std::vector<CacheConfig>& levels, const Walk& warm, const Walk& counted,
+                                       int placements);
 
 /// warm_counts with pages placed at random, `placements` times (seeds 1, 2, ...): each level's
 /// accesses and misses summed over the placements and divided by their number, rounded down.

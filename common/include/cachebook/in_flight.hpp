@@ -10,10 +10,13 @@
 
 namespace cachebook {
 
-/// The most chases chase_together follows at once.
+/// The most chases chapter 8's curve runs at once.
 inline constexpr std::size_t kMaxChases = 16;
+/// The most chases chase_together follows at once: the profile goes past kMaxChases, to this, so
+/// that a core keeping more than sixteen misses in flight shows its knee.
+inline constexpr std::size_t kMostChases = 48;
 
-/// Advances `chases.size()` independent chases (1 to kMaxChases) by `hops` hops each, in lock
+/// Advances `chases.size()` independent chases (1 to kMostChases) by `hops` hops each, in lock
 /// step: one hop of every chase, then the next. Each entry is where its chase stands, before and after.
 void chase_together(std::span<const void*> chases, std::size_t hops);
 
@@ -34,5 +37,8 @@ struct Knee {
 /// The knee of `ns_by_k` (entry k - 1: ns per access with k chases): the smallest k whose time
 /// per access is at most (1 + `margin`) x the lowest. Throws std::invalid_argument when empty.
 Knee knee_of(const std::vector<double>& ns_by_k, double margin = 0.1);
+/// The same over chase counts that need not be consecutive: `ns[i]` with `counts[i]` chases,
+/// counts rising from 1. Throws std::invalid_argument when empty, of unequal lengths or not from 1.
+Knee knee_of(const std::vector<std::size_t>& counts, const std::vector<double>& ns, double margin = 0.1);
 
 }  // namespace cachebook

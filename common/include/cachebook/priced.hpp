@@ -10,6 +10,7 @@
 
 #include "cachebook/cache.hpp"
 #include "cachebook/hierarchy.hpp"
+#include "cachebook/machine.hpp"
 #include "cachebook/profile.hpp"
 #include "cachebook/report.hpp"
 #include "cachebook/time_model.hpp"
@@ -17,13 +18,21 @@
 namespace cachebook {
 
 /// The caches the model runs (L1d, then L2 and L3 while the machine gives their size, ways and
-/// line size) and their prices from the profile, then memory's.
+/// line size; an L3 without its ways is run with the L2's, and `note` says so) and their prices
+/// from the profile, then memory's.
 struct PricedMachine {
     std::vector<CacheConfig> caches;
     std::vector<LevelPrice> prices;  ///< one per cache, then memory
     std::string why_not;             ///< not empty: the model cannot price here, and why
+    std::string note;                ///< how a level the machine describes in part is run ("the L3's ways unknown: ...")
     [[nodiscard]] bool usable() const { return why_not.empty(); }
 };
+
+/// The L3 as the model runs it: the machine's ways, or the L2's where it gives none; its size the
+/// smaller of the reported one and the profile's l3_reach. `note` says what was assumed or cut.
+/// nullopt without a size, or with a line unlike the L2's.
+std::optional<CacheConfig> modelled_l3(const std::optional<CacheInfo>& l3, const CacheConfig& l2, const Profile& profile,
+                                       std::string& note);
 
 /// "the levels: L1 1.1 ns, 72 GB/s, 10.2 in flight; ...", or "no model: why".
 std::string levels_text(const PricedMachine& m);
@@ -37,15 +46,27 @@ struct WalkShape {
     double bytes_per_load = 8;
     bool dependent = false;
     bool prefetched = false;  ///< in address order: the prefetcher runs ahead (time_model.hpp)
+    /// A walk too long to run whole is run in part: `walk` is the part counted, after `warm`
+    /// (empty: one pass of `walk` itself), and the whole is `scale` times the part.
+    Walk warm;
+    double scale = 1;
 };
 
 /// The model's time for one pass of the walk (warm, pages placed at random `placements` times),
-/// with the levels overlapped and added.
+/// with the levels overlapped and added; `loads` is the whole walk's, scale included.
 struct WalkPrediction {
     std::uint64_t loads = 0;
     Prediction overlapped, added;
 };
 WalkPrediction predict_walk(const PricedMachine& m, const WalkShape& shape, int placements = 3);
+
+/// The model's time for C = A x B on n x n doubles (hierarchy.hpp's matmul_walk; `tile` > 0: the
+/// blocked product): the three matrices touched once, two outer units run to warm the caches, the
+/// next two counted and the whole scaled from them (every unit of a nest walks alike). `prefetched`:
+/// the inner loop walks rows, which the prefetcher follows. nullopt when the product has fewer than
+/// four units (whole tiles in a row of tiles) to sample.
+std::optional<WalkPrediction> predict_matmul(const PricedMachine& m, LoopOrder order, std::size_t n,
+                                             std::size_t tile, bool prefetched);
 
 /// One priced claim: the model's figure, made before the measurement, against the measured one.
 struct PricedClaim {
@@ -57,6 +78,27 @@ struct PricedClaim {
     std::string left_out;  ///< what the model leaves out that matters here
     std::string why_not;
 };
+
+/// The multiply-adds of an n x n product: n^3.
+inline double multiply_adds(std::size_t n) {
+    const auto x = static_cast<double>(n);
+    return x * x * x;
+}
+
+/// The three priced claims of one walk at a power-of-two size and at a padded one: ns a unit of
+/// work at each (keys KEY_ns and KEY_padded_ns) and power / padded (KEY_power_over_padded).
+/// `power`, `padded`: the model's predictions, nullopt where it cannot price (`why_not` says why);
+/// `measured_*_ns`: ns a unit as timed; `*_units`: the units of work of each walk.
+struct PaddedPair {
+    std::string key, what;                 ///< "ikj", "ikj"
+    std::string power_label, padded_label;  ///< "N = 512", "N = 520"
+    std::string unit;                       ///< "a multiply-add"
+    std::optional<WalkPrediction> power, padded;
+    double power_units = 0, padded_units = 0;
+    double measured_power_ns = 0, measured_padded_ns = 0;
+    std::string left_out, why_not;
+};
+std::vector<PricedClaim> padded_claims(const PaddedPair& pair);
 
 /// Prints "  the model predicts R (bottleneck), measured R, predicted / measured q", then the
 /// added levels' figure, or "  not priced: why"; records priced.KEY: what, predicted,

@@ -33,16 +33,20 @@ struct LevelProfile {
     Figure read_gbs;         ///< GB/s of 8-byte loads (read_sum)
     Figure vector_read_gbs;  ///< GB/s of the widest vector loads (Profile::vector_bytes)
     Figure store_gbs;        ///< GB/s of 8-byte stores, each line read for ownership first
-    Figure in_flight;        ///< ns a hop of one chase over the best ns an access of 1 to 16 chases
+    Figure in_flight;        ///< ns a hop of one chase over the best ns an access of 1 to 48 chases (in_flight.hpp)
 };
 
 struct Profile {
     std::vector<LevelProfile> levels;  ///< L1, L2, L3, memory
+    Figure l3_reach;                   ///< bytes: the largest working set the L3 serves at nearer its latency than memory's
     std::size_t vector_bytes = 0;      ///< the width of the vector loads measured
     double probe_seconds = 0;          ///< how long the probe took
+    std::string origin;                ///< who measured it: this program, or the run's shared file
     int runs = 0;                      ///< runs of each figure
-    /// The prices of the named levels, in order, for the time model: latency, 8-byte read
-    /// bandwidth, loads in flight. nullopt when one of them lacks a figure.
+    /// The prices of the named levels, in order, for the time model: latency, read bandwidth
+    /// (L1's with 8-byte loads, the loads themselves; a lower level's with the widest loads, as it
+    /// serves whole lines, or with 8-byte loads where those were not measured), loads in flight.
+    /// nullopt when one of them lacks a figure.
     [[nodiscard]] std::optional<std::vector<LevelPrice>> prices(const std::vector<std::string>& names) const;
     /// The level of that name, or nullptr.
     [[nodiscard]] const LevelProfile* level(const std::string& name) const;
@@ -58,12 +62,26 @@ Profile measure_profile(const ProfileOptions& options = {});
 /// The same at the given working sets.
 Profile measure_profile(const LevelSizes& sizes, const ProfileOptions& options);
 
+/// The profile the chapters of one run share. With CACHEBOOK_PROFILE_DIR set (make run, make
+/// share), the file profile-KEY.json there, KEY from this machine and build (profile_key): the
+/// first program that asks measures it and writes it, the others read it. Without it, a short
+/// probe of the program's own (a chapter run alone). Measured or read once a program.
+Profile shared_profile();
+/// The shared profile of directory `dir`: read from its file for this machine and build, or
+/// measured and written there when it has none (or one it cannot read).
+Profile shared_profile_in(const std::string& dir);
+/// The key of this machine and build: the machine module's description, the compiler, the vector width.
+std::string profile_key();
+/// The profile as profile_json wrote it. Throws nlohmann::json::exception on another shape.
+Profile profile_from_json(const nlohmann::json& j);
+
 /// The widest vector loads this CPU offers the build (64 bytes with AVX-512, 32 with AVX2, else 16).
 std::size_t widest_vector_bytes();
 
 /// The profile as the JSON records it (key "profile"): levels [{name, bytes, latency_ns,
 /// read_gbs, vector_read_gbs, store_gbs, in_flight, each a value with its spread and source}],
-/// vector_loads ("64 B"), probe_seconds (the runs are in each source); null where not measured.
+/// l3_reach_bytes (the same), origin, vector_loads ("64 B"), probe_seconds (the runs are in each source);
+/// null where not measured.
 nlohmann::json profile_json(const Profile& p);
 
 /// One line per level, as make doctor prints it.
