@@ -21,7 +21,8 @@ void CoreShares::note(const std::vector<double>& cpu_seconds, const std::vector<
 std::vector<double> CoreShares::each() const {
     std::vector<double> shares;
     // A thread with no wall time did no work to share: it got no core. Past 1 is the clocks' grain.
-    for (std::size_t t = 0; t < cpu_.size(); ++t) shares.push_back(wall_[t] > 0 ? std::min(1.0, cpu_[t] / wall_[t]) : 0.0);
+    for (std::size_t t = 0; t < cpu_.size(); ++t)
+        shares.push_back(wall_[t] > 0 ? std::min(1.0, cpu_[t] / wall_[t]) : 0.0);
     return shares;
 }
 
@@ -34,9 +35,7 @@ void CoreShares::clear() {
 ExperimentResult run_experiment(const Experiment& e, CoreShares& noted, bool quick, Instruments instruments) {
     noted.clear();
     auto probe = std::move(instruments.shares);
-    instruments.shares = [&noted, probe](int threads) {
-        return noted.races() == 0 ? probe(threads) : noted.each();
-    };
+    instruments.shares = [&noted, probe](int threads) { return noted.races() == 0 ? probe(threads) : noted.each(); };
     return run_experiment(e, quick, instruments);
 }
 
