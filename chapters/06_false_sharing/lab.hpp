@@ -138,7 +138,7 @@ struct RaceResult {
     [[nodiscard]] double padded_ns() const;
 };
 /// race_experiment run by the kit (run_experiment with the races' shares), or, where it claims
-/// nothing, timed beside: the same sides, A B B A, the same share check, no verdict.
+/// nothing, timed beside: the same sides, A B B A, their threads' shares noted, no verdict.
 RaceResult run_race(Op op, const std::vector<int>& cpus, int runs, bool quick);
 /// The band's upper bound from a one-core race's runs: padded at least 1 / kOneCoreBand[1] times packed.
 cachebook::ClaimResult one_core_upper(const RaceResult& race);

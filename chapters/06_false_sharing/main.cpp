@@ -1,4 +1,5 @@
-// ch06_false_sharing: prints what chapter 6 shows, one function per numbered section (sections.cpp).
+// ch06_false_sharing: prints what chapter 6 shows, one function per numbered section
+// (sections.cpp, sections_measured.cpp).
 // The lesson is false_sharing.cpp; the experiment lab_layouts.cpp, lab_races.cpp and lab_counters.cpp.
 #include "cachebook/cli.hpp"
 #include "cachebook/machine.hpp"

@@ -1,5 +1,6 @@
 #pragma once
-// Chapter 6's output, one function per numbered section, in the order printed (sections.cpp).
+// Chapter 6's output, one function per numbered section, in the order printed (sections.cpp, then
+// sections_measured.cpp).
 
 #include <cstdint>
 #include <vector>
