@@ -144,9 +144,9 @@ std::string fastest_core(std::size_t n) {
 }
 
 struct Summary {
-    Side last;                                           // the last side-by-side child (core, pages)
+    Side last;                                             // the last side-by-side child (core, pages)
     std::array<Rounds, 2> step6, blas_beside, blas_alone;  // per thread slot
-    double step6_cpu = HUGE_VAL, blas_cpu = HUGE_VAL;    // one thread, best of every round
+    double step6_cpu = HUGE_VAL, blas_cpu = HUGE_VAL;      // one thread, best of every round
 };
 
 // The rounds: a side-by-side child and an OpenBLAS-alone child, their order swapped each round.
@@ -176,11 +176,11 @@ int main(int argc, char** argv) {
         std::int64_t n_opt = 2048, runs = 5, rounds_opt = 4, threads_opt = cachebook::usable_cpus();
         bool is_child = false, alone = false;
         auto* n_flag = cli.add_int("--n", n_opt, "Order N of the matrices (--quick: 512)", 16, 8192);
-        auto* runs_flag = cli.add_int("--runs", runs, "Timed runs of each in a child (the minimum is kept; --quick: 2)",
-                                      1, 1000);
-        auto* rounds_flag = cli.add_int(
-            "--rounds", rounds_opt, "Rounds of the two children, in turn (best and worst are reported; --quick: 2)",
-            1, 100);
+        auto* runs_flag =
+            cli.add_int("--runs", runs, "Timed runs of each in a child (the minimum is kept; --quick: 2)", 1, 1000);
+        auto* rounds_flag =
+            cli.add_int("--rounds", rounds_opt,
+                        "Rounds of the two children, in turn (best and worst are reported; --quick: 2)", 1, 100);
         cli.add_int("--threads", threads_opt, "Threads of the second comparison (default: every usable CPU)", 1, 256);
         cli.app().add_flag("--child", is_child, "Internal: time with this process's OpenBLAS kernel, print JSON");
         cli.app().add_flag("--alone", alone, "Internal, with --child: OpenBLAS only, step 6 never runs");
@@ -221,8 +221,8 @@ int main(int argc, char** argv) {
             "Chapter 9's goal: step 6 ({}, MC {} KC {} NC {}) against OpenBLAS ({}), N = {}, {} rounds of two "
             "processes in turn (step 6 and OpenBLAS in turn, OpenBLAS alone), minimum of {} runs in each\n",
             kernel.name, blocks.mc, blocks.kc, blocks.nc, sum.last.core, n, rounds, r);
-        cachebook::Table table({"threads", "step 6", "OpenBLAS beside it", "OpenBLAS alone", "step 6 / faster",
-                                "goal met"});
+        cachebook::Table table(
+            {"threads", "step 6", "OpenBLAS beside it", "OpenBLAS alone", "step 6 / faster", "goal met"});
         auto cell = [&](const Rounds& x) {
             return fmt::format("{:.1f} ({:.1f}-{:.1f})", gflop / x.best(), gflop / x.worst(), gflop / x.best());
         };
@@ -230,8 +230,8 @@ int main(int argc, char** argv) {
             const double baseline = std::min(sum.blas_beside[slot].best(), sum.blas_alone[slot].best());
             const double pct = 100 * baseline / sum.step6[slot].best();
             const std::string key = slot == 0 ? "1" : "T";
-            table.row({fmt::format("{}", slot == 0 ? 1 : threads), cell(sum.step6[slot]),
-                       cell(sum.blas_beside[slot]), cell(sum.blas_alone[slot]), fmt::format("{:.1f} %", pct),
+            table.row({fmt::format("{}", slot == 0 ? 1 : threads), cell(sum.step6[slot]), cell(sum.blas_beside[slot]),
+                       cell(sum.blas_alone[slot]), fmt::format("{:.1f} %", pct),
                        fmt::format("{}", pct >= 100 * kGoal ? "yes" : "no")});
             auto spread = [&](const Rounds& x) {
                 return nlohmann::json{{"best", round1(gflop / x.best())}, {"worst", round1(gflop / x.worst())}};
@@ -247,8 +247,9 @@ int main(int argc, char** argv) {
         const double pct_cpu = 100 * sum.blas_cpu / sum.step6_cpu;
         out["pct_1_cpu"] = round1(pct_cpu);
         fmt::print("{}", table.render());
-        fmt::print("GFLOPS: best round (worst round - best round); step 6 against the faster OpenBLAS, best against "
-                   "best\n");
+        fmt::print(
+            "GFLOPS: best round (worst round - best round); step 6 against the faster OpenBLAS, best against "
+            "best\n");
         fmt::print("one thread by the thread's CPU time, best of every round: step 6 {} GFLOPS, OpenBLAS {}, {} %\n",
                    fmt::format("{:.1f}", gflop / sum.step6_cpu), fmt::format("{:.1f}", gflop / sum.blas_cpu),
                    fmt::format("{:.1f}", pct_cpu));
