@@ -2,10 +2,13 @@
 // the lists of micro-kernels, aligned buffers and the fixed random fill.
 #include "kernels.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <new>
 #include <stdexcept>
+#include <thread>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -163,6 +166,66 @@ Buffer make_page_buffer(std::size_t floats, cachebook::PageSize pages) {
     return make_buffer(floats);
 #endif
 }
+
+namespace {
+
+// [snippet: worker_pool]
+// Threads kept from one call to the next, as the libraries keep theirs: starting a thread
+// costs a trip through the system and the scheduler on every call. Between calls the workers
+// sleep (std::atomic::wait), so they take no CPU from other programs.
+class WorkerPool {
+public:
+    // Runs body(t) for t in [0, threads): t = 0 on the calling thread, the others on the pool's.
+    void run(int threads, const std::function<void(int)>& body) {
+        while (int(workers_.size()) < threads - 1)  // a new worker waits for the next round
+            workers_.emplace_back([this, t = int(workers_.size()) + 1, r = round_.load()] { work(t, r); });
+        body_ = &body;
+        active_ = threads;
+        next_round();
+        body(0);
+        wait_for_workers();  // every worker has seen this round: none reads body_ or active_ after
+    }
+    ~WorkerPool() {
+        stop_ = true;
+        next_round();
+        for (auto& w : workers_) w.join();
+    }
+
+private:
+    void next_round() {
+        pending_.store(int(workers_.size()));
+        round_.fetch_add(1);  // after body_, active_ and stop_: a worker that sees the round sees them
+        round_.notify_all();
+    }
+    void wait_for_workers() {
+        for (int left; (left = pending_.load()) != 0;) pending_.wait(left);
+    }
+    void work(int t, unsigned seen) {
+        for (;;) {
+            round_.wait(seen);  // sleeps until a new round starts
+            seen = round_.load();
+            if (stop_) return;
+            if (t < active_) (*body_)(t);  // a call on fewer threads leaves this worker idle
+            if (pending_.fetch_sub(1) == 1) pending_.notify_one();
+        }
+    }
+    std::vector<std::thread> workers_;
+    const std::function<void(int)>* body_ = nullptr;
+    int active_ = 0;
+    bool stop_ = false;
+    std::atomic<unsigned> round_{0};
+    std::atomic<int> pending_{0};
+};
+
+}  // namespace
+
+// One pool per calling thread, so that two products called from two threads never share one.
+void detail::run_on_pool(int threads, const std::function<void(int)>& body) {
+    if (threads == 1) return body(0);
+    thread_local WorkerPool pool;
+    pool.run(threads, body);
+}
+// [end: worker_pool]
 
 namespace {
 // xorshift32: the same numbers on every platform and library.

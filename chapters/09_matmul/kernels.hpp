@@ -5,6 +5,7 @@
 // them only when isa_supported() says the CPU has the instructions.
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "matmul.hpp"
@@ -17,6 +18,10 @@ bool avx512_built();
 bool neon_built();
 /// Throws std::invalid_argument, saying why, when this build or CPU cannot run `isa`'s kernels.
 void require_isa(Isa isa);
+
+/// Runs body(t) for t in [0, threads): t = 0 on the calling thread, the others on a pool of
+/// threads kept for the calling thread from one call to the next (step 6).
+void run_on_pool(int threads, const std::function<void(int)>& body);
 
 void tiled_avx2(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile);
 void tiled_neon(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile);

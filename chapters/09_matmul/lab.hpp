@@ -248,6 +248,9 @@ struct Libraries {
     std::string default_core;  // OpenBLAS's own choice ("" without OpenBLAS)
     std::vector<CoreRun> cores;
     std::optional<std::size_t> fastest;
+    /// The fastest kernel's OpenBLAS alone, in a process of its own that runs nothing else: one
+    /// call per thread count, as a reader's own program would make it.
+    std::optional<LibraryRun> alone;
     [[nodiscard]] const LibraryRun* best() const { return fastest ? &cores[*fastest].run : nullptr; }
     [[nodiscard]] bool have_openblas() const { return best() && !best()->openblas_core.empty(); }
 };

@@ -177,6 +177,7 @@ Libraries run_libraries(const Settings& o, const MachineFacts& m, Blocking block
     }
     libs.fastest = fastest_openblas(libs.cores);
     if (!libs.fastest) return libs;
+    libs.alone = libs.cores[*libs.fastest].run;  // its probe: OpenBLAS alone in its process
     progress.step("libraries side by side");
     auto full = request;
     full.coretype = libs.cores[*libs.fastest].coretype;

@@ -217,6 +217,9 @@ void record_cores(Report& report, const Libraries& libs, double flops) {
                              {"gflopsT", g(c.run.openblas[1])}});
     report.record("blas.cores", cores);
     report.record("blas.available", ch09::blas_available());
+    for (std::size_t slot = 0; slot < 2; ++slot)  // OpenBLAS alone in its process, one call (the page quotes it)
+        report.record(std::string(slot == 0 ? "versus.one_thread" : "versus.all_threads") + ".openblas_alone_gflops",
+                      libs.alone ? g(libs.alone->openblas[slot]) : nlohmann::json());
 }
 
 // One line of the comparison: step 6, OpenBLAS and BLIS on one thread (slot 0) or all (slot 1).

@@ -10,6 +10,10 @@
 #include <stdexcept>
 #include <thread>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #include "cachebook/spin_barrier.hpp"
 #include "cachebook/tile_rule.hpp"
 #include "kernels.hpp"
@@ -85,6 +89,28 @@ double intensity_blis(Shape s, Blocking blocks) {
 // [end: intensity]
 
 // [snippet: packing]
+namespace {
+
+#if defined(__SSE2__)
+constexpr bool kTransposeInRegisters = true;
+// Four rows of four floats of A (lda apart) into four groups of four of the sliver (mr apart),
+// transposed in registers: four loads and four stores where a float at a time takes sixteen.
+void pack_a_4x4(const float* a, std::size_t lda, float* out, std::size_t mr) {
+    __m128 r0 = _mm_loadu_ps(a), r1 = _mm_loadu_ps(a + lda), r2 = _mm_loadu_ps(a + 2 * lda),
+           r3 = _mm_loadu_ps(a + 3 * lda);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);  // now r0 holds column 0 of the four rows, and so on
+    _mm_storeu_ps(out, r0);
+    _mm_storeu_ps(out + mr, r1);
+    _mm_storeu_ps(out + 2 * mr, r2);
+    _mm_storeu_ps(out + 3 * mr, r3);
+}
+#else
+constexpr bool kTransposeInRegisters = false;  // no SSE (not x86-64): a float at a time
+void pack_a_4x4(const float*, std::size_t, float*, std::size_t) {}
+#endif
+
+}  // namespace
+
 void pack_a(const float* a, std::size_t lda, std::size_t mc, std::size_t kc, std::size_t mr, float* out) {
     constexpr std::size_t kStep = 16;           // one cache line of each row of A per round
     for (std::size_t r = 0; r < mc; r += mr) {  // one sliver of mr rows: for each p, mr values in a row
@@ -93,9 +119,14 @@ void pack_a(const float* a, std::size_t lda, std::size_t mc, std::size_t kc, std
         // walking all mr rows per column p instead would touch mr lines for every 4 bytes.
         for (std::size_t p0 = 0; p0 < kc; p0 += kStep) {
             const std::size_t p_end = std::min(kc, p0 + kStep);
-            for (std::size_t i = 0; i < h; ++i)
+            std::size_t i = 0;
+            if (kTransposeInRegisters && p_end - p0 == kStep)  // rows four by four, columns four by four
+                for (; i + 4 <= h; i += 4)
+                    for (std::size_t p = p0; p < p_end; p += 4)
+                        pack_a_4x4(a + (r + i) * lda + p, lda, out + p * mr + i, mr);
+            for (; i < h; ++i)  // the rest, a float at a time
                 for (std::size_t p = p0; p < p_end; ++p) out[p * mr + i] = a[(r + i) * lda + p];
-            for (std::size_t i = h; i < mr; ++i)  // pad the last sliver
+            for (; i < mr; ++i)  // pad the last sliver
                 for (std::size_t p = p0; p < p_end; ++p) out[p * mr + i] = 0.0f;
         }
         out += mr * kc;
@@ -248,7 +279,7 @@ void matmul_blis(const float* a, const float* b, float* c, Shape s, const MicroK
     std::vector<float*> a_blocks;  // one per thread: the block of A it works on
     for (int t = 0; t < parts; ++t) a_blocks.push_back(kept_buffer(2 + std::size_t(t), mc * kc));
 
-    run_threads(parts, [&](int t) {
+    detail::run_on_pool(parts, [&](int t) {
         float* a_packed = a_blocks[std::size_t(t)];  // private to thread t
         std::vector<float> edge(mr * nr);            // a partial block of C is computed here first
         std::size_t slice = 0;

@@ -3,11 +3,14 @@
 
     tools/dev/ch09_goals.py RESULTS.json OUT.json
 
-RESULTS.json is what `ch09_matmul --json` wrote. The targets: step 6 at least 95 % of
+RESULTS.json is what `ch09_matmul --json` wrote. The targets: step 6 at least 100 % of
 OpenBLAS at its fastest kernel on this machine, on one thread and on all usable cores,
-N = 2048, timed in turn in one process (section 6 of the program's output). The chapter
-prints the ratios; whether they meet a target is a fact about the project, not the lesson,
-so it is scored here. Writes OUT.json and prints one line per target.
+N = 2048. The chapter times OpenBLAS in turn with step 6 in one process (section 6 of the
+program's output), so this scores step 6 against OpenBLAS beside it only; bench_ch09, which
+`make bench` runs next, also times OpenBLAS in a process of its own and holds step 6 against
+the faster of the two, over several rounds. The chapter prints the ratios; whether they meet
+a target is a fact about the project, not the lesson, so it is scored here. Writes OUT.json
+and prints one line per target.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import json
 import sys
 
-GOAL_PCT = 95.0
+GOAL_PCT = 100.0
 GOAL_N = 2048
 
 
@@ -55,7 +58,8 @@ def main(argv: list[str]) -> int:
         json.dump(scored, f, indent=1)
     for slot, t in scored["targets"].items():
         state = "not measured" if t["met"] is None else "met" if t["met"] else "not met"
-        print(f"ch09 {slot}: step 6 {t['pct_of_openblas']} % of OpenBLAS (target {GOAL_PCT:.0f} %): {state}")
+        print(f"ch09 {slot}: step 6 {t['pct_of_openblas']} % of OpenBLAS in the same process "
+              f"(target {GOAL_PCT:.0f} %): {state}")
     return 0
 
 
