@@ -47,30 +47,28 @@ cachebook::ClaimResult minima_agree(const std::vector<double>& a, const std::vec
     return a_over_b.effect <= b_over_a.effect ? a_over_b : b_over_a;
 }
 
+namespace {
+// The kit's instruments, timed by `now`.
+cachebook::Instruments timed_by(double (*now)()) {
+    auto instruments = cachebook::machine_instruments();
+    instruments.now = now;
+    return instruments;
+}
+}  // namespace
+
 ClockRule clock_rule(int threads, int runs, bool quick) {
     ClockRule rule{threads, quick ? kQuickClockWork : kClockWork, {}, {}};
-    const auto one = [work = rule.work] { split_work(1, work); };
-    const auto many = [work = rule.work, threads] { split_work(threads, work); };
-    const std::string on_many = fmt::format("{} threads", threads);
+    const std::function<void()> one = [work = rule.work] { split_work(1, work); };
+    const std::function<void()> many = [work = rule.work, threads] { split_work(threads, work); };
     const cachebook::Sizing sizing{.runs = runs, .quick_runs = cachebook::kMinRunsPerSide};
-    auto cpu_clock = cachebook::machine_instruments();
-    cpu_clock.now = process_cpu_seconds;
-    rule.cpu = cachebook::run_experiment({"cpu_clock",
-                                          fmt::format("{}: {} / 1 thread", kCpuClockName, on_many),
-                                          many,
-                                          one,
-                                          sizing,
-                                          {.threshold = kCpuClockAtLeast}},
-                                         quick, cpu_clock);
-    auto wall_clock = cachebook::machine_instruments();
-    wall_clock.now = wall_seconds;
-    rule.wall = cachebook::run_experiment({"wall_clock",
-                                           fmt::format("{}: 1 thread / {}", kWallClockName, on_many),
-                                           one,
-                                           many,
-                                           sizing,
-                                           {.threshold = kWallSpeedup, .cpus = threads}},
-                                          quick, wall_clock);
+    const auto cpu_text = fmt::format("{}: {} threads / 1 thread", kCpuClockName, threads);
+    const auto wall_text = fmt::format("{}: 1 thread / {} threads", kWallClockName, threads);
+    const cachebook::Claim cpu_claim{.threshold = kCpuClockAtLeast},
+        wall_claim{.threshold = kWallSpeedup, .cpus = threads};
+    const cachebook::Experiment cpu{"cpu_clock", cpu_text, many, one, sizing, cpu_claim};
+    const cachebook::Experiment wall{"wall_clock", wall_text, one, many, sizing, wall_claim};
+    rule.cpu = cachebook::run_experiment(cpu, quick, timed_by(process_cpu_seconds));
+    rule.wall = cachebook::run_experiment(wall, quick, timed_by(wall_seconds));
     return rule;
 }
 

@@ -30,8 +30,10 @@ Value ratio(std::string key, double value) {
 void preface(Report& report, const Options& options) {
     const std::size_t n = options.size();
     report.blank_line();
-    report.line("  array for sections 4, 6, 11: {0} x {0} int = {1}; {2} runs per measurement unless stated", n,
-                cachebook::size_text(n * n * sizeof(int)), Value::exact("runs_per_measurement", options.run_count()));
+    report.line("  array for sections 4, 6, 11: {0} x {0} int = {1}; {2} runs per measurement unless stated",
+                Value::exact("array.n", n),
+                Value::exact_as("array.bytes", n * n * sizeof(int), cachebook::size_text(n * n * sizeof(int))),
+                Value::exact("runs_per_measurement", options.run_count()));
     report.line("  share of a CPU this program gets right now: {} (1.00 on an idle machine)",
                 Value::measured("cpu_share", ch07::cpu_share_now(), "{:.2f}").quoted());
 }
@@ -53,7 +55,7 @@ void clock_section(Report& report, const Options& options) {
     report.line("  right:   {} says {}", ch07::kWallClockName,
                 ratio("clock.speedup_wall", clocks.one_wall_s() / clocks.many_wall_s()).quoted());
     report.line("  CPU time / wall time: {} on 1 thread, {} on {} (a share of a CPU below 1 means others ran too)",
-                ratio("", clocks.one_cpu_s() / clocks.one_wall_s()),
+                ratio("clock.one_cpu_over_wall", clocks.one_cpu_s() / clocks.one_wall_s()),
                 ratio("clock.cpu_over_wall", clocks.many_cpu_s() / clocks.many_wall_s()).quoted(), options.threads);
     cachebook::report_experiment(report, clocks.cpu);
     cachebook::report_experiment(report, clocks.wall);
@@ -65,11 +67,12 @@ void runs_section(Report& report, const Options& options) {
     report.line("  the row sum of {0} x {0} ints, {1} runs in each of two batches, in the order A B B A",
                 Value::exact("runs.n", batches.n),
                 Value::exact("runs.count", static_cast<int>(batches.batch_a.runs.size())));
-    auto table = report.table({"batch", "first ms", "min ms", "median ms", "max ms", "max / min"});
+    auto table =
+        report.table_of_rows("runs.batches", {"batch", "first ms", "min ms", "median ms", "max ms", "max / min"});
     for (const auto& [name, batch] : {std::pair{"A", &batches.batch_a}, std::pair{"B", &batches.batch_b}})
-        table.row({name, milliseconds("", batch->runs.front()), milliseconds("", batch->min()),
-                   milliseconds("", batch->median()), milliseconds("", batch->max()),
-                   ratio("", batch->max() / batch->min())});
+        table.row({Value::exact("batch", std::string(name)), milliseconds("first_ms", batch->runs.front()),
+                   milliseconds("min_ms", batch->min()), milliseconds("median_ms", batch->median()),
+                   milliseconds("max_ms", batch->max()), ratio("max_over_min", batch->max() / batch->min())});
     table.print();
     report.record("runs.a", batches.batch_a.runs);
     report.record("runs.b", batches.batch_b.runs);
@@ -105,9 +108,9 @@ void dead_code_section(Report& report, const Options& options) {
     auto table = report.table(
         {fmt::format("sum of {} ints, best of {}", sums.n * sums.n, sums.timed.slow_runs.size()), "ms", "ns/element"});
     table.row({"result thrown away", milliseconds("dead_code.unused_ms", sums.unused_s()),
-               Value::measured("", sums.unused_s() * 1e9 / elements, "{:.3f}")});
+               Value::measured("dead_code.unused_ns_per_element", sums.unused_s() * 1e9 / elements, "{:.3f}")});
     table.row({"result kept", milliseconds("dead_code.used_ms", sums.used_s()),
-               Value::measured("", sums.used_s() * 1e9 / elements, "{:.3f}")});
+               Value::measured("dead_code.used_ns_per_element", sums.used_s() * 1e9 / elements, "{:.3f}")});
     table.print();
     report.line("  mistake: the loop whose result is unused was deleted: {}x \"faster\"; the sum is {}",
                 Value::measured("dead_code.ratio", sums.used_s() / std::max(sums.unused_s(), 1e-9), "{:.0f}").quoted(),
@@ -169,7 +172,8 @@ void size_section(Report& report, const Options& options) {
 void latency_section(Report& report, const Options& options) {
     const std::size_t hops = options.quick ? ch07::kQuickLatencyHops : ch07::kLatencyHops;
     const std::size_t large = options.quick ? ch07::kQuickLatencyBytes : ch07::kLatencyBytes;
-    report.section("Strided sum against pointer chase: one int per line, {} accesses per run", hops);
+    report.section("Strided sum against pointer chase: one int per line, {} accesses per run",
+                   Value::exact("latency_hops", hops));
     auto table = report.table_of_rows(
         "latency", {"working set", "strided sum ns", "random, addresses known ns", "pointer chase ns"});
     ch07::LatencyRow row;
@@ -186,7 +190,7 @@ void latency_section(Report& report, const Options& options) {
     const auto largest = ch07::largest_cache_bytes();  // for the prose: is the large set beyond every cache?
     report.record("largest_cache_kib", largest ? nlohmann::json(*largest / 1024) : nlohmann::json(nullptr));
     report.line("  mistake: the strided sum reports {}x less than the latency the chase shows",
-                Value::measured("", row.chase_ns / row.strided_ns, "{:.0f}"));
+                Value::measured("latency_understated", row.chase_ns / row.strided_ns, "{:.0f}"));
     cachebook::report_experiment(report, row.over_strided);  // the claims, in the large working set
     cachebook::report_experiment(report, row.over_gather);
 }
@@ -202,16 +206,17 @@ void counted_walks(Report& report, const ch07::PerfProbe& probe, std::size_t n) 
     report.record("counters.d1_flag", ch07::cachegrind_d1_flag(geometry));
     report.line(
         "  counting the chapter 2 walks of a {0} x {0} int array ({1} KiB) with {2}", Value::exact("counters.n", n),
-        n * n * sizeof(int) / 1024,
+        Value::exact("counters.kib", n * n * sizeof(int) / 1024),
         Value::measured_as("counters.tool", counts.tool, counted ? counts.tool : "nothing (" + counts.why_not + ")"));
     report.line("  L1d: {}", Value::measured("counters.geometry", geometry.describe()));
     auto tool = [&](std::string key, std::int64_t misses) {
         return counted ? Value::measured(std::move(key), misses) : Value::unknown(std::move(key), "n/a");
     };
     auto table = report.table({"walk", "accesses", "model misses", "tool misses (minus fill-only run)"});
-    table.row({"rows", fmt::format("{}", model.accesses), Value::measured("counters.model_rows", model.row_misses),
+    table.row({"rows", Value::exact("counters.accesses_rows", model.accesses),
+               Value::measured("counters.model_rows", model.row_misses),
                tool("counters.tool_rows", counts.row_walk())});
-    table.row({"columns", fmt::format("{}", model.accesses),
+    table.row({"columns", Value::exact("counters.accesses_columns", model.accesses),
                Value::measured("counters.model_columns", model.column_misses),
                tool("counters.tool_columns", counts.column_walk())});
     table.print();
@@ -317,8 +322,8 @@ void audit_section(Report& report, const Options& options) {
     report.line("  4. same sums: {}",
                 Value::exact_as("audit.same_sums", audit.same_sums, audit.same_sums ? "yes" : "NO"));
     report.line("  5. -O2, best of {0} interleaved runs, {1} x {1} ints: {2} ms without, {3} ms with",
-                Value::exact("audit.runs", static_cast<int>(audit.timed.slow_runs.size())), model.n,
-                milliseconds("audit.plain_ms", audit.plain_s()),
+                Value::exact("audit.runs", static_cast<int>(audit.timed.slow_runs.size())),
+                Value::exact("audit.n", model.n), milliseconds("audit.plain_ms", audit.plain_s()),
                 milliseconds("audit.prefetched_ms", audit.prefetched_s()));
     const auto claims = ch07::audit_claims(audit.timed);
     const std::string verdict = ch07::audit_verdict(claims);
