@@ -11,8 +11,8 @@ of each lies inside a `literalinclude` of that chapter's pages (its *.md files),
 namespace braces, and the `[snippet: ...]` / `[end: ...]` markers that cut the listings.
 Beside that:
 - a lesson file is at most LESSON_LIMIT lines, and no C++ file in chapters/ is over FILE_LIMIT;
-- no main.cpp reads a clock or times anything (that is the lab's work);
-- no main.cpp prints to stdout except through the Report (`fmt::print(stderr, ...)` for errors).
+- no main.cpp, nor a sections.cpp its sections live in, reads a clock or times anything (that is
+  the lab's work), or prints to stdout except through the Report (`fmt::print(stderr, ...)` for errors).
 Each failure names the file and line; the exit status is 1 if any check fails.
 """
 
@@ -147,14 +147,15 @@ def check_chapter(chapter: Path) -> list[str]:
         count = f.read_text().count("\n")
         if count > FILE_LIMIT:
             problems.append(f"{f}: {count} lines, over {FILE_LIMIT}")
-    main = chapter / "main.cpp"
-    if main.is_file():
-        for n, line in enumerate(main.read_text().split("\n")):
+    for printing in (chapter / "main.cpp", chapter / "sections.cpp"):  # the table of contents and its sections
+        if not printing.is_file():
+            continue
+        for n, line in enumerate(printing.read_text().split("\n")):
             code = line.split("//", 1)[0]
             if CLOCK.search(code):
-                problems.append(f"{main}:{n + 1}: main.cpp reads a clock: {line.strip()[:70]}")
+                problems.append(f"{printing}:{n + 1}: {printing.name} reads a clock: {line.strip()[:70]}")
             if STDOUT.search(code):
-                problems.append(f"{main}:{n + 1}: main.cpp prints outside the Report: {line.strip()[:70]}")
+                problems.append(f"{printing}:{n + 1}: {printing.name} prints outside the Report: {line.strip()[:70]}")
     return problems
 
 
@@ -228,6 +229,7 @@ BROKEN = {
     "a clock in main.cpp": ({"main.cpp": GOOD_MAIN.replace("int main() {", "int main() {\n    auto t = Clock::now();")},
                             "reads a clock"),
     "stdout in main.cpp": ({"main.cpp": GOOD_MAIN.replace('fmt::print(stderr, ', 'fmt::print(')}, "outside the Report"),
+    "a clock in sections.cpp": ({"sections.cpp": "double t() { return clock_gettime(0, nullptr); }\n"}, "reads a clock"),
     "no lesson file": ({"good.cpp": None}, "no lesson file"),
 }
 

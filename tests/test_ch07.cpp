@@ -31,7 +31,7 @@ TEST_CASE("the kernel built at -O0 and at -O2 gives the same sums and products",
     double c_00 = 0;
     for (std::size_t k = 0; k < n; ++k) c_00 += m.a[k] * m.b[k * n];
     CHECK(naive[0] == c_00);
-    CHECK(ch07::blocked_rule(70, 32, 1).same_results);
+    CHECK(ch07::blocked_rule(70, 32, 1, false).same_results);
 }
 
 TEST_CASE("the model's misses for the chapter 2 walks, 32 KiB 8-way L1", "[ch07]") {
@@ -87,11 +87,12 @@ TEST_CASE("the audited prefetch changes when lines arrive, not how many", "[ch07
 TEST_CASE("the audit's verdict follows the rule's verdicts on the claim and on any gain", "[ch07]") {
     // Runs in seconds, plain and prefetched interleaved. The control: each side's even runs'
     // minimum against its odd runs'; the two sides' gaps compounded are the noise.
-    ch07::PrefetchAudit audit;
     auto verdict_of = [&](std::vector<double> plain, std::vector<double> prefetched) {
-        audit.plain_runs = std::move(plain);
-        audit.prefetched_runs = std::move(prefetched);
-        return ch07::audit_verdict(ch07::audit_claims(audit, 1.10));
+        cachebook::ExperimentResult timed;
+        timed.result = cachebook::decide_claim(plain, prefetched, {.threshold = ch07::kClaimedSpeedup});
+        timed.slow_runs = std::move(plain);
+        timed.fast_runs = std::move(prefetched);
+        return ch07::audit_verdict(ch07::audit_claims(timed));
     };
     // 1.20x; noise 1.21 / 1.20 - 1 = 0.8 %: 1.20 clears 1.10 x 1.008.
     CHECK(verdict_of({1.20, 1.21, 1.20, 1.21, 1.20, 1.21}, {1.00, 1.00, 1.00, 1.00, 1.00, 1.00}) == "holds");
@@ -211,9 +212,9 @@ TEST_CASE("the L1 the counters are compared on is this machine's, or 32 KiB 8-wa
 // --- Measured ------------------------------------------------------------------------------
 
 TEST_CASE("a result nobody uses is computed in no time", "[ch07][timing]") {
-    const auto sums = ch07::dead_code_rule(1024, 20);
-    const auto claim = ch07::dead_code_claim(sums);
-    INFO("unused " << sums.unused_s << " s, used " << sums.used_s << " s: " << claim.reason);
+    const auto sums = ch07::dead_code_rule(ch07::kQuickN, 0, true);
+    const auto& claim = sums.timed.result;
+    INFO("unused " << sums.unused_s() << " s, used " << sums.used_s() << " s: " << claim.reason);
     if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
     CHECK(claim.verdict == cachebook::Verdict::holds);
 }
@@ -229,78 +230,57 @@ TEST_CASE("the first touch of fresh pages costs more than the second", "[ch07][t
 }
 
 TEST_CASE("built at -O0 the blocked product is slower and blocking gains less", "[ch07][timing]") {
-    const auto builds = ch07::blocked_rule(512, 32, 6);
-    const auto claims = ch07::blocked_claims(builds);
-    INFO("blocked -O0/-O2: " << claims.o0_over_o2.reason
-                             << "; gain at -O2 over gain at -O0: " << claims.gain_o2_over_o0.reason);
+    const auto builds = ch07::blocked_rule(ch07::kQuickProductN, ch07::kProductTile, 0, true);
+    INFO("blocked -O0/-O2: " << builds.o0_over_o2.reason
+                             << "; gain at -O2 over gain at -O0: " << builds.gain.result.reason);
     CHECK(builds.same_results);
-    CHECK(claims.o0_over_o2.verdict != cachebook::Verdict::fails);
-    CHECK(claims.gain_o2_over_o0.verdict != cachebook::Verdict::fails);
-    for (const auto* claim : {&claims.o0_over_o2, &claims.gain_o2_over_o0})
+    CHECK(builds.o0_over_o2.verdict != cachebook::Verdict::fails);
+    CHECK(builds.gain.result.verdict != cachebook::Verdict::fails);
+    for (const auto* claim : {&builds.o0_over_o2, &builds.gain.result})
         if (claim->verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim->reason);
 }
 
 TEST_CASE("the loop order matters only once the data leaves L1", "[ch07][timing]") {
-    const auto rows = ch07::size_rule({64, 2048}, 2048 * 2048, 8);
-    const auto claim = ch07::size_claim(rows[0], rows[1]);
-    INFO("columns / rows: 64 x 64 " << rows[0].columns_ns / rows[0].rows_ns << ", 2048 x 2048 "
-                                    << rows[1].columns_ns / rows[1].rows_ns << ": " << claim.reason);
+    const auto sizes = ch07::size_rule(64, ch07::kDefaultN, 0, true);
+    const auto& claim = sizes.claim.result;
+    INFO("columns / rows: 64 x 64 " << sizes.claim.under.value << ", " << ch07::kDefaultN << " x " << ch07::kDefaultN
+                                    << " " << sizes.claim.over.value << ": " << claim.reason);
     if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
     CHECK(claim.verdict == cachebook::Verdict::holds);
 }
 
 TEST_CASE("a strided sum understates the latency a pointer chase shows", "[ch07][timing]") {
-    const auto row = ch07::latency_row(64 << 20, 1 << 17, 6);
-    const auto claims = ch07::latency_claims(row);
+    const auto row = ch07::latency_row(ch07::kQuickLatencyBytes, ch07::kQuickLatencyHops, 0, true);
+    const auto& over_strided = row.over_strided.result;
+    const auto& over_gather = row.over_gather.result;
     INFO("strided " << row.strided_ns << " ns, gather " << row.gather_ns << " ns, chase " << row.chase_ns
-                    << " ns; chase / strided " << claims.over_strided.reason << "; chase / gather "
-                    << claims.over_gather.reason);
-    CHECK(claims.over_strided.verdict != cachebook::Verdict::fails);
-    CHECK(claims.over_gather.verdict != cachebook::Verdict::fails);
-    for (const auto* claim : {&claims.over_strided, &claims.over_gather})
+                    << " ns; chase / strided " << over_strided.reason << "; chase / gather " << over_gather.reason);
+    CHECK(over_strided.verdict != cachebook::Verdict::fails);
+    CHECK(over_gather.verdict != cachebook::Verdict::fails);
+    for (const auto* claim : {&over_strided, &over_gather})
         if (claim->verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim->reason);
 }
 
 TEST_CASE("std::clock adds up the threads' time while the wall clock shows the speed-up", "[ch07][timing]") {
-    const auto clocks = ch07::clock_rule(2, 40'000'000, 6);
-    const auto claims = ch07::clock_claims(clocks, cachebook::usable_cpus());
-    INFO("1 thread: cpu " << clocks.one.cpu_s << " wall " << clocks.one.wall_s << "; 2 threads: cpu "
-                          << clocks.many.cpu_s << " wall " << clocks.many.wall_s << "; std::clock(): "
-                          << claims.cpu_no_gain.reason << "; steady_clock: " << claims.wall_gain.reason);
+    const auto clocks = ch07::clock_rule(2, 0, true);
+    const auto& cpu = clocks.cpu.result;
+    const auto& wall = clocks.wall.result;
+    INFO("1 thread: cpu " << clocks.one_cpu_s() << " wall " << clocks.one_wall_s() << "; 2 threads: cpu "
+                          << clocks.many_cpu_s() << " wall " << clocks.many_wall_s() << "; std::clock(): " << cpu.reason
+                          << "; steady_clock: " << wall.reason);
     // CPU time does not shrink with threads, on one CPU or many.
-    CHECK(claims.cpu_no_gain.verdict != cachebook::Verdict::fails);
-    CHECK(claims.wall_gain.verdict != cachebook::Verdict::fails);
-    for (const auto* claim : {&claims.cpu_no_gain, &claims.wall_gain})
+    CHECK(cpu.verdict != cachebook::Verdict::fails);
+    CHECK(wall.verdict != cachebook::Verdict::fails);
+    for (const auto* claim : {&cpu, &wall})
         if (claim->verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim->reason);
 }
 
-TEST_CASE("the wall clock's claim needs the CPUs: one CPU or a busy machine gives no verdict", "[ch07]") {
-    // Hand-made runs in seconds: one thread 1.0 s on the wall, two threads 0.9 s (1.11x, short of
-    // 1.3); the control is quiet (odd and even runs equal).
-    ch07::ClockRule rule;
-    rule.threads = 2;
-    rule.one.wall_runs = rule.one.cpu_runs = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
-    rule.many.wall_runs = {0.9, 0.9, 0.9, 0.9, 0.9, 0.9};
-    rule.many.cpu_runs = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
-    rule.one.wall_s = rule.one.cpu_s = rule.many.cpu_s = 1.0;
-    rule.many.wall_s = 0.9;
-    // 1.0 / 0.9 = 1.11 CPUs between the threads, fewer than 1.5: the machine could not show the gain.
-    CHECK(ch07::clock_claims(rule, 2).wall_gain.verdict == cachebook::Verdict::inconclusive);
-    CHECK(ch07::clock_claims(rule, 1).wall_gain.verdict == cachebook::Verdict::inconclusive);
-    // Two CPUs (1.8 s of CPU time in 0.9 s on the wall) and still 1.11x: the claim fails.
-    rule.many.cpu_runs = {1.8, 1.8, 1.8, 1.8, 1.8, 1.8};
-    rule.many.cpu_s = 1.8;
-    CHECK(ch07::clock_claims(rule, 2).wall_gain.verdict == cachebook::Verdict::fails);
-    // std::clock(): 1.8 s on two threads against 1.0 s on one, 1.8x: at least 0.8, no gain shown.
-    CHECK(ch07::clock_claims(rule, 2).cpu_no_gain.verdict == cachebook::Verdict::holds);
-}
-
 TEST_CASE("the minima of two batches agree", "[ch07][timing]") {
-    // 256 x 256 ints (256 KiB) stay in L2. A grid the size of the L3 share this machine
-    // gets depends on what other tenants leave in the shared L3 (chapter.md); the batches
+    // At the quick size, 256 x 256 ints (256 KiB) stay in L2. A grid the size of the L3 share this
+    // machine gets depends on what other tenants leave in the shared L3 (chapter.md); the batches
     // alternate run for run, so such a change hits both alike.
-    const auto batches = ch07::runs_rule(256, 60);
-    const auto claim = ch07::minima_agree(batches);
+    const auto batches = ch07::runs_rule(0, 0, true);
+    const auto& claim = batches.claim;
     INFO("minima " << batches.batch_a.min() << " and " << batches.batch_b.min() << " s: " << claim.reason);
     if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
     CHECK(claim.verdict == cachebook::Verdict::holds);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "cachebook/claim.hpp"
@@ -264,4 +265,106 @@ TEST_CASE("a claim of at most R prints as one", "[experiment]") {
     // margin: 1.25 / 1.00 - 1 = +25 %, how far inside the bound
     CHECK(out.str().find("claim: packed / padded at most 1.25x: holds (1.00x, margin +25 %, noise 0 %)") !=
           std::string::npos);
+}
+
+// --- Derived sides: a claim on a ratio of ratios ----------------------------------------------
+
+TEST_CASE("a timed side is its least run with its control gap as noise", "[experiment]") {
+    const auto side = cachebook::timed_side({1.1, 1.0, 1.1, 1.0, 1.1, 1.0});  // even runs' least 1.1, odd 1.0
+    CHECK(side.value == 1.0);
+    CHECK(side.noise == Approx(0.1));
+    CHECK(side.runs == 6);
+    CHECK(cachebook::timed_side({2.0}).noise == 0);  // one run: no control, and no verdict later
+}
+
+TEST_CASE("a derived side divides two figures and compounds their noise", "[experiment]") {
+    // 2.0 s with 10 % noise over 0.5 s with 5 %: 4.0, off by up to 1.1 x 1.05 - 1 = 15.5 %
+    const auto ratio = cachebook::ratio_side({2.0, 0.10, 8}, {0.5, 0.05, 6});
+    CHECK(ratio.value == Approx(4.0));
+    CHECK(ratio.noise == Approx(0.155));
+    CHECK(ratio.runs == 6);                                           // the fewer runs of the two
+    CHECK(cachebook::ratio_side({2.0, 0, 6}, {0, 0, 6}).value == 0);  // nothing to divide by: no figure
+}
+
+TEST_CASE("a ratio of ratios carries the noise of all four sides", "[experiment]") {
+    // a: least 3.3 (gap 5 %), b: 1.0 (quiet), c: 1.0 (quiet), d: least 1.0 (gap 5 %).
+    // a / b = 3.3 with 5 % noise, c / d = 1.0 with 5 %: the effect 3.3, the noise 1.05 x 1.05 - 1 = 10.25 %.
+    const std::vector<double> a{3.3, 3.465, 3.3, 3.465, 3.3, 3.465}, quiet(6, 1.0), d{1.0, 1.05, 1.0, 1.05, 1.0, 1.05};
+    const auto over = cachebook::ratio_side(cachebook::timed_side(a), cachebook::timed_side(quiet));
+    const auto under = cachebook::ratio_side(cachebook::timed_side(quiet), cachebook::timed_side(d));
+    const auto r = cachebook::decide_sides(over, under, Claim{3.0});
+    CHECK(r.effect == Approx(3.3));
+    CHECK(r.noise == Approx(0.1025));
+    // 3.3 must clear 3.0 x 1.1025 = 3.3075 to hold; with only the larger gap, 5 %, it would have (3.15)
+    CHECK(r.verdict == Verdict::inconclusive);
+    CHECK(r.reason == "3.30x against at least 3.00x, noise 10 %: within the noise of the threshold");
+    // The same sides against 2.9: 3.3 >= 2.9 x 1.1025 = 3.197, holds
+    CHECK(cachebook::decide_sides(over, under, Claim{2.9}).verdict == Verdict::holds);
+    // and against 4.0: 3.3 < 4.0 / 1.1025 = 3.628 on a control under 20 %, fails
+    CHECK(cachebook::decide_sides(over, under, Claim{4.0}).verdict == Verdict::fails);
+}
+
+namespace {
+
+// Four sides on a clock they advance by their cost, recording the order they ran in.
+struct FourSides {
+    double clock = 0;
+    std::string order;
+    cachebook::RatioOfRatios declared(double a, double b, double c, double d, Claim claim) {
+        auto side = [this](char name, double cost) { return [this, name, cost] { order += name, clock += cost; }; };
+        return {"ratios", "a / b over c / d", side('a', a), side('b', b), side('c', c), side('d', d), 6, 6, claim};
+    }
+    cachebook::Instruments instruments() {
+        cachebook::Instruments i;
+        i.now = [this] { return clock; };
+        i.shares = [](int) { return std::vector<double>{}; };
+        i.wait_idle = [] {};
+        i.usable_cpus = [] { return 1; };
+        return i;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("the sides of a ratio of ratios run in rounds, in order and then in reverse", "[experiment]") {
+    FourSides m;
+    const auto o = cachebook::run_ratio_of_ratios(m.declared(8.0, 1.0, 1.5, 1.0, Claim{3.0}), false, m.instruments());
+    CHECK(m.order ==
+          "abcd"  // untimed
+          "abcd"
+          "dcba"
+          "abcd"
+          "dcba"
+          "abcd"
+          "dcba");
+    CHECK(o.a_runs == times(8.0, 6));
+    CHECK(o.d_runs == times(1.0, 6));
+    CHECK(o.over.value == Approx(8.0));
+    CHECK(o.under.value == Approx(1.5));
+    CHECK(o.result.effect == Approx(8.0 / 1.5));  // 5.33 against 3: holds
+    CHECK(o.result.verdict == Verdict::holds);
+    FourSides wrong;  // a ratio of ratios is timed on one thread
+    CHECK_THROWS_AS(cachebook::run_ratio_of_ratios(wrong.declared(1, 1, 1, 1, Claim{3.0, Direction::at_least, 2}),
+                                                   false, wrong.instruments()),
+                    std::invalid_argument);
+}
+
+TEST_CASE("a ratio of ratios is recorded with both ratios and their noise", "[experiment]") {
+    FourSides m;
+    const auto o =
+        cachebook::run_ratio_of_ratios(m.declared(8e-6, 2e-6, 1e-6, 1e-6, Claim{3.0}), true, m.instruments());
+    std::ostringstream out;
+    cachebook::Report report("test", false, out);
+    cachebook::report_ratio_of_ratios(report, o);
+    CHECK(out.str() ==
+          "test\n"
+          "  claim: a / b over c / d at least 3.00x: holds (4.00x, margin +33 %, noise 0 %)\n"
+          "  the rule: 4.00x against at least 3.00x, noise 0 %: clears the threshold by more than the noise\n");
+    const auto& c = report.json()["claims"]["ratios"];
+    CHECK(c["runs"] == 6);
+    CHECK(c["a_ns"] == 8000.0);
+    CHECK(c["b_ns"] == 2000.0);
+    CHECK(c["over"] == 4.0);
+    CHECK(c["under"] == 1.0);
+    CHECK(c["over_noise"] == 0.0);
 }

@@ -11,11 +11,15 @@
 
 #include "cachebook/cache.hpp"
 #include "cachebook/claim.hpp"
+#include "cachebook/experiment.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/trace.hpp"
 #include "measurement.hpp"
 
 namespace ch07 {
+
+/// The order of the n x n int array the rules time by default, and with --quick.
+inline constexpr std::size_t kDefaultN = 2048, kQuickN = 1024;
 
 /// An N x N int array filled with (i * n + j) % 10, row by row.
 std::vector<int> make_grid(std::size_t n);
@@ -28,58 +32,70 @@ double cpu_share_now();
 /// The two clocks the rule compares, by the names the program prints.
 inline constexpr std::string_view kCpuClockName = "std::clock()";
 inline constexpr std::string_view kWallClockName = "steady_clock";
+/// Rule 1's claims: std::clock() shows no gain from threads, the CPU time on `threads` threads at
+/// least 0.8 times the CPU time on one (claim cpu_clock, timed by that clock); steady_clock shows
+/// the gain, one thread at least 1.3 times as long on the wall as `threads` threads (wall_clock,
+/// timed by the wall clock, a core a thread).
+inline constexpr double kCpuClockAtLeast = 0.8, kWallSpeedup = 1.3;
+/// The multiply-adds of the program's run, and of a quick one (--quick and the test).
+inline constexpr std::uint64_t kClockWork = 50'000'000, kQuickClockWork = 20'000'000;
+struct ClockRule {
+    int threads = 0;
+    std::uint64_t work = 0;
+    cachebook::ExperimentResult cpu, wall;  // cpu: `threads` / one; wall: one / `threads`
+    [[nodiscard]] double one_cpu_s() const { return cachebook::timed_side(cpu.fast_runs).value; }
+    [[nodiscard]] double many_cpu_s() const { return cachebook::timed_side(cpu.slow_runs).value; }
+    [[nodiscard]] double one_wall_s() const { return cachebook::timed_side(wall.slow_runs).value; }
+    [[nodiscard]] double many_wall_s() const { return cachebook::timed_side(wall.fast_runs).value; }
+};
+/// split_work on one thread against `threads` threads, timed by each clock, `runs` runs a side
+/// (kMinRunsPerSide and kQuickClockWork with `quick`).
+ClockRule clock_rule(int threads, int runs, bool quick);
 
 // --- Rule 2: one run against the minimum of several -----------------------------------
 
+/// Rule 2's claim: the two batches' minima lie at most 1 + `tolerance` times apart.
+inline constexpr double kMinimaTolerance = 0.3;
+/// The batches of the program's run, and the size and batches of a quick one (--quick and the
+/// test): 256 x 256 ints stay in L2, where no neighbour's use of a shared L3 moves a minimum.
+inline constexpr int kBatchRuns = 20, kQuickBatchRuns = 60;
+inline constexpr std::size_t kQuickBatchN = 256;
+
 struct RunsRule {
     std::size_t n = 0;
-    cachebook::Timing batch_a, batch_b;  // two batches of the same measurement, run alternately: A B A B
+    cachebook::Timing batch_a, batch_b;  // two batches of the same row sum, run A B B A
+    cachebook::ClaimResult claim;        // minima_agree on the two batches
     [[nodiscard]] double first() const { return batch_a.runs.empty() ? 0 : batch_a.runs.front(); }
     /// How far one run of batch A can land above its minimum: max / min - 1.
     [[nodiscard]] double spread() const { return batch_a.max() / batch_a.min() - 1.0; }
     /// How far the two batches' minima lie apart: |min A / min B - 1|.
     [[nodiscard]] double min_gap() const;
 };
-/// The row sum of an n x n grid, `runs` times in each batch, the batches alternating run for
-/// run (A B A B ...) so that a change of the machine hits both alike; no warm-up.
-RunsRule runs_rule(std::size_t n, int runs);
-
-/// Rule 2's claim: the two batches' minima lie at most 1 + `tolerance` times apart.
-inline constexpr double kMinimaTolerance = 0.3;
-/// Decided by the book's rule (cachebook/claim.hpp) both ways round: A's minimum is at least
-/// 1 / (1 + tolerance) times B's, and B's at least that times A's; the control is each batch's odd
-/// runs against its even runs. The way round with the smaller effect decides (when it holds, so
-/// does the other): `effect` is the faster batch's minimum over the slower's, `threshold`
-/// 1 / (1 + tolerance).
-cachebook::ClaimResult minima_agree(const RunsRule& rule, double tolerance = kMinimaTolerance, double max_noise = 0.2);
-
-// --- Rule 1's claims ------------------------------------------------------------------------
-
-/// std::clock() shows no gain from threads: the CPU time on `threads` threads is at least 0.8
-/// times the CPU time on one (a "speed-up" of at most 1.25). steady_clock shows the gain: one
-/// thread takes at least 1.3 times as long on the wall as `threads` threads. The wall-clock claim
-/// needs the CPUs: with one usable CPU, or when the threads got fewer than 1.5 CPUs between them
-/// and the claim does not hold, its verdict is inconclusive with that reason.
-inline constexpr double kCpuClockAtLeast = 0.8, kWallSpeedup = 1.3, kCpusForWallClaim = 1.5;
-struct ClockClaims {
-    cachebook::ClaimResult cpu_no_gain, wall_gain;
-};
-ClockClaims clock_claims(const ClockRule& rule, int usable_cpus, double max_noise = 0.2);
+/// The row sum of an n x n grid as the two sides of one experiment (claim minima), `runs` runs
+/// a side (kQuickBatchRuns with `quick`), after one untimed call of each.
+RunsRule runs_rule(std::size_t n, int runs, bool quick);
+/// Decided by the book's rule both ways round: A's minimum is at least 1 / (1 + tolerance) times
+/// B's, and B's at least that times A's. The way round with the smaller effect decides (when it
+/// holds, so does the other): `effect` is the faster batch's minimum over the slower's.
+cachebook::ClaimResult minima_agree(const std::vector<double>& a, const std::vector<double>& b,
+                                    double tolerance = kMinimaTolerance);
 
 // --- Rule 4: dead code -----------------------------------------------------------------
 
+/// Rule 4's claim (dead_code): the kept sum takes at least 10 times as long as the thrown-away one,
+/// which the compiler deleted. The thrown-away sum takes a clock reading's time, whose runs scatter
+/// widely: the control needs more runs than the other rules (a kept sum costs milliseconds).
+inline constexpr double kDeadCodeThreshold = 10;
+inline constexpr int kDeadCodeRuns = 20;
 struct DeadCodeRule {
     std::size_t n = 0;
-    double unused_s = 0;                         // the sum computed and thrown away: the compiler deletes the loop
-    double used_s = 0;                           // the sum kept (do_not_optimize)
-    std::vector<double> unused_runs, used_runs;  // every run, interleaved: unused, used, unused, ...
     std::int64_t sum = 0;
+    cachebook::ExperimentResult timed;  // kept / thrown away
+    [[nodiscard]] double unused_s() const { return cachebook::timed_side(timed.fast_runs).value; }
+    [[nodiscard]] double used_s() const { return cachebook::timed_side(timed.slow_runs).value; }
 };
-DeadCodeRule dead_code_rule(std::size_t n, int runs);
-/// Rule 4's claim, by the book's rule: the kept sum takes at least 10 times as long as the
-/// thrown-away one (which the compiler deleted: it takes a clock reading's time).
-inline constexpr double kDeadCodeThreshold = 10;
-cachebook::ClaimResult dead_code_claim(const DeadCodeRule& rule, double max_noise = 0.2);
+/// The two sums of an n x n grid, at least kDeadCodeRuns runs a side (kDeadCodeRuns with `quick`).
+DeadCodeRule dead_code_rule(std::size_t n, int runs, bool quick);
 
 /// Rule 3's claim, by the book's rule: the first fill of fresh pages takes at least 1.5 times as
 /// long as the second (the page faults against none).
@@ -88,43 +104,43 @@ cachebook::ClaimResult touch_claim(const TouchRule& rule, double max_noise = 0.2
 
 // --- Rule 5: -O0 against -O2, on the blocked product ---------------------------------
 
+/// The products' order in the program's run and in a quick one (--quick and the test), and the tile.
+inline constexpr std::size_t kProductN = 512, kQuickProductN = 256, kProductTile = 32;
+/// Rule 5's claims: blocking gains at least 1.5 times as much at -O2 as at -O0 (gain_o2_over_o0,
+/// a ratio of ratios: naive / blocked at -O2 over the same at -O0), and the blocked product takes
+/// at least 1.5 times as long at -O0 as at -O2 (o0_over_o2, on the same runs).
+inline constexpr double kO0OverO2 = 1.5, kGainO2OverO0 = 1.5;
 struct BlockedRule {
     std::size_t n = 0, tile = 0;
-    double naive_o0 = 0, blocked_o0 = 0, naive_o2 = 0, blocked_o2 = 0;  // best seconds
-    bool same_results = false;    // all four C equal, byte for byte (integer-valued doubles)
-    std::vector<double> runs[4];  // every run of naive -O0, blocked -O0, naive -O2, blocked -O2, interleaved
-    [[nodiscard]] double gain_o0() const { return naive_o0 / blocked_o0; }
-    [[nodiscard]] double gain_o2() const { return naive_o2 / blocked_o2; }
+    bool same_results = false;            // all four C equal, byte for byte (integer-valued doubles)
+    cachebook::RatioOfRatiosResult gain;  // a, b: naive and blocked at -O2; c, d: at -O0
+    cachebook::ClaimResult o0_over_o2;    // blocked at -O0 / at -O2
+    [[nodiscard]] double naive_o0() const { return cachebook::timed_side(gain.c_runs).value; }
+    [[nodiscard]] double blocked_o0() const { return cachebook::timed_side(gain.d_runs).value; }
+    [[nodiscard]] double naive_o2() const { return cachebook::timed_side(gain.a_runs).value; }
+    [[nodiscard]] double blocked_o2() const { return cachebook::timed_side(gain.b_runs).value; }
 };
-/// The naive and the blocked product of n x n doubles at -O0 and at -O2; best of
-/// `runs` by the thread's CPU clock, interleaved, one warm-up.
-BlockedRule blocked_rule(std::size_t n, std::size_t tile, int runs);
-/// Rule 5's claims, by the book's rule: the blocked product takes at least 1.5 times as long at
-/// -O0 as at -O2; and blocking gains at least 1.5 times as much at -O2 as at -O0, decided on each
-/// run's blocked / naive time at -O0 against the same at -O2 (the four products run one after the
-/// other in each run, so each ratio's two times saw the same machine).
-inline constexpr double kO0OverO2 = 1.5, kGainO2OverO0 = 1.5;
-struct BlockedClaims {
-    cachebook::ClaimResult o0_over_o2, gain_o2_over_o0;
-};
-BlockedClaims blocked_claims(const BlockedRule& rule, double max_noise = 0.2);
+/// The naive and the blocked product of n x n doubles at -O0 and at -O2, timed by the thread's CPU
+/// clock in rounds of all four, `runs` rounds (kMinRunsPerSide with `quick`); one untimed round.
+BlockedRule blocked_rule(std::size_t n, std::size_t tile, int runs, bool quick);
 
 // --- Rule 6: data that never leaves L1 ----------------------------------------------------
 
 struct SizeRow {
     std::size_t n = 0, bytes = 0;
-    double rows_ns = 0, columns_ns = 0;           // per element, best run
-    std::vector<double> rows_runs, columns_runs;  // per element, every run
+    double rows_ns = 0, columns_ns = 0;  // per element, best run
 };
-/// The -O2 row and column sums at each size, each pass repeated to about `elements` elements per
-/// timed run, timed by the thread's CPU clock; every size and order once per run, after one
-/// untimed round.
-std::vector<SizeRow> size_rule(const std::vector<std::size_t>& sizes, std::size_t elements, int runs);
-/// Rule 6's claim, by the book's rule: columns / rows at the large size is at least 3 times
-/// columns / rows in L1, decided on each run's two ratios (the four walks of a run saw the same
-/// machine).
+/// Rule 6's claim (size), a ratio of ratios: columns / rows at the large size is at least 3 times
+/// columns / rows in L1.
 inline constexpr double kLargeOverSmall = 3;
-cachebook::ClaimResult size_claim(const SizeRow& small, const SizeRow& large, double max_noise = 0.2);
+struct SizeRule {
+    SizeRow small, large;
+    cachebook::RatioOfRatiosResult claim;  // a, b: columns and rows, large; c, d: small
+};
+/// The -O2 row and column sums of an order-`small` and an order-`large` array, the small one's pass
+/// repeated to as many elements as the large one's, timed by the thread's CPU clock in rounds of
+/// all four, `runs` rounds (kMinRunsPerSide with `quick`), after one untimed round.
+SizeRule size_rule(std::size_t small, std::size_t large, int runs, bool quick);
 /// The order of the rule's small array: the largest power of two from 16 up whose
 /// n x n ints fill at most half of an L1 of `l1_bytes`.
 std::size_t l1_resident_order(std::size_t l1_bytes);
@@ -135,14 +151,23 @@ std::size_t l1_resident_order(std::size_t l1_bytes);
 /// The prose asks whether the latency walk's large working set lies beyond it.
 std::optional<std::size_t> largest_cache_bytes();
 
-/// The latency section's two claims, by the book's rule, on a working set beyond the caches: the
-/// chase takes at least 5 times as long per access as the strided sum, and at least 2 times as long
-/// as the random walk whose addresses are known.
+/// The latency section's two claims on a working set beyond the caches: the chase takes at least
+/// 5 times as long per access as the strided sum (chase_over_strided), and at least 2 times as long
+/// as the random walk whose addresses are known (chase_over_gather).
 inline constexpr double kChaseOverStrided = 5, kChaseOverGather = 2;
-struct LatencyClaims {
-    cachebook::ClaimResult over_strided, over_gather;
+/// The large working set and the accesses a run, of the program's run and of a quick one.
+inline constexpr std::size_t kLatencyBytes = std::size_t{128} << 20, kQuickLatencyBytes = std::size_t{64} << 20;
+inline constexpr std::size_t kLatencyHops = 1 << 18, kQuickLatencyHops = 1 << 17;
+struct LatencyRow {
+    std::size_t bytes = 0;
+    double strided_ns = 0;  // ns per access, best run
+    double gather_ns = 0;   // the same slots in random order, addresses known up front
+    double chase_ns = 0;    // the same random order, each address from the previous load
+    cachebook::ExperimentResult over_strided, over_gather;  // the chase against each, as the kit ran them
 };
-LatencyClaims latency_claims(const LatencyRow& row, double max_noise = 0.2);
+/// The three walks over `bytes`, `hops` accesses a call: the chase against each of the others, each
+/// pair an experiment, `runs` runs a side (kMinRunsPerSide with `quick`).
+LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs, bool quick);
 
 // --- Hardware counters ----------------------------------------------------------------------
 
@@ -222,15 +247,28 @@ cachebook::CacheConfig l1_geometry();
 
 // --- Auditing one claim: a software prefetch in the row sum ---------------------------------
 
-/// The whole audit: the model with this machine's L1, the timing at -O2 on an n x n grid.
-PrefetchAudit audit_prefetch(std::size_t n, std::size_t distance, int runs);
-/// The audit's timing, by the book's rule on the interleaved runs: the claim (the plain sum takes
-/// at least `claimed` times as long as the prefetching one), and whether there is any gain at all
-/// (at least 1 times as long).
+/// The prefetch the audit's claim names: 10 % faster, with a prefetch 128 elements (eight lines) ahead.
+inline constexpr double kClaimedSpeedup = 1.10;
+inline constexpr std::size_t kPrefetchDistance = 128;
+/// The audit's timing runs: a small effect, and a sum of milliseconds, so more runs than elsewhere.
+inline constexpr int kAuditRuns = 30;
+/// The whole audit: the model with this machine's L1, and the timing at -O2 on an n x n grid, the
+/// plain row sum against the prefetching one (claim audit, at least kClaimedSpeedup), `runs` runs a
+/// side by the thread's CPU clock (kAuditRuns with `quick`).
+struct AuditTimes {
+    PrefetchAudit model;
+    bool same_sums = false;
+    cachebook::ExperimentResult timed;  // plain / prefetched, the claim as the kit decided it
+    [[nodiscard]] double plain_s() const { return cachebook::timed_side(timed.slow_runs).value; }
+    [[nodiscard]] double prefetched_s() const { return cachebook::timed_side(timed.fast_runs).value; }
+};
+AuditTimes audit_prefetch(std::size_t n, int runs, bool quick);
+/// The audit's two verdicts on the same runs: the claim, and whether there is any gain at all
+/// (plain at least 1 times as long as prefetched).
 struct AuditClaims {
     cachebook::ClaimResult claimed, any_gain;
 };
-AuditClaims audit_claims(const PrefetchAudit& audit, double claimed, double max_noise = 0.2);
+AuditClaims audit_claims(const cachebook::ExperimentResult& timed);
 /// The audit's last step, from the two verdicts: "holds" (the claim holds), "smaller" (it fails,
 /// but there is a gain beyond the noise), "none" (it fails, and any gain lies within the noise),
 /// "slower" (the prefetch costs time beyond the noise) or "undecided" (the claim's verdict is

@@ -6,63 +6,50 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <limits>
 #include <stdexcept>
 #include <thread>
 
 #include "cachebook/chase.hpp"
-#include "cachebook/cpu_time.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/trace.hpp"
-#include "sum_kernel.hpp"
 
 namespace ch07 {
 
 // [snippet: clocks]
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();  // a minimum's starting value
-
 // A dependent chain of multiply-adds: CPU work that touches no memory.
 double spin(std::uint64_t iterations, double start) {
     double x = start;
     for (std::uint64_t i = 0; i < iterations; ++i) x = x * 0.999999 + 1e-7;
     return x;
 }
+}  // namespace
 
-// One run of `work` split over `count` threads, timed by both clocks; the best so far kept.
-void time_split(ClockPair& pair, int count, std::uint64_t work) {
+void split_work(int count, std::uint64_t work) {
     std::vector<double> results(static_cast<std::size_t>(count));
-    const std::clock_t cpu_start = std::clock();      // CPU time of the process
-    const auto wall_start = cachebook::Clock::now();  // time on the wall
     std::vector<std::thread> pool;
     for (int t = 0; t < count; ++t)
         pool.emplace_back([&, t] { results[static_cast<std::size_t>(t)] = spin(work / count, 1.0 + t); });
     for (auto& th : pool) th.join();
-    const double wall = cachebook::seconds_since(wall_start);
-    const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
     cachebook::do_not_optimize(results);
-    pair.wall_runs.push_back(wall);
-    pair.cpu_runs.push_back(cpu);
-    pair.wall_s = std::min(pair.wall_s, wall);
-    pair.cpu_s = std::min(pair.cpu_s, cpu);
 }
-}  // namespace
 
-ClockRule clock_rule(int threads, std::uint64_t work, int runs) {
-    ClockRule rule;
-    rule.threads = threads;
-    rule.one = rule.many = ClockPair{kInf, kInf, {}, {}};
-    for (int run = 0; run < runs; ++run) {  // interleaved, so that a busy moment hits both counts alike
-        time_split(rule.one, 1, work);
-        time_split(rule.many, threads, work);
-    }
-    return rule;
+double wall_seconds() {  // time on the wall
+    return std::chrono::duration<double>(cachebook::Clock::now().time_since_epoch()).count();
+}
+
+double process_cpu_seconds() {  // CPU time of the process: every thread's time added
+    return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
 }
 // [end: clocks]
 
 // [snippet: first_touch]
 namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();  // a minimum's starting value
+
 std::uint64_t minor_faults() {  // page faults served without reading a disk, so far
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
@@ -102,70 +89,47 @@ TouchRule touch_rule(std::size_t bytes, int runs) {
 // [end: first_touch]
 
 // [snippet: dead_code]
-double time_sum_unused(const int* a, std::size_t count) {
-    const auto start = cachebook::Clock::now();
+void sum_thrown_away(const int* a, std::size_t count) {
     std::int64_t s = 0;
     for (std::size_t i = 0; i < count; ++i) s += a[i];
     (void)s;  // the result goes nowhere, so the compiler may drop the whole loop
-    return cachebook::seconds_since(start);
 }
 
-double time_sum_used(const int* a, std::size_t count, std::int64_t& out) {
-    const auto start = cachebook::Clock::now();
+std::int64_t sum_kept(const int* a, std::size_t count) {
     std::int64_t s = 0;
     for (std::size_t i = 0; i < count; ++i) s += a[i];
     cachebook::do_not_optimize(s);  // the compiler must produce s: the loop stays
-    const double t = cachebook::seconds_since(start);
-    out = s;
-    return t;
+    return s;
 }
 // [end: dead_code]
 
 // [snippet: latency]
-namespace {
-struct alignas(64) Slot {  // one slot per line, so every access is a different line
-    std::uint32_t next;
-    std::uint32_t value;
-};
-}  // namespace
-
-LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs) {
+Slots make_slots(std::size_t bytes) {
     const std::size_t n = std::max<std::size_t>(2, bytes / sizeof(Slot));
-    std::vector<Slot> slots(n);
+    Slots s{std::vector<Slot>(n), std::vector<std::uint32_t>(n)};
     const auto cycle = cachebook::single_cycle(n, 3);
-    for (std::size_t i = 0; i < n; ++i) slots[i] = Slot{cycle[i], static_cast<std::uint32_t>(i % 7)};
-    std::vector<std::uint32_t> order(n);  // the chase's own order, as a list of indices
-    for (std::size_t k = 0, i = 0; k < n; ++k, i = cycle[i]) order[k] = static_cast<std::uint32_t>(i);
+    for (std::size_t i = 0; i < n; ++i) s.slots[i] = Slot{cycle[i], static_cast<std::uint32_t>(i % 7)};
+    for (std::size_t k = 0, i = 0; k < n; ++k, i = cycle[i]) s.order[k] = static_cast<std::uint32_t>(i);
+    return s;
+}
 
-    auto strided = [&] {  // the strided sum: independent loads, addresses in order
-        std::uint64_t s = 0;
-        for (std::size_t h = 0, i = 0; h < hops; ++h, i = i + 1 == n ? 0 : i + 1) s += slots[i].value;
-        cachebook::do_not_optimize(s);
-    };
-    auto gather = [&] {  // random order, but every address known in advance
-        std::uint64_t s = 0;
-        for (std::size_t h = 0, k = 0; h < hops; ++h, k = k + 1 == n ? 0 : k + 1) s += slots[order[k]].value;
-        cachebook::do_not_optimize(s);
-    };
-    auto chase = [&] {  // each address comes out of the previous load
-        std::uint32_t i = 0;
-        for (std::size_t h = 0; h < hops; ++h) i = slots[i].next;
-        cachebook::do_not_optimize(i);
-    };
-    LatencyRow row;
-    row.bytes = n * sizeof(Slot);
-    for (int run = -1; run < runs; ++run) {  // interleaved, so a change of the machine hits all three; -1 warms up
-        const auto per_access = [&](auto&& walk) {
-            return cachebook::time_runs(1, walk, 0).min() * 1e9 / double(hops);
-        };
-        const double s = per_access(strided), g = per_access(gather), c = per_access(chase);
-        if (run < 0) continue;
-        row.strided_runs.push_back(s), row.gather_runs.push_back(g), row.chase_runs.push_back(c);
-    }
-    row.strided_ns = *std::min_element(row.strided_runs.begin(), row.strided_runs.end());
-    row.gather_ns = *std::min_element(row.gather_runs.begin(), row.gather_runs.end());
-    row.chase_ns = *std::min_element(row.chase_runs.begin(), row.chase_runs.end());
-    return row;
+std::uint64_t strided_sum(const Slots& s, std::size_t hops) {  // independent loads, addresses in order
+    std::uint64_t sum = 0;
+    for (std::size_t h = 0, i = 0; h < hops; ++h, i = i + 1 == s.slots.size() ? 0 : i + 1) sum += s.slots[i].value;
+    return sum;
+}
+
+std::uint64_t gather_sum(const Slots& s, std::size_t hops) {  // random order, but every address known in advance
+    std::uint64_t sum = 0;
+    for (std::size_t h = 0, k = 0; h < hops; ++h, k = k + 1 == s.order.size() ? 0 : k + 1)
+        sum += s.slots[s.order[k]].value;
+    return sum;
+}
+
+std::uint32_t chase(const Slots& s, std::size_t hops) {  // each address comes out of the previous load
+    std::uint32_t i = 0;
+    for (std::size_t h = 0; h < hops; ++h) i = s.slots[i].next;
+    return i;
 }
 // [end: latency]
 
@@ -221,27 +185,5 @@ void model_prefetch(PrefetchAudit& audit, const cachebook::CacheConfig& l1) {
     audit.model_prefetched = static_cast<double>(prefetched.total().misses) / static_cast<double>(count);
 }
 // [end: audit_model]
-
-// [snippet: audit]
-void time_prefetch(PrefetchAudit& audit, const std::vector<int>& grid, int runs) {
-    std::int64_t plain_sum = 0, prefetched_sum = 0;
-    audit.plain_s = audit.prefetched_s = kInf;
-    for (int run = -1; run < runs; ++run) {  // interleaved, so both see the same machine
-        const double t0 = cachebook::thread_cpu_seconds();
-        plain_sum = o2::sum_rows(grid.data(), audit.n);
-        cachebook::do_not_optimize(plain_sum);
-        const double t1 = cachebook::thread_cpu_seconds();
-        prefetched_sum = o2::sum_rows_prefetched(grid.data(), audit.n, audit.distance);
-        cachebook::do_not_optimize(prefetched_sum);
-        const double t2 = cachebook::thread_cpu_seconds();
-        if (run < 0) continue;  // the warm-up
-        audit.plain_runs.push_back(t1 - t0);
-        audit.prefetched_runs.push_back(t2 - t1);
-        audit.plain_s = std::min(audit.plain_s, t1 - t0);
-        audit.prefetched_s = std::min(audit.prefetched_s, t2 - t1);
-    }
-    audit.same_sums = plain_sum == prefetched_sum;
-}
-// [end: audit]
 
 }  // namespace ch07

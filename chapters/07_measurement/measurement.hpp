@@ -15,18 +15,12 @@ namespace ch07 {
 
 // --- Rule 1: the clock --------------------------------------------------------------
 
-struct ClockPair {
-    double wall_s = 0;                        // steady_clock, best run
-    double cpu_s = 0;                         // std::clock(): CPU time of the whole process, all threads added
-    std::vector<double> wall_runs, cpu_runs;  // every run, interleaved with the other thread count's
-};
-struct ClockRule {
-    int threads = 0;
-    ClockPair one, many;  // the same total work on 1 thread and on `threads` threads
-};
-/// `work` units of arithmetic on 1 thread, then split over `threads` threads, `runs` times
-/// each, alternating.
-ClockRule clock_rule(int threads, std::uint64_t work, int runs);
+/// `work` multiply-adds split evenly over `count` threads, each on a thread of its own.
+void split_work(int count, std::uint64_t work);
+/// steady_clock: seconds on the wall, never running backwards.
+double wall_seconds();
+/// std::clock(): seconds of CPU time of the whole process, all its threads added.
+double process_cpu_seconds();
 
 // --- Rule 3: first touch ---------------------------------------------------------------
 
@@ -41,22 +35,28 @@ TouchRule touch_rule(std::size_t bytes, int runs);
 
 // --- Rule 4: dead code -----------------------------------------------------------------
 
-/// The seconds a sum of `count` ints takes when its result is thrown away.
-double time_sum_unused(const int* a, std::size_t count);
-/// The same sum with its result kept (in `out`).
-double time_sum_used(const int* a, std::size_t count, std::int64_t& out);
+/// A sum of `count` ints whose result is thrown away.
+void sum_thrown_away(const int* a, std::size_t count);
+/// The same sum with its result kept.
+std::int64_t sum_kept(const int* a, std::size_t count);
 
 // --- Latency: strided sum against pointer chase --------------------------------------------
 
-struct LatencyRow {
-    std::size_t bytes = 0;
-    double strided_ns = 0;  // sum of one int per line, in address order
-    double gather_ns = 0;   // the same slots in random order, addresses known up front
-    double chase_ns = 0;    // the same random order, each address from the previous load
-    std::vector<double> strided_runs, gather_runs, chase_runs;  // every run, ns per access, interleaved
+struct alignas(64) Slot {  // one slot per line, so every access is a different line
+    std::uint32_t next;
+    std::uint32_t value;
 };
-/// One slot per line over `bytes`; `hops` accesses per timed run.
-LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs);
+/// One slot per line over `bytes`, linked in one random cycle, and the cycle's order as indices.
+struct Slots {
+    std::vector<Slot> slots;
+    std::vector<std::uint32_t> order;
+};
+Slots make_slots(std::size_t bytes);
+/// Each walk makes `hops` accesses, one slot a line: in address order, in the cycle's order read
+/// from a list, and along the cycle, each address loaded from the slot before.
+std::uint64_t strided_sum(const Slots& s, std::size_t hops);
+std::uint64_t gather_sum(const Slots& s, std::size_t hops);
+std::uint32_t chase(const Slots& s, std::size_t hops);
 
 // --- Counting misses: the model and cachegrind -----------------------------------------------
 
@@ -79,18 +79,11 @@ struct PrefetchAudit {
     std::size_t n = 0, distance = 0;
     std::uint64_t stride_bytes = 0;                // the inner loop's step through memory
     double model_plain = 0, model_prefetched = 0;  // the model's lines fetched per element
-    bool same_sums = false;
-    double plain_s = 0, prefetched_s = 0;             // best of the runs, interleaved
-    std::vector<double> plain_runs, prefetched_runs;  // every run, in the order run
-    [[nodiscard]] double speedup() const { return plain_s / prefetched_s; }
 };
 /// The model's part of the audit: the row walk of an n x n int array through `l1`,
 /// without and with the kernel's prefetches (one per line, `distance` elements ahead; a prefetch
-/// is an access to the model).
+/// is an access to the model). The timing is an experiment the lab declares.
 void model_prefetch(PrefetchAudit& audit, const cachebook::CacheConfig& l1);
-/// The timing part: the plain and the prefetching row sum of `grid` (audit.n x audit.n ints),
-/// at -O2, interleaved, best of `runs` by the thread's CPU clock after one warm-up.
-void time_prefetch(PrefetchAudit& audit, const std::vector<int>& grid, int runs);
 
 // --- When not to bother -------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "cachebook/claim.hpp"
 #include "cachebook/cpu_time.hpp"
@@ -65,17 +66,29 @@ double control_gap(const std::vector<double>& runs) {
 
 ClaimResult decide_claim(const std::vector<double>& slow_runs, const std::vector<double>& fast_runs,
                          const Claim& claim) {
+    return decide_sides(timed_side(slow_runs), timed_side(fast_runs), claim);
+}
+
+SideFigure timed_side(const std::vector<double>& runs) {
+    return {least(runs), runs.size() >= 2 ? control_gap(runs) : 0.0, runs.size()};
+}
+
+SideFigure ratio_side(const SideFigure& over, const SideFigure& under) {
+    return {under.value > 0 ? over.value / under.value : 0.0, (1 + over.noise) * (1 + under.noise) - 1,
+            std::min(over.runs, under.runs)};
+}
+
+ClaimResult decide_sides(const SideFigure& slow, const SideFigure& fast, const Claim& claim) {
     ClaimResult r;
     r.threshold = claim.threshold;
     r.direction = claim.direction;
-    const double slow = least(slow_runs), fast = least(fast_runs);
-    if (slow <= 0 || fast <= 0) return no_verdict(r, "a side has no run longer than zero: nothing to compare");
-    r.effect = slow / fast;
-    // The effect divides one minimum by another: each may be off by its side's gap, and the two
+    if (slow.value <= 0 || fast.value <= 0)
+        return no_verdict(r, "a side has no run longer than zero: nothing to compare");
+    r.effect = slow.value / fast.value;
+    // The effect divides one figure by another: each may be off by its side's noise, and the two
     // errors compound in the ratio, so the noise is their product, not the larger of the two.
-    if (slow_runs.size() >= 2 && fast_runs.size() >= 2)
-        r.noise = (1 + control_gap(slow_runs)) * (1 + control_gap(fast_runs)) - 1;
-    const auto runs = std::min(slow_runs.size(), fast_runs.size());
+    r.noise = (1 + slow.noise) * (1 + fast.noise) - 1;
+    const auto runs = std::min(slow.runs, fast.runs);
     if (runs < static_cast<std::size_t>(kMinRunsPerSide))
         return no_verdict(r, fmt::format("{}: {} runs a side, fewer than {}, give no verdict", figures(r, claim), runs,
                                          kMinRunsPerSide));
@@ -214,6 +227,55 @@ void report_experiment(Report& report, const ExperimentResult& outcome) {
     nlohmann::json shares = nlohmann::json::array();
     for (double s : outcome.shares) shares.push_back(std::round(100 * s) / 100);
     report.record(key + "shares", shares);
+}
+
+// --- A claim on a ratio of ratios -------------------------------------------------------------
+
+std::vector<std::vector<double>> time_rounds(const std::vector<std::function<void()>>& sides, int runs, long calls,
+                                             const std::function<double()>& now) {
+    for (const auto& side : sides) side();
+    std::vector<std::vector<double>> seconds(sides.size());
+    const auto timed = [&](std::size_t k) {
+        const double start = now();
+        for (long c = 0; c < calls; ++c) sides[k]();
+        seconds[k].push_back((now() - start) / static_cast<double>(calls));
+    };
+    for (int i = 0; i < runs; ++i)  // in order, then in reverse: each side's halves mirror each other
+        for (std::size_t k = 0; k < sides.size(); ++k) timed(i % 2 == 0 ? k : sides.size() - 1 - k);
+    return seconds;
+}
+
+RatioOfRatiosResult run_ratio_of_ratios(const RatioOfRatios& e, bool quick, const Instruments& instruments) {
+    if (e.claim.cpus != 1 || e.claim.memory_bound)
+        throw std::invalid_argument("a ratio of ratios is timed on one thread, not memory-bound: " + e.key);
+    RatioOfRatiosResult o;
+    o.key = e.key;
+    o.text = e.text;
+    instruments.wait_idle();
+    auto runs = time_rounds({e.a, e.b, e.c, e.d}, quick ? e.quick_runs : e.runs, 1, instruments.now);
+    o.a_runs = std::move(runs[0]), o.b_runs = std::move(runs[1]);
+    o.c_runs = std::move(runs[2]), o.d_runs = std::move(runs[3]);
+    o.over = ratio_side(timed_side(o.a_runs), timed_side(o.b_runs));
+    o.under = ratio_side(timed_side(o.c_runs), timed_side(o.d_runs));
+    o.result = decide_sides(o.over, o.under, e.claim);
+    return o;
+}
+
+void report_ratio_of_ratios(Report& report, const RatioOfRatiosResult& outcome) {
+    report_claim(report, outcome.key, outcome.text, outcome.result);
+    const std::string key = "claims." + outcome.key + ".";
+    report.record(Value::exact(key + "runs", static_cast<int>(outcome.a_runs.size())));
+    const bool timed = outcome.result.effect > 0;
+    for (const auto& [side, runs] : {std::pair{"a_ns", &outcome.a_runs},
+                                     {"b_ns", &outcome.b_runs},
+                                     {"c_ns", &outcome.c_runs},
+                                     {"d_ns", &outcome.d_runs}})
+        report.record(timed ? Value::measured(key + side, 1e9 * least(*runs), 1) : Value::unknown(key + side, "-"));
+    for (const auto& [name, ratio] : {std::pair{"over", &outcome.over}, {"under", &outcome.under}}) {
+        report.record(timed ? Value::measured(key + name, ratio->value, 2) : Value::unknown(key + name, "-"));
+        report.record(timed ? Value::measured(key + name + "_noise", ratio->noise, 2)
+                            : Value::unknown(key + name + "_noise", "-"));
+    }
 }
 
 }  // namespace cachebook

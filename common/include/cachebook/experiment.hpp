@@ -152,4 +152,62 @@ ExperimentResult run_experiment(const Experiment& e, bool quick,
 /// run, each side's minimum in ns per call and the shares, each with the precision it prints with.
 void report_experiment(Report& report, const ExperimentResult& outcome);
 
+// --- Sides computed from other sides: a claim on a ratio of ratios ----------------------------
+
+/// What the rule needs of one side of a claim: its figure, the error its control allows, and the
+/// runs behind it. A timed side's figure is the least of its runs; a derived side's is computed
+/// from other sides' figures and carries their noise, so a verdict on it is as honest as one on
+/// two timed sides.
+struct SideFigure {
+    double value = 0;      ///< seconds (a timed side), or a ratio of minima (a derived one)
+    double noise = 0;      ///< relative: a timed side's control gap, compounded for a derived one
+    std::size_t runs = 0;  ///< the fewest runs of any timed side behind it
+};
+
+/// A timed side: the least of `runs`, with control_gap(runs) as its noise (0 with fewer than two).
+SideFigure timed_side(const std::vector<double>& runs);
+
+/// A derived side, over / under: each figure may be off by its noise, and the two errors compound
+/// in the ratio, (1 + noise of over) x (1 + noise of under) - 1.
+SideFigure ratio_side(const SideFigure& over, const SideFigure& under);
+
+/// The book's rule on two sides' figures: the effect slow / fast, the noise both sides' compounded,
+/// no verdict from fewer than kMinRunsPerSide runs. decide_claim is this on two timed sides.
+ClaimResult decide_sides(const SideFigure& slow, const SideFigure& fast, const Claim& claim);
+
+/// Calls each side once untimed, then `runs` rounds of all of them, in order on even rounds and
+/// in reverse on odd ones (A B C D, D C B A, ...; for two sides A B B A), `calls` calls a run;
+/// returns each side's seconds per call, in the order run.
+std::vector<std::vector<double>> time_rounds(const std::vector<std::function<void()>>& sides, int runs, long calls,
+                                             const std::function<double()>& now);
+
+/// A claim on a ratio of ratios, (min(a) / min(b)) / (min(c) / min(d)): four timed sides, one
+/// round of all four a run, a / b and c / d each a derived side. One call a run: each side keeps
+/// the size the claim needs itself, as sides of different sizes cannot share a count of calls.
+/// One thread, not memory-bound (run_experiment checks those).
+struct RatioOfRatios {
+    std::string key;
+    std::string text;  ///< "a / b over c / d", in words
+    std::function<void()> a, b, c, d;
+    int runs = 8;
+    int quick_runs = kMinRunsPerSide;
+    Claim claim;
+};
+
+/// What running a ratio of ratios gave.
+struct RatioOfRatiosResult {
+    std::string key, text;
+    ClaimResult result;
+    std::vector<double> a_runs, b_runs, c_runs, d_runs;  ///< seconds per call, in the order run
+    SideFigure over, under;                              ///< a / b and c / d
+};
+
+/// Runs the four sides (`quick_runs` rounds with `quick`) and decides the claim on over / under.
+RatioOfRatiosResult run_ratio_of_ratios(const RatioOfRatios& e, bool quick,
+                                        const Instruments& instruments = machine_instruments());
+
+/// Prints the claim beside its measurement (report_claim) and records under claims.`key` the runs
+/// a side, each side's minimum in ns (a_ns ... d_ns), and the two ratios with their noise.
+void report_ratio_of_ratios(Report& report, const RatioOfRatiosResult& outcome);
+
 }  // namespace cachebook
