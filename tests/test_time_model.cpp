@@ -114,8 +114,7 @@ TEST_CASE("placed counts: an L1 indexed within the page counts as without placem
     CHECK_THROWS_AS(cachebook::placed_counts(levels, cachebook::row_walk(8), 0), std::invalid_argument);
 }
 
-TEST_CASE("profile: prices take latency, reads and loads in flight, and refuse a level without them",
-          "[time_model]") {
+TEST_CASE("profile: prices take latency, reads and loads in flight, and refuse a level without them", "[time_model]") {
     cachebook::Profile p;
     cachebook::LevelProfile l1;
     l1.name = "L1";
@@ -230,8 +229,9 @@ TEST_CASE("priced: an L3 without ways runs with the L2's, no larger than the pro
     REQUIRE(c.has_value());
     CHECK(c->ways == 16);
     CHECK(c->capacity_bytes() == std::size_t{32} << 20);
-    CHECK(note == "the L3's ways unknown: run with the L2's 16; the L3 run at 32 MiB, the reach the profile measured, "
-                  "of 508 MiB reported");
+    CHECK(note ==
+          "the L3's ways unknown: run with the L2's 16; the L3 run at 32 MiB, the reach the profile measured, "
+          "of 508 MiB reported");
     l3.ways = 12;  // reported, and no reach measured: the machine's L3 as it says
     profile.l3_reach = {std::nullopt, 0, "not measured"};
     note.clear();
@@ -273,8 +273,8 @@ TEST_CASE("padded claims: ns a unit at each size and their ratio, or not priced 
     padded.overlapped.ns = 500;  // 125 units: 4 ns a unit
     padded.added.ns = 500;
     padded.overlapped.bottleneck = "bandwidth-bound in L2";
-    cachebook::PaddedPair pair{"jki", "jki", "N = 512", "N = 520", "a multiply-add", power, padded, 100, 125, 8, 2,
-                               "the core", ""};
+    cachebook::PaddedPair pair{"jki", "jki", "N = 512", "N = 520", "a multiply-add", power, padded,
+                               100,   125,   8,         2,         "the core",       ""};
     const auto claims = cachebook::padded_claims(pair);
     REQUIRE(claims.size() == 3);
     CHECK(claims[0].key == "jki_ns");

@@ -248,17 +248,18 @@ ConflictPrice price_conflict() {
     ConflictPrice p;
     p.machine = cachebook::priced_machine(cachebook::shared_profile());
     if (!p.machine.usable()) return p;
-    for (auto [stride, out] : {std::pair{kConflictStride, &p.power}, std::pair{kConflictStride + kConflictPad, &p.padded}})
+    for (auto [stride, out] :
+         {std::pair{kConflictStride, &p.power}, std::pair{kConflictStride + kConflictPad, &p.padded}})
         *out = cachebook::predict_walk(p.machine, {conflict_walk(stride), sizeof(int), false, false, {}, 1});
     return p;
 }
 
 std::vector<cachebook::PricedClaim> conflict_priced(const ConflictPrice& price, const ConflictRun& run, int passes) {
     const double loads = static_cast<double>(kConflictRows * kConflictCols), timed = loads * passes;
-    return cachebook::padded_claims({"conflict", "the conflict's column sum", "a page apart", "a page and a line apart",
-                                     "a load", price.power, price.padded, loads, loads, run.power_min() * 1e9 / timed,
-                                     run.padded_min() * 1e9 / timed,
-                                     "the prefetchers, and the loads of other columns a line brings", price.machine.why_not});
+    return cachebook::padded_claims(
+        {"conflict", "the conflict's column sum", "a page apart", "a page and a line apart", "a load", price.power,
+         price.padded, loads, loads, run.power_min() * 1e9 / timed, run.padded_min() * 1e9 / timed,
+         "the prefetchers, and the loads of other columns a line brings", price.machine.why_not});
 }
 
 cachebook::ClaimResult conflict_claim(const ConflictRun& run, const std::optional<cachebook::CacheConfig>& l1,

@@ -101,10 +101,10 @@ std::vector<cachebook::PricedClaim> padded_priced(const PaddedPrice& price, cons
     for (const auto& [order, power, padded] : {std::tuple{LoopOrder::ikj, &price.ikj, &price.ikj_padded},
                                                std::tuple{LoopOrder::jki, &price.jki, &price.jki_padded}}) {
         const std::string name(cachebook::order_name(order));
-        const auto claims = cachebook::padded_claims({name, name, fmt::format("N = {}", price.n),
-                                                      fmt::format("N = {}", price.padded), "a multiply-add", *power,
-                                                      *padded, cachebook::multiply_adds(price.n), cachebook::multiply_adds(price.padded), madd_ns(timed, order),
-                                                      madd_ns(again, order), left_out, price.machine.why_not});
+        const auto claims = cachebook::padded_claims(
+            {name, name, fmt::format("N = {}", price.n), fmt::format("N = {}", price.padded), "a multiply-add", *power,
+             *padded, cachebook::multiply_adds(price.n), cachebook::multiply_adds(price.padded), madd_ns(timed, order),
+             madd_ns(again, order), left_out, price.machine.why_not});
         out.insert(out.end(), claims.begin(), claims.end());
     }
     return out;

@@ -202,10 +202,11 @@ void padded_lines(Report& report, const BlockedTiming& timing, const BlockedPric
     for (const auto& [key, what, power, padded_p, timed_power, timed_padded] :
          {std::tuple{"naive", "naive ijk", &price.naive, &price.naive_padded, &timing.naive, &again.naive},
           std::tuple{"blocked", "blocked", &price.blocked, &price.blocked_padded, &timing.blocked, &again.blocked}})
-        for (const auto& claim : cachebook::padded_claims(
-                 {key, what, fmt::format("N = {}", n), fmt::format("N = {}", padded), "a multiply-add", *power,
-                  *padded_p, cachebook::multiply_adds(n), cachebook::multiply_adds(padded), per_madd(timed_power->min(), n),
-                  per_madd(timed_padded->min(), padded), left_out, price.machine.why_not}))
+        for (const auto& claim :
+             cachebook::padded_claims({key, what, fmt::format("N = {}", n), fmt::format("N = {}", padded),
+                                       "a multiply-add", *power, *padded_p, cachebook::multiply_adds(n),
+                                       cachebook::multiply_adds(padded), per_madd(timed_power->min(), n),
+                                       per_madd(timed_padded->min(), padded), left_out, price.machine.why_not}))
             cachebook::report_priced(report, claim, claim.key.ends_with("over_padded") ? "{:.2f}x" : "{:.2f} ns");
 }
 

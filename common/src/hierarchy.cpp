@@ -138,7 +138,7 @@ Walk matmul_walk(LoopOrder order, std::size_t n, std::size_t tile, std::size_t f
     return [=](Hierarchy& h) {
         const MatmulLayout at = page_aligned(n);
         const auto load = [&](std::size_t i, std::size_t j, std::size_t k, int m) {
-            h.access(m == 0 ? row_major_address(at.a, i, k, n, kDouble)
+            h.access(m == 0   ? row_major_address(at.a, i, k, n, kDouble)
                      : m == 1 ? row_major_address(at.b, k, j, n, kDouble)
                               : row_major_address(at.c, i, j, n, kDouble));
         };

@@ -29,8 +29,8 @@ std::optional<CacheConfig> model_cache(const std::optional<CacheInfo>& c) {
 // The L3 as the model runs it: the ways the machine gives, or the L2's where it gives none (a
 // virtual machine's CPUID may not); its size the smaller of what the machine reports and what
 // the profile found it serve (a guest may be told of a whole socket's L3 and hold a share).
-std::optional<CacheConfig> modelled_l3(const std::optional<CacheInfo>& l3, const CacheConfig& l2, const Profile& profile,
-                                    std::string& note) {
+std::optional<CacheConfig> modelled_l3(const std::optional<CacheInfo>& l3, const CacheConfig& l2,
+                                       const Profile& profile, std::string& note) {
     if (!l3 || l3->size_bytes == 0 || (l3->line_bytes != 0 && l3->line_bytes != l2.line_bytes)) return std::nullopt;
     const bool ways_known = l3->ways != 0;
     std::size_t bytes = l3->size_bytes;
@@ -41,8 +41,8 @@ std::optional<CacheConfig> modelled_l3(const std::optional<CacheInfo>& l3, const
     config.sets = std::max<std::size_t>(1, bytes / (config.ways * config.line_bytes));
     if (!ways_known) note = fmt::format("the L3's ways unknown: run with the L2's {}", l2.ways);
     if (bytes < l3->size_bytes)
-        note += fmt::format("{}the L3 run at {}, the reach the profile measured, of {} reported", note.empty() ? "" : "; ",
-                            size_text(config.capacity_bytes()), size_text(l3->size_bytes));
+        note += fmt::format("{}the L3 run at {}, the reach the profile measured, of {} reported",
+                            note.empty() ? "" : "; ", size_text(config.capacity_bytes()), size_text(l3->size_bytes));
     return config;
 }
 
@@ -50,7 +50,7 @@ PricedMachine priced_machine(const Profile& profile) {
     PricedMachine m;
     std::vector<std::string> names;
     for (int level = 1; level <= 3; ++level) {
-        const auto config = level < 3 ? model_cache(machine().data_cache(level))
+        const auto config = level < 3              ? model_cache(machine().data_cache(level))
                             : m.caches.size() == 2 ? modelled_l3(machine().data_cache(3), m.caches[1], profile, m.note)
                                                    : std::nullopt;
         if (!config) break;
@@ -90,8 +90,8 @@ WalkPrediction predict_walk(const PricedMachine& m, const WalkShape& shape, int 
             predict(m.prices, work, Combine::overlapped), predict(m.prices, work, Combine::added)};
 }
 
-std::optional<WalkPrediction> predict_matmul(const PricedMachine& m, LoopOrder order, std::size_t n,
-                                             std::size_t tile, bool prefetched) {
+std::optional<WalkPrediction> predict_matmul(const PricedMachine& m, LoopOrder order, std::size_t n, std::size_t tile,
+                                             bool prefetched) {
     constexpr std::size_t kWarm = 2, kCounted = 2;
     const std::size_t units = matmul_units(n, tile);
     const std::size_t tiles_a_row = tile == 0 ? n : n / tile;  // whole tiles in the first row of tiles
@@ -110,16 +110,34 @@ std::optional<WalkPrediction> predict_matmul(const PricedMachine& m, LoopOrder o
 }
 
 std::vector<PricedClaim> padded_claims(const PaddedPair& p) {
-    std::vector<PricedClaim> claims = {
-        {p.key + "_ns", fmt::format("{}, {}, ns {}", p.what, p.power_label, p.unit), {}, {}, "", p.measured_power_ns,
-         p.left_out, p.why_not},
-        {p.key + "_padded_ns", fmt::format("{}, {}, ns {}", p.what, p.padded_label, p.unit), {}, {}, "",
-         p.measured_padded_ns, p.left_out, p.why_not},
-        {p.key + "_power_over_padded", fmt::format("{}, {} / {}", p.what, p.power_label, p.padded_label), {}, {}, "",
-         p.measured_power_ns / p.measured_padded_ns, p.left_out, p.why_not}};
+    std::vector<PricedClaim> claims = {{p.key + "_ns",
+                                        fmt::format("{}, {}, ns {}", p.what, p.power_label, p.unit),
+                                        {},
+                                        {},
+                                        "",
+                                        p.measured_power_ns,
+                                        p.left_out,
+                                        p.why_not},
+                                       {p.key + "_padded_ns",
+                                        fmt::format("{}, {}, ns {}", p.what, p.padded_label, p.unit),
+                                        {},
+                                        {},
+                                        "",
+                                        p.measured_padded_ns,
+                                        p.left_out,
+                                        p.why_not},
+                                       {p.key + "_power_over_padded",
+                                        fmt::format("{}, {} / {}", p.what, p.power_label, p.padded_label),
+                                        {},
+                                        {},
+                                        "",
+                                        p.measured_power_ns / p.measured_padded_ns,
+                                        p.left_out,
+                                        p.why_not}};
     if (!p.power || !p.padded) {
         if (p.why_not.empty())
-            for (auto& c : claims) c.why_not = "too small to price from a sample (fewer than four outer steps or tiles a row)";
+            for (auto& c : claims)
+                c.why_not = "too small to price from a sample (fewer than four outer steps or tiles a row)";
         return claims;
     }
     const double power = p.power->overlapped.ns / p.power_units, padded = p.padded->overlapped.ns / p.padded_units;

@@ -145,8 +145,8 @@ Figure measure_in_flight(const Probe& p) {
     std::vector<std::vector<double>> runs_by_k(counts.size());
     for (int r = 0; r < p.runs; ++r)
         for (std::size_t i = 0; i < counts.size(); ++i)
-            runs_by_k[i].push_back(
-                chases_ns(p, order, counts[i], (static_cast<std::size_t>(r) * 7919 + counts[i] * 104729) % order.size()));
+            runs_by_k[i].push_back(chases_ns(p, order, counts[i],
+                                             (static_cast<std::size_t>(r) * 7919 + counts[i] * 104729) % order.size()));
     std::vector<double> best;
     for (auto& runs : runs_by_k) best.push_back(*std::min_element(runs.begin(), runs.end()));
     const Knee knee = knee_of(counts, best);
@@ -226,7 +226,8 @@ Figure measure_l3_reach(const PageBuffer& buf, const LevelProfile& l3, const Lev
     std::size_t reach = l3.bytes;
     for (std::size_t bytes = 2 * l3.bytes; bytes <= memory.bytes / 2; bytes *= 2) {
         double best = 1e300;
-        for (int r = 0; r < runs; ++r) best = std::min(best, lap_latency(buf, bytes, 100 + static_cast<std::uint64_t>(r)));
+        for (int r = 0; r < runs; ++r)
+            best = std::min(best, lap_latency(buf, bytes, 100 + static_cast<std::uint64_t>(r)));
         if (best >= midpoint) break;
         reach = bytes;
     }
@@ -347,7 +348,11 @@ std::vector<std::string> profile_lines(const Profile& p) {
                                     figure_text(l.vector_read_gbs, "{:.1f} GB/s"), p.vector_bytes,
                                     figure_text(l.store_gbs, "{:.1f} GB/s")));
     }
-    lines.push_back(fmt::format("{:<6} {}", "reach", p.l3_reach.value ? "the L3 serves up to " + size_text(static_cast<std::size_t>(*p.l3_reach.value)) + " (" + p.l3_reach.source + ")" : p.l3_reach.source));
+    lines.push_back(fmt::format("{:<6} {}", "reach",
+                                p.l3_reach.value
+                                    ? "the L3 serves up to " + size_text(static_cast<std::size_t>(*p.l3_reach.value)) +
+                                          " (" + p.l3_reach.source + ")"
+                                    : p.l3_reach.source));
     return lines;
 }
 

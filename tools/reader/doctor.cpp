@@ -76,9 +76,10 @@ int main(int argc, char** argv) {
         fmt::print("{}\n", numa_line(root));
         // make share runs the doctor first: the profile it measures is the one the chapters read.
         const cachebook::Profile profile = cachebook::shared_profile();
-        fmt::print("profile: what each level costs here, measured in {:.1f} s ({}; each figure the best of its runs, ± "
-                   "the median's distance from it)\n",
-                   profile.probe_seconds, profile.origin);
+        fmt::print(
+            "profile: what each level costs here, measured in {:.1f} s ({}; each figure the best of its runs, ± "
+            "the median's distance from it)\n",
+            profile.probe_seconds, profile.origin);
         for (const auto& line : cachebook::profile_lines(profile)) fmt::print("  {}\n", line);
         if (!cli.json_path().empty())
             cachebook::write_json(cli.json_path(), {{"conditions", cachebook::conditions_json(conditions)},

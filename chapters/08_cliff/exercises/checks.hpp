@@ -26,8 +26,7 @@ struct Curves {
 };
 
 // Exercise 2: on TRIALS random curves from SEED, line_size agrees with the chapter's rule.
-inline void check_line_size(const std::vector<std::size_t>& strides, const Curves& c, std::uint64_t seed,
-                            int trials) {
+inline void check_line_size(const std::vector<std::size_t>& strides, const Curves& c, std::uint64_t seed, int trials) {
     std::uint64_t state = seed;
     auto below = [&](double span) {
         return static_cast<double>(cachebook::uniform_below(state, static_cast<std::uint64_t>(span)));

@@ -9,6 +9,6 @@ TEST_CASE("exercise 1 (held back): random_cycle on other sizes and seeds", "[hel
 }
 
 TEST_CASE("exercise 2 (held back): line_size on other strides and curves", "[held back][1 point]") {
-    ch08_checks::check_line_size({8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, {20.0, 300.0, 2.0, 40.0, 400},
-                                 2024, 300);
+    ch08_checks::check_line_size({8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, {20.0, 300.0, 2.0, 40.0, 400}, 2024,
+                                 300);
 }

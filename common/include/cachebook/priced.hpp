@@ -24,15 +24,15 @@ struct PricedMachine {
     std::vector<CacheConfig> caches;
     std::vector<LevelPrice> prices;  ///< one per cache, then memory
     std::string why_not;             ///< not empty: the model cannot price here, and why
-    std::string note;                ///< how a level the machine describes in part is run ("the L3's ways unknown: ...")
+    std::string note;  ///< how a level the machine describes in part is run ("the L3's ways unknown: ...")
     [[nodiscard]] bool usable() const { return why_not.empty(); }
 };
 
 /// The L3 as the model runs it: the machine's ways, or the L2's where it gives none; its size the
 /// smaller of the reported one and the profile's l3_reach. `note` says what was assumed or cut.
 /// nullopt without a size, or with a line unlike the L2's.
-std::optional<CacheConfig> modelled_l3(const std::optional<CacheInfo>& l3, const CacheConfig& l2, const Profile& profile,
-                                       std::string& note);
+std::optional<CacheConfig> modelled_l3(const std::optional<CacheInfo>& l3, const CacheConfig& l2,
+                                       const Profile& profile, std::string& note);
 
 /// "the levels: L1 1.1 ns, 72 GB/s, 10.2 in flight; ...", or "no model: why".
 std::string levels_text(const PricedMachine& m);
@@ -65,8 +65,8 @@ WalkPrediction predict_walk(const PricedMachine& m, const WalkShape& shape, int 
 /// next two counted and the whole scaled from them (every unit of a nest walks alike). `prefetched`:
 /// the inner loop walks rows, which the prefetcher follows. nullopt when the product has fewer than
 /// four units (whole tiles in a row of tiles) to sample.
-std::optional<WalkPrediction> predict_matmul(const PricedMachine& m, LoopOrder order, std::size_t n,
-                                             std::size_t tile, bool prefetched);
+std::optional<WalkPrediction> predict_matmul(const PricedMachine& m, LoopOrder order, std::size_t n, std::size_t tile,
+                                             bool prefetched);
 
 /// One priced claim: the model's figure, made before the measurement, against the measured one.
 struct PricedClaim {
@@ -90,7 +90,7 @@ inline double multiply_adds(std::size_t n) {
 /// `power`, `padded`: the model's predictions, nullopt where it cannot price (`why_not` says why);
 /// `measured_*_ns`: ns a unit as timed; `*_units`: the units of work of each walk.
 struct PaddedPair {
-    std::string key, what;                 ///< "ikj", "ikj"
+    std::string key, what;                  ///< "ikj", "ikj"
     std::string power_label, padded_label;  ///< "N = 512", "N = 520"
     std::string unit;                       ///< "a multiply-add"
     std::optional<WalkPrediction> power, padded;

@@ -38,11 +38,11 @@ struct LevelProfile {
 
 struct Profile {
     std::vector<LevelProfile> levels;  ///< L1, L2, L3, memory
-    Figure l3_reach;                   ///< bytes: the largest working set the L3 serves at nearer its latency than memory's
-    std::size_t vector_bytes = 0;      ///< the width of the vector loads measured
-    double probe_seconds = 0;          ///< how long the probe took
-    std::string origin;                ///< who measured it: this program, or the run's shared file
-    int runs = 0;                      ///< runs of each figure
+    Figure l3_reach;               ///< bytes: the largest working set the L3 serves at nearer its latency than memory's
+    std::size_t vector_bytes = 0;  ///< the width of the vector loads measured
+    double probe_seconds = 0;      ///< how long the probe took
+    std::string origin;            ///< who measured it: this program, or the run's shared file
+    int runs = 0;                  ///< runs of each figure
     /// The prices of the named levels, in order, for the time model: latency, read bandwidth
     /// (L1's with 8-byte loads, the loads themselves; a lower level's with the widest loads, as it
     /// serves whole lines, or with 8-byte loads where those were not measured), loads in flight.
