@@ -282,6 +282,10 @@ TEST_CASE("the fusion arrays: beyond the LLC when affordable, else beyond L2", "
     const auto one_array = ch05::choose_stream_size(300 * mib, 2 * mib, 128 * mib, 1);
     CHECK(one_array.bytes_per_array == 16 * mib);
     CHECK(one_array.beyond == "L2");
+    // The stores array alone, past a 508 MiB LLC at 768 MiB: said in the singular.
+    const auto one_past = ch05::choose_stream_size(508 * mib, mib, 768 * mib, 1);
+    CHECK(one_past.bytes_per_array == 768 * mib);
+    CHECK(one_past.reason == "one array of 768 MiB overflows the 508 MiB last-level cache");
     CHECK(ch05::choose_stream_size(0, 0, 8 * mib, 3).bytes_per_array == 8 * mib);
 }
 

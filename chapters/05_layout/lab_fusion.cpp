@@ -18,8 +18,10 @@ StreamSize choose_stream_size(std::size_t llc_bytes, std::size_t l2_bytes, std::
     // A large LLC: the arrays streamed at once still overflow it together at the budget.
     if (llc_bytes > 0 && arrays * budget > llc_bytes)
         return {budget, "L3",
-                fmt::format("{} arrays of {} MiB overflow the {} MiB last-level cache together", arrays, budget / mib,
-                            llc_bytes / mib)};
+                arrays == 1 ? fmt::format("one array of {} MiB overflows the {} MiB last-level cache", budget / mib,
+                                          llc_bytes / mib)
+                            : fmt::format("{} arrays of {} MiB overflow the {} MiB last-level cache together", arrays,
+                                          budget / mib, llc_bytes / mib)};
     if (l2_bytes > 0 && 8 * l2_bytes <= budget)
         return {8 * l2_bytes, "L2",
                 fmt::format("the {} MiB last-level cache is too large to overflow cheaply; 8x the {} MiB L2",
@@ -81,7 +83,10 @@ FusionExperiment::FusionExperiment(std::size_t n, std::size_t fission_n, std::si
                 "two loops / fused",
                 [this] { separate_loops(a_, b_, c_, shape_.n), cachebook::clobber_memory(); },
                 [this] { fused_loop(a_, b_, c_, shape_.n), cachebook::clobber_memory(); },
-                {.runs = runs, .quick_runs = cachebook::kMinRunsPerSide},
+                {.budget_seconds = kRunBudgetSeconds,
+                 .runs = runs,
+                 .quick_budget_seconds = kRunBudgetSeconds,
+                 .quick_runs = cachebook::kMinRunsPerSide},
                 {.threshold = kSeparateOverFused, .memory_bound = true}} {
     shape_.n = n;
     shape_.fission_n = fission_n;
@@ -102,11 +107,12 @@ FusionTimes FusionExperiment::run(bool quick) {
     t.fused = timing_of(t.claim.fast_runs);
     // No claim on the placement or on fission: timed the same way, for the tables.
     std::tie(t.separate_close, t.fused_close) = time_beside(
-        declared_, quick, [&] { separate_loops(a_, b_close_, c_close_, n); },
+        declared_, t.claim.calls_per_run, quick, [&] { separate_loops(a_, b_close_, c_close_, n); },
         [&] { fused_loop(a_, b_close_, c_close_, n); });
     std::tie(t.fission_one, t.fission_split) = time_beside(
-        declared_, quick, [&] { one_loop_many_arrays(fa1_, fb_); }, [&] { one_loop_per_array(fa2_, fb_); });
-    // Both fission loops ran as many times (one untimed call and `runs` timed ones each).
+        declared_, t.claim.calls_per_run, quick, [&] { one_loop_many_arrays(fa1_, fb_); },
+        [&] { one_loop_per_array(fa2_, fb_); });
+    // Both fission loops ran as many times (one untimed call, then `runs` timed runs of as many calls).
     t.same_result = t.same_result && fa1_ == fa2_;
     return t;
 }

@@ -49,7 +49,8 @@ StoreTimes StoresExperiment::run(bool quick) {
     t.stream = timing_of(t.claim.fast_runs);
     // The read-only sum, the premise's yardstick, and read-modify-write make no claim of their own.
     std::tie(t.modify, t.read_only) = time_beside(
-        declared_, quick, [&] { read_modify_write(a_.data(), t.n), cachebook::clobber_memory(); },
+        declared_, t.claim.calls_per_run, quick,
+        [&] { read_modify_write(a_.data(), t.n), cachebook::clobber_memory(); },
         [&] { sink_ += read_only(a_.data(), t.n), cachebook::do_not_optimize(sink_); });
     return t;
 }
