@@ -20,11 +20,11 @@ constexpr double kMiB = 1024.0 * 1024.0;
 constexpr std::uint64_t kCountedParticles = 1'000'000;  // the particles whose lines section 1 counts
 constexpr std::uint64_t kCountedWords = 1'000'000;      // the array length whose lines sections 7 and 8 count
 
-// A struct's layout, its fields wrapped onto further lines past 100 columns.
-void struct_line(Report& report, const StructLayout& s) {
+// A struct's layout, its fields wrapped onto further lines past 100 columns, recorded under `key`.
+void struct_line(Report& report, const std::string& key, const StructLayout& s) {
     const auto head =
         fmt::format("  {:<14} sizeof {:>2}, alignof {}, padding {:>2}: ", s.name, s.size, s.align, s.padding());
-    report.line("{}", wrap_words(head, s.picture(), 100));
+    report.line("{}", Value::exact_as(key, to_json(s), wrap_words(head, s.picture(), 100)));
 }
 
 }  // namespace
@@ -35,13 +35,12 @@ void particle_section(Report& report) {
     const auto cold = cold_particle_layout();
     const auto lines = particle_lines(kCountedParticles);
     report.section("The particle, as the compiler lays it out (sizeof, offsetof, alignof)");
-    for (const auto* s : {&particle, &hot, &cold}) struct_line(report, *s);
-    report.record("particle_lines.particle", to_json(particle));
-    report.record("particle_lines.hot", to_json(hot));
-    report.record("particle_lines.cold", to_json(cold));
+    struct_line(report, "particle_lines.particle", particle);
+    struct_line(report, "particle_lines.hot", hot);
+    struct_line(report, "particle_lines.cold", cold);
     report.blank_line();
     report.line("  x += vx * dt over {} particles, {}-byte lines:", count("particle_lines.n", kCountedParticles),
-                lines.line_bytes);
+                Value::exact("particle_lines.line_bytes", lines.line_bytes));
     auto table = report.table({"layout", "lines in", "simulated misses", "written back", "bytes used per line"});
     const double used_percent = 100.0 * lines.used_fraction;
     table.row({"AoS (array of Particle)", count("particle_lines.aos_lines", lines.aos),
@@ -56,12 +55,15 @@ void particle_section(Report& report) {
                Value::exact_as("particle_lines.hot_cold_simulated", lines.hot_cold_simulated,
                                with_commas(lines.hot_cold_simulated)),
                count("particle_lines.hot_cold_written", lines.hot_cold_written),
-               fmt::format("{:.0f} %", 100.0 * lines.hot_cold_used_fraction)});
+               Value::exact_as("particle_lines.hot_cold_used_percent",
+                               fmt::format("{:.0f}", 100.0 * lines.hot_cold_used_fraction),
+                               fmt::format("{:.0f} %", 100.0 * lines.hot_cold_used_fraction))});
     table.print();
     const double aos_over_soa = static_cast<double>(lines.aos) / static_cast<double>(lines.soa);
-    report.line("  AoS / SoA = {}x the lines; AoS / hot-cold = {:.1f}x",
+    const double aos_over_hot_cold = static_cast<double>(lines.aos) / static_cast<double>(lines.hot_cold);
+    report.line("  AoS / SoA = {}x the lines; AoS / hot-cold = {}x",
                 Value::exact("particle_lines.aos_over_soa", fmt::format("{:.1f}", aos_over_soa)),
-                static_cast<double>(lines.aos) / static_cast<double>(lines.hot_cold));
+                Value::exact("particle_lines.aos_over_hot_cold", fmt::format("{:.1f}", aos_over_hot_cold)));
     auto traffic_ratio = [](std::uint64_t a, std::uint64_t b) {
         return static_cast<double>(a) / static_cast<double>(b);
     };
@@ -84,8 +86,8 @@ void update_loop_section(Report& report, const Options& options) {
     bool all_beyond = true, any_beyond = false;
     std::string last_level;
     auto row = [&](const char* name, const std::string& key, std::size_t bytes, const Timing& t, Value vs_soa) {
-        table.row({name, fmt::format("{:.0f}", static_cast<double>(bytes) / kMiB),
-                   Value::measured("", t.min() * 1e3, "{:.2f}"), ns_cell(report, "layouts." + key, t, n),
+        table.row({name, Value::exact("layouts." + key + ".mib", static_cast<double>(bytes) / kMiB, 0),
+                   Value::measured("layouts." + key + ".ms", t.min() * 1e3, 2), ns_cell(report, "layouts." + key, t, n),
                    std::move(vs_soa)});
         const auto fit = cache_fit(bytes);  // which cache the array overflows, for the prose
         report.record("layouts." + key + ".caches", fit.text());
@@ -94,8 +96,9 @@ void update_loop_section(Report& report, const Options& options) {
         last_level = fit.last_level;
     };
     row("AoS", "aos", n * sizeof(Particle), times.aos, ratio("layouts.aos_over_soa", times.aos, times.soa, 2));
-    row("SoA", "soa", n * 2 * sizeof(double), times.soa, ratio("", times.soa, times.soa, 2));
-    row("hot/cold", "hot_cold", n * sizeof(HotParticle), times.hot_cold, ratio("", times.hot_cold, times.soa, 2));
+    row("SoA", "soa", n * 2 * sizeof(double), times.soa, ratio("layouts.soa_over_soa", times.soa, times.soa, 2));
+    row("hot/cold", "hot_cold", n * sizeof(HotParticle), times.hot_cold,
+        ratio("layouts.hot_cold_over_soa", times.hot_cold, times.soa, 2));
     table.print();
     report.record("layouts.last_level", last_level);
     report.record("layouts.all_beyond_last_level", all_beyond);
@@ -111,15 +114,17 @@ void field_order_section(Report& report) {
     const auto cdi = char_double_int_layout();
     const auto dic = double_int_char_layout();
     report.section("Padding and field order");
-    struct_line(report, cdi);
-    struct_line(report, dic);
-    report.record("field_order.char_double_int", to_json(cdi));
-    report.record("field_order.double_int_char", to_json(dic));
+    struct_line(report, "field_order.char_double_int", cdi);
+    struct_line(report, "field_order.double_int_char", dic);
     const auto lines_cdi = lines_for(kCountedParticles * cdi.size, kLineBytes);
     const auto lines_dic = lines_for(kCountedParticles * dic.size, kLineBytes);
     const double fewer = 100.0 * (1.0 - static_cast<double>(dic.size) / static_cast<double>(cdi.size));
-    report.line("  per {}-byte line: {:.2f} against {:.2f}; a million of them: {} lines against {} ({} % fewer)",
-                kLineBytes, cdi.per_line(kLineBytes), dic.per_line(kLineBytes),
+    report.line("  per {}-byte line: {} against {}; a million of them: {} lines against {} ({} % fewer)",
+                Value::exact("field_order.line_bytes", kLineBytes),
+                Value::exact_as("field_order.cdi_per_line", cdi.per_line(kLineBytes),
+                                fmt::format("{:.2f}", cdi.per_line(kLineBytes))),
+                Value::exact_as("field_order.dic_per_line", dic.per_line(kLineBytes),
+                                fmt::format("{:.2f}", dic.per_line(kLineBytes))),
                 Value::exact_as("field_order.lines_cdi", lines_cdi, with_commas(lines_cdi)),
                 Value::exact_as("field_order.lines_dic", lines_dic, with_commas(lines_dic)),
                 Value::exact("field_order.fewer_percent", fmt::format("{:.0f}", fewer)));
@@ -132,17 +137,21 @@ void straddle_table(Report& report, const StructLayout& body, const StructLayout
     const auto plain_16 = straddle(body.size, body.size, 1024, 16);
     const auto aligned_at_line = straddle(aligned.size, aligned.size, 1024, 0);
     auto table = report.table({"array of 1,024", "starts at", "straddle", "lines per object", "bytes"});
-    auto row = [&](const char* name, const char* start, const Straddle& s, std::size_t size) {
-        table.row({name, start, fmt::format("{}", s.straddling), fmt::format("{:.2f}", s.lines_per_object()),
-                   with_commas(1024 * size)});
+    // Each row's figures under `key`, with the fields of to_json(s) the table does not show.
+    auto row = [&](const char* name, const char* start, const std::string& key, const Straddle& s, std::size_t size) {
+        table.row({name, start, Value::exact(key + ".straddling", s.straddling),
+                   Value::exact_as(key + ".lines_per_object", s.lines_per_object(),
+                                   fmt::format("{:.2f}", s.lines_per_object())),
+                   Value::exact_as(key + ".bytes", 1024 * size, with_commas(1024 * size))});
+        const nlohmann::json figures = to_json(s);
+        for (const auto& field : figures.items())
+            if (field.key() != "straddling" && field.key() != "lines_per_object")
+                report.record(key + "." + field.key(), field.value());
     };
-    row("Body", "a line", plain, body.size);
-    row("Body", "line + 16", plain_16, body.size);
-    row("AlignedBody", "a line", aligned_at_line, aligned.size);
+    row("Body", "a line", "straddle.plain", plain, body.size);
+    row("Body", "line + 16", "straddle.plain_16", plain_16, body.size);
+    row("AlignedBody", "a line", "straddle.aligned", aligned_at_line, aligned.size);
     table.print();
-    report.record("straddle.plain", to_json(plain));
-    report.record("straddle.plain_16", to_json(plain_16));
-    report.record("straddle.aligned", to_json(aligned_at_line));
 }
 
 void alignment_lines(Report& report) {
@@ -174,11 +183,9 @@ void alignment_lines(Report& report) {
 void straddle_section(Report& report) {
     const auto body = body_layout();
     const auto aligned = aligned_body_layout();
-    report.section("Objects that straddle two lines, and alignas({})", kLineBytes);
-    struct_line(report, body);
-    struct_line(report, aligned);
-    report.record("straddle.body", to_json(body));
-    report.record("straddle.aligned_body", to_json(aligned));
+    report.section("Objects that straddle two lines, and alignas({})", Value::exact("straddle.line_bytes", kLineBytes));
+    struct_line(report, "straddle.body", body);
+    struct_line(report, "straddle.aligned_body", aligned);
     straddle_table(report, body, aligned);
     alignment_lines(report);
 }
@@ -186,21 +193,23 @@ void straddle_section(Report& report) {
 void lists_section(Report& report, const Options& options) {
     const std::size_t n = options.n_nodes();
     report.section("Linked list against vector: the same sum ({} values, {} runs, fastest shown)",
-                   Value::exact_as("lists.n", n, with_commas(n)), options.n_runs());
+                   Value::exact_as("lists.n", n, with_commas(n)), Value::exact("lists.runs", options.n_runs()));
     const auto lists = ListExperiments(n, options.n_runs()).run(options.quick);
     auto table = report.table({"walk", "ns/element", "vs vector"});
     auto row = [&](const char* name, const std::string& key, const Timing& t, Value vs_vector) {
         table.row({name, ns_cell(report, "lists." + key, t, n), std::move(vs_vector)});
     };
-    row("vector", "vector", lists.vector, ratio("", lists.vector, lists.vector, 1));
+    row("vector", "vector", lists.vector, ratio("lists.vector_over_vector", lists.vector, lists.vector, 1));
     row("list, nodes in address order (pool)", "ordered", lists.ordered,
         ratio("lists.ordered_over_vector", lists.ordered, lists.vector, 1));
     row("list, nodes scattered", "scattered", lists.scattered,
         ratio("lists.scattered_over_vector", lists.scattered, lists.vector, 1));
-    row("vector read in the scattered order", "gather", lists.gather, ratio("", lists.gather, lists.vector, 1));
+    row("vector read in the scattered order", "gather", lists.gather,
+        ratio("lists.gather_over_vector", lists.gather, lists.vector, 1));
     table.print();
     report.record("lists.scattered_over_gather", fmt::format("{:.1f}", lists.scattered.min() / lists.gather.min()));
-    report.line("  all four sums agree: {}", lists.same_result ? "yes" : "NO");
+    report.line("  all four sums agree: {}",
+                Value::exact_as("lists.same_result", lists.same_result, lists.same_result ? "yes" : "NO"));
     claim_lines(report, lists.over_vector);
     claim_lines(report, lists.over_gather);
 }
@@ -208,8 +217,9 @@ void lists_section(Report& report, const Options& options) {
 void prefetch_section(Report& report, const Options& options) {
     const std::size_t n = options.n_gather();
     const std::vector<std::size_t> distances{0, 4, 16, 64, 256};
-    report.section("Software prefetch on a gather sum += a[idx[i]] ({} doubles, {:.0f} MiB, random idx)",
-                   Value::exact_as("prefetch.n", n, with_commas(n)), static_cast<double>(n * sizeof(double)) / kMiB);
+    report.section("Software prefetch on a gather sum += a[idx[i]] ({} doubles, {} MiB, random idx)",
+                   Value::exact_as("prefetch.n", n, with_commas(n)),
+                   Value::exact("prefetch.mib", static_cast<double>(n * sizeof(double)) / kMiB, 0));
     const auto prefetch = time_prefetch(n, distances, options.n_runs());
     const auto fit = cache_fit(n * sizeof(double));  // which cache the array overflows, for the prose
     report.record("prefetch.caches", fit.text());
@@ -229,7 +239,7 @@ void prefetch_section(Report& report, const Options& options) {
     table.print();
     const std::size_t best = fastest(prefetch.times);
     report.line(
-        "  sums agree: {}; fastest: {}", sums_agree ? "yes" : "NO",
+        "  sums agree: {}; fastest: {}", Value::exact_as("prefetch.same_result", sums_agree, sums_agree ? "yes" : "NO"),
         Value::measured_as("prefetch.best_distance", distances[best],
                            best == 0 ? std::string("no prefetch") : fmt::format("distance {}", distances[best])));
     report.record("prefetch.best_vs_none", fmt::format("{:.2f}", prefetch.times[best].min() / prefetch.times[0].min()));
@@ -268,18 +278,17 @@ void fusion_section(Report& report, const Options& options) {
                               "the fusion arrays");
     report.section("Loop fusion and fission");
     report.line("  arrays of {} MiB each:\n    {}",
-                Value::measured("", static_cast<double>(size.bytes_per_array) / kMiB, "{:.0f}"),
+                Value::measured("fusion.mib", static_cast<double>(size.bytes_per_array) / kMiB, 0),
                 Value::measured("fusion.reason", size.reason));
     report.record("fusion.bytes_per_array", size.bytes_per_array);
     report.record("fusion.mib_per_array", size.bytes_per_array >> 20);
     report.record("fusion.beyond", size.beyond);
-    report.record("fusion.ways", kWays);
     const auto fu = FusionExperiment(n, n_fission, kWays, options.n_runs()).run(options.quick);
     auto apart = report.table({"loops", "ns/element", "ratio"});
     apart.row({"b = 2a; then c = b + 1 (two loops)", ns_cell(report, "fusion.separate", fu.separate, n),
                ratio("fusion.separate_over_fused", fu.separate, fu.fused, 2)});
     apart.row({"both in one loop (fused)", ns_cell(report, "fusion.fused", fu.fused, n), "1.00"});
-    apart.row({fmt::format("{} pairs a_k += b_k in one loop", kWays),
+    apart.row({Value::exact_as("fusion.ways", kWays, fmt::format("{} pairs a_k += b_k in one loop", kWays)),
                ns_cell(report, "fusion.fission_one", fu.fission_one, n_fission * kWays),
                ratio("fusion.one_over_split", fu.fission_one, fu.fission_split, 2)});
     apart.row({"one loop per pair (fission)",
@@ -292,7 +301,7 @@ void fusion_section(Report& report, const Options& options) {
                 Value::exact("fusion.close_gap", kib_text(fu.close_gap_bytes)));
     auto close = report.table({"loops, arrays close", "ns/element", "vs arrays apart"});
     close.row({"two loops", ns_cell(report, "fusion.separate_close", fu.separate_close, n),
-               ratio("", fu.separate_close, fu.separate, 2)});
+               ratio("fusion.separate_close_over_apart", fu.separate_close, fu.separate, 2)});
     close.row({"fused", ns_cell(report, "fusion.fused_close", fu.fused_close, n),
                ratio("fusion.fused_close_over_apart", fu.fused_close, fu.fused, 2)});
     close.print();
@@ -340,6 +349,7 @@ void stores_section(Report& report, const Options& options) {
                 Value::measured("stores.instruction", t.stream_instruction.empty()
                                                           ? std::string("none the book uses; plain stores ran")
                                                           : t.stream_instruction));
+    report.record("stores.premise", kStoreOverReadPremise);  // the page says what a failed premise shows
     auto claim = t.claim;
     claim.result = stores_claim(t);
     claim_lines(report, claim);
