@@ -115,8 +115,6 @@ struct WalkKinds {
 /// For each tile of `tiles` (0: untiled) and then the recursive walk, the transpose of n x n doubles.
 std::vector<WalkKinds> transpose_kinds(std::size_t n, const std::vector<std::size_t>& tiles,
                                        const cachebook::CacheConfig& cache);
-/// Section 7's second table (lab_report.cpp).
-void kinds_table(cachebook::Report& report, std::size_t n, const cachebook::CacheConfig& cache);
 
 /// The real transposes timed against each other, both writing the same dst.
 struct TransposeTiming {
@@ -189,26 +187,6 @@ inline constexpr double kRecursiveSlack = 3.0;
 cachebook::ClaimResult recursive_claim(const RecursiveTiming& timing, std::size_t claim_n, double max_noise = 0.2);
 /// The tile of the tiled transpose the recursive one is timed against: the transpose claim's.
 inline constexpr std::size_t kRecursiveTransposeTile = 8;
-
-/// The sections on cache-oblivious blocking (lab_report.cpp): the model at two cache sizes, and
-/// the recursive walks timed against the tiled ones, the product with the blocked product's tile.
-void oblivious_model_section(cachebook::Report& report);
-struct ObliviousRun {
-    std::size_t n = 0, transpose_n = 0, tile = 0;
-    int runs = 0;
-};
-void oblivious_timing_section(cachebook::Report& report, const ObliviousRun& run);
-/// The lab's last step (lab_report.cpp): four walks through the lab's cache with no prefetcher,
-/// next-line and stride.
-void prefetch_section(cachebook::Report& report);
-/// Section 2's last lines (lab_report.cpp): the L1d sets one tile's rows fall into, at N and at
-/// N plus one line of doubles (recorded under tile_sets; unknown where the L1d gives no geometry).
-void tile_sets_lines(cachebook::Report& report, std::size_t n, std::size_t tile);
-/// Section 4's lines on the padded size (lab_report.cpp): both products timed again at N plus one
-/// line of doubles, time per multiply-add beside `timing`'s (recorded under blocked.padded).
-/// The time model's price of both products at N and at N plus one line, made before they are
-/// timed (recorded under priced.naive_* and priced.blocked_*; the appendix Priced).
-void padded_lines(cachebook::Report& report, const BlockedTiming& timing, const BlockedPrice& price, int runs);
 
 /// The M / H string of steps [first, last), three letters per iteration separated by spaces.
 std::string stepper_marks(const MatmulStepper& run, std::size_t first, std::size_t last);
