@@ -54,7 +54,8 @@ void simulated_table(Report& report, std::size_t n, const cachebook::CacheConfig
         const std::string at = key + "." + name(order);
         table.row({name(order), Value::exact(at + ".a", ch03::three(simulated.a)),
                    Value::exact(at + ".b", ch03::three(simulated.b)), Value::exact(at + ".c", ch03::three(simulated.c)),
-                   Value::exact(at + ".total", ch03::three(simulated.total())), ch03::three(predicted),
+                   Value::exact(at + ".total", ch03::three(simulated.total())),
+                   Value::exact(at + ".analytic_total", ch03::three(predicted)),
                    Value::exact_as(at + ".departs", departs, verdict)});
     }
     table.print();
@@ -83,9 +84,10 @@ void tiled_table(Report& report, std::size_t n, const cachebook::CacheConfig& ca
 // Sections 2 and 3: the course notes' N = 64 in a 4-line and a 32-line cache.
 void small_cache_section(Report& report, std::size_t cache_lines) {
     const auto cache = cachebook::CacheConfig::fully_associative(cache_lines, 64);
+    const std::string key = fmt::format("simulated.lines{}", cache_lines);
     report.section("Simulated: N = 64, fully associative LRU cache of {} lines ({} B)", cache_lines,
-                   cache.capacity_bytes());
-    simulated_table(report, 64, cache, fmt::format("simulated.lines{}", cache_lines));
+                   Value::exact(key + ".cache_bytes", cache.capacity_bytes()));
+    simulated_table(report, 64, cache, key);
 }
 
 void tiled_section(Report& report) {
@@ -93,7 +95,7 @@ void tiled_section(Report& report) {
     const std::size_t cache_doubles = cache.capacity_bytes() / 8;
     report.section("Tiled (tiles ii, jj, kk; then i, k, j), N = 64, the 32-line cache: {} doubles",
                    Value::exact("simulated.cache_doubles", cache_doubles));
-    report.line("   3 T^2 <= {} gives T <= {}", cache_doubles,
+    report.line("   3 T^2 <= {} gives T <= {}", Value::exact("simulated.rule_doubles", cache_doubles),
                 Value::exact("simulated.tile_bound", fmt::format("{:.1f}", ch03::tile_bound(cache_doubles))));
     tiled_table(report, 64, cache, {8, 16}, "simulated.tiled");
 }
@@ -116,19 +118,21 @@ void column_sets_line(Report& report, std::size_t n) {
     const auto& machine = cachebook::machine();
     const auto info = machine.data_cache(1);
     report.line("  where the L1d comes from: {}",
-                Value::measured("", info ? cachebook::source_name(info->source) : machine.why_unknown("the L1d")));
+                Value::measured("measured.l1_source",
+                                info ? cachebook::source_name(info->source) : machine.why_unknown("the L1d")));
     if (!info || info->ways == 0 || info->line_bytes < sizeof(double) ||
         info->size_bytes % (info->ways * info->line_bytes) != 0) {
         report.record("measured.column_sets", nullptr);
         const auto unknown = cachebook::Value::unknown("", "unknown");
-        report.line("  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)", n,
-                    unknown, unknown, unknown, unknown);
+        report.line("  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)",
+                    Value::exact("measured.column_lines", n), unknown, unknown, unknown, unknown);
         return;
     }
     const auto l1 = cachebook::CacheConfig::from_capacity(info->size_bytes, info->ways, info->line_bytes);
     const auto column = cachebook::block_sets(l1, 0, n, sizeof(double), n * sizeof(double));
     report.line(
-        "  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)", n,
+        "  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)",
+        Value::exact("measured.column_lines", n),
         Value::measured("measured.column_sets.set_list", cachebook::set_list(column.sets)),
         Value::measured("measured.column_sets.sets", column.sets.size()),
         Value::measured("measured.column_sets.l1_sets", fmt::format("{}", l1.sets)),  // text: for the prose only
@@ -141,12 +145,14 @@ void column_sets_line(Report& report, std::size_t n) {
 void padded_lines(Report& report, const ch03::MeasuredOrders& timed, const ch03::PaddedPrice& price, int runs) {
     using cachebook::LoopOrder;
     const std::size_t n = timed.n, padded = price.padded;
-    const auto again = ch03::time_orders(padded, runs, {LoopOrder::ikj, LoopOrder::jki});
+    // Priced, not a claim: both orders sized as the table's.
+    const auto table = ch03::order_sizing(runs, ch03::kPaddedSeconds).table;
+    const auto again = ch03::time_orders(padded, {table, table}, {LoopOrder::ikj, LoopOrder::jki});
     const auto per_madd = [](double seconds, std::size_t size) {
         return seconds * 1e9 / (static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size));
     };
-    report.line("  ns per multiply-add, N = {} against N = {} (rows one line longer):", n,
-                Value::exact("measured.padded.n", padded));
+    report.line("  ns per multiply-add, N = {} against N = {} (rows one line longer):",
+                Value::exact("measured.padded.power_n", n), Value::exact("measured.padded.n", padded));
     for (const auto& o : again.orders) {
         const auto& same =
             *std::find_if(timed.orders.begin(), timed.orders.end(), [&](const auto& t) { return t.order == o.order; });
@@ -156,7 +162,7 @@ void padded_lines(Report& report, const ch03::MeasuredOrders& timed, const ch03:
             Value::measured("measured.padded." + name(o.order) + "_ns", per_madd(o.timing.min(), padded), "{:.2f}"));
     }
     report.line("  priced from this machine's profile before the timing (the appendix Priced):");
-    report.line("    {}", Value::measured("", cachebook::levels_text(price.machine)));
+    report.line("    {}", Value::measured("measured.padded.levels", cachebook::levels_text(price.machine)));
     for (const auto& claim : ch03::padded_priced(price, timed, again))
         cachebook::report_priced(report, claim, claim.key.ends_with("over_padded") ? "{:.2f}x" : "{:.2f} ns");
 }
@@ -166,14 +172,14 @@ void padded_lines(Report& report, const ch03::MeasuredOrders& timed, const ch03:
 void measured_section(Report& report, const Options& options) {
     const auto n = static_cast<std::size_t>(options.measure_n);
     report.section("Measured: the six orders on {0} x {0} doubles ({1} KiB per matrix), integer-valued data",
-                   Value::exact("measured.n", n), n * n * 8 / 1024);
+                   Value::exact("measured.n", n), Value::exact("measured.kib_per_matrix", n * n * 8 / 1024));
     cachebook::Progress progress("six orders", 1);
     // The prediction comes first: the profile and the model, before any order is timed.
     const auto price = ch03::price_padded(n);
     report.record("profile", cachebook::profile_json(price.profile));
-    const auto timed = ch03::time_orders(n, static_cast<int>(options.runs));
+    const auto timed = ch03::time_orders(n, ch03::order_sizing(static_cast<int>(options.runs), ch03::kOrdersSeconds));
     progress.step();
-    report.record("measured.runs", options.runs);
+    report.record("measured.runs", ch03::claim_rounds(timed));
     report.line("  results identical across the six orders: {} (sum of C = {})",
                 Value::exact_as("measured.identical", timed.identical, timed.identical ? "yes" : "NO"),
                 Value::exact("measured.checksum", timed.checksum, "{:.0f}"));
@@ -181,7 +187,8 @@ void measured_section(Report& report, const Options& options) {
     for (const auto& order : timed.orders)
         table.row({name(order.order), inner(order.order),
                    Value::measured("measured." + name(order.order) + "_ms", order.timing.min() * 1e3, "{:.1f}"),
-                   Value::measured("", order.timing.min() / timed.fastest(), "{:.1f}")});
+                   Value::measured("measured." + name(order.order) + "_vs_best", order.timing.min() / timed.fastest(),
+                                   "{:.1f}")});
     table.print();
     report.line("  fastest inner-i / fastest inner-j = {}",
                 Value::measured("measured.i_over_j", timed.min_of('i') / timed.min_of('j'), "{:.1f}").quoted());

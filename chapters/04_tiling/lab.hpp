@@ -12,6 +12,7 @@
 
 #include "cachebook/cache.hpp"
 #include "cachebook/claim.hpp"
+#include "cachebook/experiment.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/miss_kinds.hpp"
@@ -26,6 +27,14 @@ inline const std::vector<std::size_t> kModelTiles = {0, 4, 8, 16, 32};
 inline cachebook::CacheConfig lab_cache() {
     return cachebook::CacheConfig{8, 8, 64};
 }
+/// How each measurement of the chapter is sized (cachebook::RunBudget), from --runs: a claim's
+/// sides take --runs runs (6 by default, kMinRunsPerSide); a figure no claim decides (the padded
+/// size, the tile sweep, the transpose's larger tiles) at least two, then up to --runs while its
+/// budget of wall-clock seconds lasts. The time*() functions run while the budget says.
+cachebook::RunBudget claim_runs(int runs);
+cachebook::RunBudget table_runs(int runs, double seconds);
+inline constexpr double kPaddedSeconds = 0.5, kSweepSeconds = 1.0, kTransposeSeconds = 0.5;
+
 /// The tiles the blocked product is timed with.
 inline const std::vector<std::size_t> kSweepTiles = {8, 16, 24, 32, 48, 64, 96, 128};
 
@@ -47,7 +56,7 @@ struct BlockedTiming {
     bool identical = false;  ///< memcmp of the two results
     [[nodiscard]] double speedup() const { return naive.min() / blocked.min(); }
 };
-BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs);
+BlockedTiming time_blocked(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs);
 
 /// The time model's price of naive ijk and of the blocked product at N and at N plus one line of
 /// doubles (cachebook/priced.hpp), made before either is timed; nullopt where it cannot price.
@@ -87,7 +96,7 @@ struct Sweep {
     /// The minimum time of `tile` over the fastest tile's; 0 when `tile` was not swept.
     [[nodiscard]] double over_best(std::size_t tile) const;
 };
-Sweep tile_sweep(std::size_t n, const std::vector<std::size_t>& tiles, int runs);
+Sweep tile_sweep(std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::RunBudget& runs);
 
 /// Transpose misses per element of src (A, stream 1) and dst (B, stream 2).
 struct TransposeRate {
@@ -123,7 +132,7 @@ struct TransposeTiming {
     bool identical = false;
     [[nodiscard]] double speedup() const { return naive.min() / tiled.min(); }
 };
-TransposeTiming time_transpose(std::size_t n, std::size_t tile, int runs);
+TransposeTiming time_transpose(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs);
 cachebook::ClaimResult transpose_claim(const TransposeTiming& timing, double max_noise = 0.2);
 
 /// Reads the named columns of a CSV file (lines starting with '#' skipped,
@@ -179,8 +188,8 @@ struct RecursiveTiming {
     bool identical = false;
     [[nodiscard]] double ratio() const { return recursive.min() / tiled.min(); }  ///< recursive / tiled
 };
-RecursiveTiming time_recursive_product(std::size_t n, std::size_t tile, int runs);
-RecursiveTiming time_recursive_transpose(std::size_t n, std::size_t tile, int runs);
+RecursiveTiming time_recursive_product(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs);
+RecursiveTiming time_recursive_transpose(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs);
 /// The claims: the recursive walk takes at most kRecursiveSlack times the tiled one's time, as
 /// "tiled / recursive at least 1 / kRecursiveSlack", at the N of the other claims.
 inline constexpr double kRecursiveSlack = 3.0;

@@ -46,7 +46,8 @@ void tile_choice_lines(Report& report, const ch04::TileChoice& choice, const std
     const std::string bound = bound_text(choice.bound);
     const std::string estimate = fmt::format("{:.4f}", choice.estimate);
     report.line("  3 x T^2 x {} <= 3/4 x {} B  =>  T <= {}  =>  T = {} (largest power of two dividing N = {})",
-                choice.elem, value("cache_bytes", choice.cache_bytes, fmt::format("{}", choice.cache_bytes)),
+                Value::exact(key + ".elem", choice.elem),
+                value("cache_bytes", choice.cache_bytes, fmt::format("{}", choice.cache_bytes)),
                 value("bound", bound, bound), value("tile", choice.tile, fmt::format("{}", choice.tile)),
                 Value::exact(key + ".n", choice.n));
     report.line("  three tiles: {} B = {} KiB; misses per iteration (tiles of A and B): 2 / (8 x T) = {}",
@@ -92,26 +93,27 @@ void tile_sets_lines(Report& report, std::size_t n, std::size_t tile) {
     const bool known = info && info->ways > 0 && info->line_bytes >= sizeof(double) &&
                        info->size_bytes % (info->ways * info->line_bytes) == 0;
     const std::size_t padded_n = n + 64 / sizeof(double);  // one line of 64 bytes, as padded_lines times
-    report.record("tile_sets.n", n);
     report.record("tile_sets.tile", tile);
-    report.record("tile_sets.padded_n", padded_n);
     if (!known) {  // the same two lines, every figure unknown
         for (const char* key : {"tile_sets.l1", "tile_sets.power", "tile_sets.padded"}) report.record(key, nullptr);
         const auto unknown = Value::unknown("", "unknown");
-        for (const auto& [label, leading] : {std::pair{"rows of N", n}, std::pair{"rows of N + one line", padded_n}})
+        for (const auto& [label, leading, key] : {std::tuple{"rows of N", n, "tile_sets.n"},
+                                                  std::tuple{"rows of N + one line", padded_n, "tile_sets.padded_n"}})
             report.line("  one tile's {} lines, {} = {} doubles: L1d sets {} ({} of {} sets, room for {} lines)",
-                        unknown, label, Value::exact("", leading), unknown, unknown, unknown, unknown);
+                        unknown, label, Value::exact(key, leading), unknown, unknown, unknown, unknown);
         return;
     }
     const auto l1 = cachebook::CacheConfig::from_capacity(info->size_bytes, info->ways, info->line_bytes);
     report.record("tile_sets.l1", {{"sets", l1.sets}, {"ways", l1.ways}, {"line_bytes", l1.line_bytes}});
-    for (const auto& [label, leading, key] : {std::tuple{"rows of N", n, "tile_sets.power"},
-                                              std::tuple{"rows of N + one line", padded_n, "tile_sets.padded"}}) {
+    for (const auto& [label, leading, key, n_key] :
+         {std::tuple{"rows of N", n, "tile_sets.power", "tile_sets.n"},
+          std::tuple{"rows of N + one line", padded_n, "tile_sets.padded", "tile_sets.padded_n"}}) {
         const auto sets = cachebook::block_sets(l1, 0, tile, tile * sizeof(double), leading * sizeof(double));
         report.line("  one tile's {} lines, {} = {} doubles: L1d sets {} ({} of {} sets, room for {} lines)",
-                    Value::measured(std::string(key) + ".lines", sets.lines), label, Value::exact("", leading),
+                    Value::measured(std::string(key) + ".lines", sets.lines), label, Value::exact(n_key, leading),
                     Value::measured(std::string(key) + ".set_list", cachebook::set_list(sets.sets)),
-                    Value::measured(std::string(key) + ".sets", sets.sets.size()), Value::measured("", l1.sets),
+                    Value::measured(std::string(key) + ".sets", sets.sets.size()),
+                    Value::measured(std::string(key) + ".l1_sets", l1.sets),
                     Value::measured(std::string(key) + ".room", sets.room));
     }
 }
@@ -132,9 +134,9 @@ std::size_t tile_section(Report& report, const Options& options) {
     const auto l1 = machine.data_cache(1);
     const auto mine = ch04::machine_tile(machine, n);
     report.line("  this machine's L1d, {}, N = {}:",
-                l1 ? Value::measured_as("", l1->size_bytes, cachebook::size_text(l1->size_bytes))
-                   : Value::unknown("", "unknown"),
-                n);
+                l1 ? Value::measured_as("l1d_bytes", l1->size_bytes, cachebook::size_text(l1->size_bytes))
+                   : Value::unknown("l1d_bytes", "unknown"),
+                Value::exact("tile_n", n));
     if (mine)
         tile_choice_lines(report, *mine, "machine_tile", true);
     else
@@ -150,9 +152,12 @@ std::size_t tile_section(Report& report, const Options& options) {
 }
 
 namespace {
-void print_stepper(Report& report, const ch04::MatmulStepper& run, const std::string& walk) {
-    report.line("  {}, {}-line cache: {} misses (A {}, B {}, C {}), {} hits", walk, run.cache_lines, run.misses,
-                run.misses_of[0], run.misses_of[1], run.misses_of[2], run.hits);
+// `key`: where its totals are recorded.
+void print_stepper(Report& report, const ch04::MatmulStepper& run, const std::string& walk, const std::string& key) {
+    const auto exact = [&](const char* field, std::uint64_t value) { return Value::exact(key + "." + field, value); };
+    report.line("  {}, {}-line cache: {} misses (A {}, B {}, C {}), {} hits", walk,
+                exact("cache_lines", run.cache_lines), exact("misses", run.misses), exact("a", run.misses_of[0]),
+                exact("b", run.misses_of[1]), exact("c", run.misses_of[2]), exact("hits", run.hits));
     report.line("{} A, B, C of each iteration (M miss, H hit)", run.tile == 0 ? "     i        " : "    ii jj kk  ");
     for (const auto& group : ch04::stepper_groups(run)) {
         const std::string where = run.tile == 0 ? fmt::format("    {:2}        ", group.row)
@@ -190,9 +195,9 @@ void stepper_section(Report& report) {
     const auto untiled = ch04::run_matmul_stepper(n, 0, cache.elem, cache.line_bytes, cache.cache_lines);
     const auto tight = ch04::run_matmul_stepper(n, tile, cache.elem, cache.line_bytes, cache.three_tiles_lines);
     const std::string tiled_name = fmt::format("tiled T = {}", tile);
-    print_stepper(report, tiled, tiled_name);
-    print_stepper(report, untiled, "untiled ikj");
-    print_stepper(report, tight, tiled_name);
+    print_stepper(report, tiled, tiled_name, "stepper_totals.tiled");
+    print_stepper(report, untiled, "untiled ikj", "stepper_totals.untiled");
+    print_stepper(report, tight, tiled_name, "stepper_totals.tight");
     report.record("stepper", {ch04::to_json(tiled, tiled_name), ch04::to_json(untiled, "untiled ikj"),
                               ch04::to_json(tight, tiled_name)});
 }
@@ -202,12 +207,12 @@ namespace {
 // time per multiply-add beside the power-of-two size's.
 void padded_lines(Report& report, const BlockedTiming& timing, const BlockedPrice& price, int runs) {
     const std::size_t n = timing.n, padded = price.padded;
-    const auto again = time_blocked(padded, timing.tile, runs);
+    const auto again = time_blocked(padded, timing.tile, table_runs(runs, kPaddedSeconds));
     const auto per_madd = [](double seconds, std::size_t size) {
         return seconds * 1e9 / (static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size));
     };
-    report.line("  ns per multiply-add, N = {} against N = {} (rows one line longer), same tile:", n,
-                Value::exact("blocked.padded.n", padded));
+    report.line("  ns per multiply-add, N = {} against N = {} (rows one line longer), same tile:",
+                Value::exact("blocked.padded.power_n", n), Value::exact("blocked.padded.n", padded));
     report.line("    naive ijk: {} against {}",
                 Value::measured("blocked.padded.naive_power_ns", per_madd(timing.naive.min(), n), "{:.2f}"),
                 Value::measured("blocked.padded.naive_ns", per_madd(again.naive.min(), padded), "{:.2f}"));
@@ -215,7 +220,7 @@ void padded_lines(Report& report, const BlockedTiming& timing, const BlockedPric
                 Value::measured("blocked.padded.blocked_power_ns", per_madd(timing.blocked.min(), n), "{:.2f}"),
                 Value::measured("blocked.padded.blocked_ns", per_madd(again.blocked.min(), padded), "{:.2f}"));
     report.line("  priced from this machine's profile before the timing (the appendix Priced):");
-    report.line("    {}", Value::measured("", cachebook::levels_text(price.machine)));
+    report.line("    {}", Value::measured("blocked.padded.levels", cachebook::levels_text(price.machine)));
     const char* const left_out = "the core's own work (the multiply-adds), C's stores, and the TLB";
     for (const auto& [key, what, power, padded_p, timed_power, timed_padded] :
          {std::tuple{"naive", "naive ijk", &price.naive, &price.naive_padded, &timing.naive, &again.naive},
@@ -236,7 +241,7 @@ void blocked_section(Report& report, const Options& options, std::size_t tile) {
     // The prediction comes first: the profile and the model, before either product is timed.
     const auto price = ch04::price_blocked(n, tile);
     report.record("profile", cachebook::profile_json(price.profile));
-    const auto timing = ch04::time_blocked(n, tile, static_cast<int>(options.runs));
+    const auto timing = ch04::time_blocked(n, tile, ch04::claim_runs(static_cast<int>(options.runs)));
     report.line("  identical results (memcmp): {}",
                 Value::exact_as("blocked.identical", timing.identical, timing.identical ? "yes" : "NO"));
     report.line("  naive ijk: {} ms, blocked: {} ms (minimum of {} runs)",
@@ -250,12 +255,13 @@ void blocked_section(Report& report, const Options& options, std::size_t tile) {
 
 void sweep_section(Report& report, const Options& options, std::size_t pick) {
     const auto n = static_cast<std::size_t>(options.n);
-    report.section("Measured: the blocked product for each tile, N = {}", n);
-    const auto sweep = ch04::tile_sweep(n, ch04::kSweepTiles, static_cast<int>(options.runs));
+    report.section("Measured: the blocked product for each tile, N = {}", Value::exact("sweep.n", n));
+    const auto sweep =
+        ch04::tile_sweep(n, ch04::kSweepTiles, ch04::table_runs(static_cast<int>(options.runs), ch04::kSweepSeconds));
     auto table = report.table_of_rows("sweep.points", {"tile", "ms (min)", "3 T^2 x 8 bytes"});
     for (const auto& point : sweep.points)
         table.row({Value::exact("tile", point.tile), Value::measured("ms", point.timing.min() * 1e3, "{:.1f}"),
-                   fmt::format("{}", 3 * point.tile * point.tile * 8)});
+                   Value::exact("three_tiles_bytes", 3 * point.tile * point.tile * 8)});
     table.print();
     report.line("  identical results across tiles: {}",
                 Value::exact_as("sweep.identical", sweep.identical, sweep.identical ? "yes" : "NO"));
@@ -326,20 +332,23 @@ void transpose_section(Report& report, const Options& options) {
     const auto l2 = machine.data_cache(2);
     report.section("Measured: transpose of {0} x {0} doubles ({1} MiB each; this machine's L2: {2})",
                    Value::exact("transpose.n", n), Value::exact("transpose.mib", n * n * 8 >> 20),
-                   l2 ? Value::measured_as("", l2->size_bytes,
+                   l2 ? Value::measured_as("transpose.l2_bytes", l2->size_bytes,
                                            fmt::format("{}, from {}", cachebook::size_text(l2->size_bytes),
                                                        cachebook::source_name(l2->source)))
-                      : Value::unknown("", machine.why_unknown("the L2")));
+                      : Value::unknown("transpose.l2_bytes", machine.why_unknown("the L2")));
     auto table = report.table({"tile", "naive ms", "tiled ms", "naive / tiled", "identical"});
     cachebook::ClaimResult claim;                  // the claim is made of T = 8
     std::pair<double, std::size_t> fastest{0, 8};  // (speed-up, tile) of the fastest tile
     for (std::size_t tile : {8u, 16u, 32u}) {
-        const auto timing = ch04::time_transpose(n, tile, static_cast<int>(options.runs));
+        const auto runs = static_cast<int>(options.runs);  // the claim is made of T = 8
+        const auto timing = ch04::time_transpose(
+            n, tile, tile == 8 ? ch04::claim_runs(runs) : ch04::table_runs(runs, ch04::kTransposeSeconds));
         if (tile == 8) claim = ch04::transpose_claim(timing);
         fastest = std::max(fastest, std::pair{timing.speedup(), tile});
         const std::string key = fmt::format("transpose.t{}.", tile);
         auto speedup = Value::measured(key + "speedup", timing.speedup(), "{:.2f}");
-        table.row({fmt::format("{}", tile), Value::measured(key + "naive_ms", timing.naive.min() * 1e3, "{:.1f}"),
+        table.row({Value::exact(key + "tile", tile),
+                   Value::measured(key + "naive_ms", timing.naive.min() * 1e3, "{:.1f}"),
                    Value::measured(key + "tiled_ms", timing.tiled.min() * 1e3, "{:.1f}"), speedup.quoted(),
                    Value::exact_as(key + "identical", timing.identical, timing.identical ? "yes" : "NO")});
     }

@@ -26,8 +26,8 @@ void study_section(Report& report, Options& options) {
     std::vector<ch04::Study> results;
     for (const auto& series : options.study.series) {
         const auto& result = results.emplace_back(ch04::study(series, n, ch04::kModelTiles, cache));
-        std::vector<Value> cells = {Value::exact("name", result.name), fmt::format("{:.2f}", result.first),
-                                    fmt::format("{:.2f}", result.last), Value::exact("row", result.orders.row),
+        std::vector<Value> cells = {Value::exact("name", result.name), Value::exact("first", result.first, 2),
+                                    Value::exact("last", result.last, 2), Value::exact("row", result.orders.row),
                                     Value::exact("column", result.orders.column)};
         for (const auto& [tile, count] : result.by_tile)
             cells.push_back(Value::exact("by_tile." + tile_key(tile), count));
@@ -112,7 +112,8 @@ void oblivious_model_section(Report& report) {
     const std::vector<cachebook::CacheConfig> caches = {lab_cache(), large_cache()};
     const std::size_t transpose_n = 520, product_n = 96;
     report.section("Cache-oblivious blocking in the model: the same walks in a {} KiB and a {} KiB cache",
-                   caches[0].capacity_bytes() / 1024, caches[1].capacity_bytes() / 1024);
+                   Value::exact("oblivious.small_kib", caches[0].capacity_bytes() / 1024),
+                   Value::exact("oblivious.large_kib", caches[1].capacity_bytes() / 1024));
     for (const auto& cache : caches) report.line("  cache: {}", cache.describe());
     report.line("  misses of the transpose of {0} x {0} doubles, dst right after src, tiled and recursive:",
                 Value::exact("oblivious.transpose.n", transpose_n));
@@ -146,8 +147,8 @@ void oblivious_timing_section(Report& report, const Options& options, std::size_
     const auto runs = static_cast<int>(options.runs);
     report.section("Measured: the recursive walks against the tiled ones (minimum of {} runs)",
                    Value::exact("recursive.runs", runs));
-    const auto product = time_recursive_product(n, tile, runs);
-    const auto transpose = time_recursive_transpose(transpose_n, kRecursiveTransposeTile, runs);
+    const auto product = time_recursive_product(n, tile, claim_runs(runs));
+    const auto transpose = time_recursive_transpose(transpose_n, kRecursiveTransposeTile, claim_runs(runs));
     auto table = report.table({"walk", "N", "tile", "tiled ms", "recursive ms", "recursive / tiled", "identical"});
     table.row(timing_row("recursive.product.", "product", product, true));
     table.row(timing_row("recursive.transpose.", "transpose", transpose, false));
