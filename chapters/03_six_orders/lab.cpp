@@ -102,16 +102,11 @@ PaddedPrice price_padded(std::size_t n) {
     return p;
 }
 
-namespace {
-
-// ns a multiply-add of `order`'s fastest run in `timed`.
 double madd_ns(const MeasuredOrders& timed, cachebook::LoopOrder order) {
     for (const auto& o : timed.orders)
         if (o.order == order) return o.timing.min() * 1e9 / cachebook::multiply_adds(timed.n);
     return 0;
 }
-
-}  // namespace
 
 std::vector<cachebook::PricedClaim> padded_priced(const PaddedPrice& price, const MeasuredOrders& timed,
                                                   const MeasuredOrders& again) {

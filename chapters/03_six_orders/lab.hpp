@@ -59,6 +59,9 @@ inline MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cac
     return time_orders(n, OrderSizing{{runs, runs, 0}, {runs, runs, 0}}, orders);
 }
 
+/// ns a multiply-add of `order`'s fastest run in `timed`; 0 when it was not timed.
+double madd_ns(const MeasuredOrders& timed, cachebook::LoopOrder order);
+
 /// The time model's price of ikj (inner j) and jki (inner i) at N and at N plus one line of
 /// doubles (cachebook/priced.hpp), made before either is timed; nullopt where it cannot price.
 struct PaddedPrice {

@@ -148,18 +148,13 @@ void padded_lines(Report& report, const ch03::MeasuredOrders& timed, const ch03:
     // Priced, not a claim: both orders sized as the table's.
     const auto table = ch03::order_sizing(runs, ch03::kPaddedSeconds).table;
     const auto again = ch03::time_orders(padded, {table, table}, {LoopOrder::ikj, LoopOrder::jki});
-    const auto per_madd = [](double seconds, std::size_t size) {
-        return seconds * 1e9 / (static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size));
-    };
     report.line("  ns per multiply-add, N = {} against N = {} (rows one line longer):",
                 Value::exact("measured.padded.power_n", n), Value::exact("measured.padded.n", padded));
     for (const auto& o : again.orders) {
-        const auto& same =
-            *std::find_if(timed.orders.begin(), timed.orders.end(), [&](const auto& t) { return t.order == o.order; });
-        report.line(
-            "    {}: {} against {}", name(o.order),
-            Value::measured("measured.padded." + name(o.order) + "_power_ns", per_madd(same.timing.min(), n), "{:.2f}"),
-            Value::measured("measured.padded." + name(o.order) + "_ns", per_madd(o.timing.min(), padded), "{:.2f}"));
+        const std::string at = "measured.padded." + name(o.order);
+        report.line("    {}: {} against {}", name(o.order),
+                    Value::measured(at + "_power_ns", ch03::madd_ns(timed, o.order), "{:.2f}"),
+                    Value::measured(at + "_ns", ch03::madd_ns(again, o.order), "{:.2f}"));
     }
     report.line("  priced from this machine's profile before the timing (the appendix Priced):");
     report.line("    {}", Value::measured("measured.padded.levels", cachebook::levels_text(price.machine)));

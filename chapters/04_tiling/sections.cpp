@@ -209,7 +209,7 @@ void padded_lines(Report& report, const BlockedTiming& timing, const BlockedPric
     const std::size_t n = timing.n, padded = price.padded;
     const auto again = time_blocked(padded, timing.tile, table_runs(runs, kPaddedSeconds));
     const auto per_madd = [](double seconds, std::size_t size) {
-        return seconds * 1e9 / (static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size));
+        return seconds * 1e9 / cachebook::multiply_adds(size);
     };
     report.line("  ns per multiply-add, N = {} against N = {} (rows one line longer), same tile:",
                 Value::exact("blocked.padded.power_n", n), Value::exact("blocked.padded.n", padded));
