@@ -123,6 +123,38 @@ TEST_CASE("the six orders compute the same C, bit for bit", "[ch03]") {
     for (const auto& order : timed.orders) CHECK(timed.fastest() <= order.timing.min());
 }
 
+TEST_CASE("a run budget: the floor whatever the time, then more only while the seconds last", "[ch03]") {
+    const cachebook::RunBudget budget{2, 6, 1.0};
+    CHECK(budget.another(0, 99.0));
+    CHECK(budget.another(1, 99.0));
+    CHECK_FALSE(budget.another(2, 1.0));
+    CHECK(budget.another(2, 0.5));
+    CHECK(budget.another(5, 0.5));
+    CHECK_FALSE(budget.another(6, 0.5));
+}
+
+// With no seconds to spare, the claim's orders keep its rounds and the table's take their floor.
+TEST_CASE("time_orders sized for the chapter: the claim's rounds, the inner-k orders twice", "[ch03]") {
+    const auto sizing = ch03::order_sizing(6, 0.0);
+    CHECK(sizing.claim.floor == 6);
+    CHECK(sizing.table.floor == 2);
+    const auto timed = ch03::time_orders(64, sizing);
+    CHECK(timed.identical);
+    // The fastest of each group never leaves the rounds, so both groups have all six.
+    CHECK(ch03::claim_rounds(timed) == 6);
+    for (const auto& order : timed.orders) {
+        INFO(cachebook::order_name(order.order));
+        const auto runs = order.timing.runs.size();
+        if (ch03::inner_variable(order.order) == 'k')
+            CHECK(runs == 2);
+        else
+            CHECK((runs == 2 || runs == 6));
+        // An order that left early was over kOutOfRace times its group's fastest, which only fell since.
+        if (runs == 2 && ch03::inner_variable(order.order) != 'k')
+            CHECK(order.timing.min() > ch03::kOutOfRace * timed.min_of(ch03::inner_variable(order.order)));
+    }
+}
+
 // Decided by the chapter's own function, once: holds passes, fails fails, inconclusive skips.
 TEST_CASE("at N = 512 the best inner-j order is at least 5x faster than the inner-i orders", "[ch03][timing]") {
     const auto timed = ch03::time_orders(512, 6, {LoopOrder::jki, LoopOrder::kji, LoopOrder::kij, LoopOrder::ikj});

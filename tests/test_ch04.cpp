@@ -113,7 +113,7 @@ TEST_CASE("blocked and naive products are memcmp-equal, ragged edges too", "[ch0
             CHECK(std::memcmp(naive.data(), blocked.data(), n * n * sizeof(double)) == 0);
         }
     }
-    CHECK(ch04::tile_sweep(40, {8, 16, 24}, 1).identical);
+    CHECK(ch04::tile_sweep(40, {8, 16, 24}, ch04::claim_runs(1)).identical);
 }
 
 TEST_CASE("the tiled transpose equals the naive one", "[ch04]") {
@@ -177,7 +177,7 @@ TEST_CASE("the real Stocks.csv gives the same counts as generated data", "[ch04]
 TEST_CASE("blocked (tile from the L1) is at least 3x faster than naive ijk at N = 512", "[ch04][timing]") {
     const auto l1 = cachebook::data_cache(1);
     const std::size_t tile = ch04::tile_from_cache(l1 && l1->size_bytes ? l1->size_bytes : 32 * 1024, 512).tile;
-    const auto t = ch04::time_blocked(512, tile, 8);
+    const auto t = ch04::time_blocked(512, tile, ch04::claim_runs(8));
     REQUIRE(t.identical);
     const auto claim = ch04::blocked_claim(t);
     INFO("naive " << t.naive.min() * 1e3 << " ms, blocked " << t.blocked.min() * 1e3 << " ms: " << claim.reason);
@@ -187,7 +187,7 @@ TEST_CASE("blocked (tile from the L1) is at least 3x faster than naive ijk at N 
 }
 
 TEST_CASE("tiled transpose (T = 8) of 2048 x 2048 doubles is at least 1.15x faster than naive", "[ch04][timing]") {
-    const auto t = ch04::time_transpose(2048, 8, 8);
+    const auto t = ch04::time_transpose(2048, 8, ch04::claim_runs(8));
     REQUIRE(t.identical);
     const auto claim = ch04::transpose_claim(t);
     INFO("naive " << t.naive.min() * 1e3 << " ms, tiled " << t.tiled.min() * 1e3 << " ms: " << claim.reason);
@@ -531,8 +531,9 @@ TEST_CASE("the model at 4 KiB and 32 KiB: one tile suits one cache, the recursio
 TEST_CASE("the recursive walks take at most kRecursiveSlack times the tiled walks' time", "[ch04][timing]") {
     const auto l1 = cachebook::data_cache(1);
     const std::size_t tile = ch04::tile_from_cache(l1 && l1->size_bytes ? l1->size_bytes : 32 * 1024, 512).tile;
-    const auto product = ch04::time_recursive_product(ch04::kBlockedN, tile, 8);
-    const auto transpose = ch04::time_recursive_transpose(ch04::kTransposeN, ch04::kRecursiveTransposeTile, 8);
+    const auto product = ch04::time_recursive_product(ch04::kBlockedN, tile, ch04::claim_runs(8));
+    const auto transpose =
+        ch04::time_recursive_transpose(ch04::kTransposeN, ch04::kRecursiveTransposeTile, ch04::claim_runs(8));
     REQUIRE(product.identical);
     REQUIRE(transpose.identical);
     for (const auto& claim :

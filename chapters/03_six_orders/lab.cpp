@@ -35,7 +35,21 @@ double MeasuredOrders::fastest() const {
     return best;
 }
 
-MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook::LoopOrder>& orders) {
+OrderSizing order_sizing(int runs, double seconds) {
+    return {{runs, runs, seconds}, {std::min(2, runs), runs, seconds}};
+}
+
+namespace {
+// The budget `o` is timed by now (OrderSizing).
+const cachebook::RunBudget& budget_of(const MeasuredOrders& out, const OrderTiming& o, const OrderSizing& sizing) {
+    const char inner = inner_variable(o.order);
+    const auto done = static_cast<int>(o.timing.runs.size());
+    const bool out_of_race = done >= sizing.table.floor && o.timing.min() > kOutOfRace * out.min_of(inner);
+    return inner == 'k' || out_of_race ? sizing.table : sizing.claim;
+}
+}  // namespace
+
+MeasuredOrders time_orders(std::size_t n, const OrderSizing& sizing, const std::vector<cachebook::LoopOrder>& orders) {
     const auto matrices = cachebook::integer_valued_matrices(n);
     MeasuredOrders out;
     out.n = n;
@@ -46,9 +60,15 @@ MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook:
         for (cachebook::LoopOrder order : cachebook::kAllOrders) out.orders.push_back({order, {}});
     else
         for (cachebook::LoopOrder order : orders) out.orders.push_back({order, {}});
-    // Round-robin over the orders, so that a noisy moment of the machine is shared among them.
-    for (int r = 0; r < runs; ++r) {
+    // Round-robin over the orders, so that a noisy moment of the machine is shared among them; an
+    // order leaves the rounds when its budget says so, and does not come back.
+    const auto began = cachebook::Clock::now();
+    for (bool any = true; any;) {
+        any = false;
+        const double elapsed = cachebook::seconds_since(began);
         for (auto& o : out.orders) {
+            if (!budget_of(out, o, sizing).another(static_cast<int>(o.timing.runs.size()), elapsed)) continue;
+            any = true;
             const double start = cachebook::thread_cpu_seconds();
             cachebook::matmul_in_order(o.order, n, matrices.a.data(), matrices.b.data(), c.data());
             o.timing.runs.push_back(cachebook::thread_cpu_seconds() - start);
@@ -82,16 +102,11 @@ PaddedPrice price_padded(std::size_t n) {
     return p;
 }
 
-namespace {
-
-// ns a multiply-add of `order`'s fastest run in `timed`.
 double madd_ns(const MeasuredOrders& timed, cachebook::LoopOrder order) {
     for (const auto& o : timed.orders)
         if (o.order == order) return o.timing.min() * 1e9 / cachebook::multiply_adds(timed.n);
     return 0;
 }
-
-}  // namespace
 
 std::vector<cachebook::PricedClaim> padded_priced(const PaddedPrice& price, const MeasuredOrders& timed,
                                                   const MeasuredOrders& again) {
@@ -119,10 +134,20 @@ double round_min(const MeasuredOrders& timed, char inner, std::size_t r) {
             best = best == 0 ? o.timing.runs[r] : std::min(best, o.timing.runs[r]);
     return best;
 }
+
 }  // namespace
 
+std::size_t claim_rounds(const MeasuredOrders& timed) {
+    std::size_t i = 0, j = 0;
+    for (const auto& o : timed.orders) {
+        auto& group = inner_variable(o.order) == 'i' ? i : j;
+        if (inner_variable(o.order) != 'k') group = std::max(group, o.timing.runs.size());
+    }
+    return std::min(i, j);
+}
+
 cachebook::ClaimResult inner_claim(const MeasuredOrders& timed, double max_noise) {
-    const std::size_t rounds = timed.orders.empty() ? 0 : timed.orders.front().timing.runs.size();
+    const std::size_t rounds = claim_rounds(timed);
     std::vector<double> inner_i, inner_j;
     for (std::size_t r = 0; r < rounds; ++r) {
         inner_i.push_back(round_min(timed, 'i', r));

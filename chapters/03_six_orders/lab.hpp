@@ -10,6 +10,7 @@
 
 #include "cachebook/cache.hpp"
 #include "cachebook/claim.hpp"
+#include "cachebook/experiment.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/priced.hpp"
 #include "cachebook/profile.hpp"
@@ -37,9 +38,29 @@ struct MeasuredOrders {
     [[nodiscard]] double min_of(char inner) const;  ///< fastest order with this inner variable
     [[nodiscard]] double fastest() const;           ///< fastest of all the orders
 };
-/// Times the given orders (all six by default) `runs` times each, round-robin, by the calling
+/// How time_orders sizes the runs of each order: an order of the claim (inner i, inner j) takes
+/// `claim`'s; an inner-k order, shown in the table only, takes `table`'s, and so does an order of
+/// the claim whose fastest run, after `table.floor` runs, is over kOutOfRace times its group's
+/// fastest: it cannot be the group's fastest within the claim's noise.
+struct OrderSizing {
+    cachebook::RunBudget claim, table;
+};
+inline constexpr double kOutOfRace = 1.25;
+/// The sizing of the chapter's run: the claim's orders `runs` runs (--runs, 6 by default:
+/// kMinRunsPerSide), the table's two, then up to `runs` while `seconds` of the wall clock last.
+inline constexpr double kOrdersSeconds = 4.0, kPaddedSeconds = 0.5;
+OrderSizing order_sizing(int runs, double seconds);
+/// Times the given orders (all six by default), round-robin, each as `sizing` says, by the calling
 /// thread's CPU clock (cachebook/cpu_time.hpp); C is compared byte for byte.
-MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook::LoopOrder>& orders = {});
+MeasuredOrders time_orders(std::size_t n, const OrderSizing& sizing,
+                           const std::vector<cachebook::LoopOrder>& orders = {});
+/// Every order `runs` times.
+inline MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook::LoopOrder>& orders = {}) {
+    return time_orders(n, OrderSizing{{runs, runs, 0}, {runs, runs, 0}}, orders);
+}
+
+/// ns a multiply-add of `order`'s fastest run in `timed`; 0 when it was not timed.
+double madd_ns(const MeasuredOrders& timed, cachebook::LoopOrder order);
 
 /// The time model's price of ikj (inner j) and jki (inner i) at N and at N plus one line of
 /// doubles (cachebook/priced.hpp), made before either is timed; nullopt where it cannot price.
@@ -54,12 +75,16 @@ PaddedPrice price_padded(std::size_t n);
 std::vector<cachebook::PricedClaim> padded_priced(const PaddedPrice& price, const MeasuredOrders& timed,
                                                   const MeasuredOrders& again);
 
+/// The rounds in which both groups of the claim had an order timed (the inner-i group's and the
+/// inner-j group's longest-running order, the fewer of the two).
+std::size_t claim_rounds(const MeasuredOrders& timed);
+
 /// The chapter's claim: the fastest inner-i order takes at least this many times as long as the
 /// fastest inner-j one (at N = 512).
 inline constexpr double kInnerThreshold = 5.0;
 inline constexpr std::size_t kInnerN = 512;
-/// The claim decided by the book's rule (cachebook/claim.hpp): in each round, the fastest inner-i
-/// run against the fastest inner-j run, the rounds as time_orders ran them; the control is each
+/// The claim decided by the book's rule (cachebook/claim.hpp): in each of the claim_rounds, the
+/// fastest inner-i run against the fastest inner-j run, the rounds as time_orders ran them; the control is each
 /// side's odd rounds against its even rounds. Inconclusive, with the reason, when the run's N is
 /// not the claim's (--quick, --measure-n), a group was not timed or one round gives no control.
 cachebook::ClaimResult inner_claim(const MeasuredOrders& timed, double max_noise = 0.2);

@@ -1,38 +1,13 @@
-// ch03_six_orders: prints what chapter 3 shows, one function per numbered section.
+// ch03_six_orders: prints what chapter 3 shows, one function per numbered section (sections.cpp).
 // The lesson is six_orders.cpp, the lab lab.cpp; each result is written once, through cachebook::Report.
-#include <fmt/format.h>
-
-#include <algorithm>
-
 #include "cachebook/cli.hpp"
-#include "cachebook/machine.hpp"
-#include "cachebook/measure.hpp"
-#include "cachebook/report.hpp"
-#include "cachebook/walks.hpp"
 #include "lab.hpp"
+#include "sections.hpp"
 
 namespace {
 
-using cachebook::LoopOrder;
-using cachebook::Report;
-using cachebook::Value;
-
-std::string name(LoopOrder order) {
-    return std::string(cachebook::order_name(order));
-}
-std::string inner(LoopOrder order) {
-    return std::string(1, ch03::inner_variable(order));
-}
-
-// The command line; `custom` when the reader chose a geometry of their own.
-struct Options {
-    std::int64_t n = 64, lines = 32, ways = 0, line_bytes = 64, tile = 0, measure_n = 512, runs = 6;
-    bool custom = false;
-    cachebook::CacheConfig cache;
-};
-
 // Parses and checks the options; an exit status when the program should stop now.
-std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char** argv) {
+std::optional<int> parse(cachebook::Cli& cli, ch03::Options& options, int argc, char** argv) {
     cli.add_int("--n", options.n, "Simulate n x n matrices in a cache of your choice (with --lines, --ways, ...)", 2,
                 256);
     cli.add_int("--lines", options.lines, "Lines in that cache", 1, 1 << 20);
@@ -55,163 +30,6 @@ std::optional<int> parse(cachebook::Cli& cli, Options& options, int argc, char**
     return std::nullopt;
 }
 
-void analytic_section(Report& report) {
-    report.section("The textbook's analysis: misses per inner iteration, doubles, 64-byte lines (B = 8)");
-    report.line("   inner variable is an array's right index: 1/B; its left index: 1; absent: 0");
-    auto table = report.table({"order", "inner", "A[i][k]", "B[k][j]", "C[i][j]", "total"});
-    for (LoopOrder order : cachebook::kAllOrders) {
-        const auto misses = ch03::analytic(order, 8);
-        const std::string key = "analytic." + name(order);
-        table.row({name(order), inner(order), Value::exact(key + ".a", misses.a, "{:g}"),
-                   Value::exact(key + ".b", misses.b, "{:g}"), Value::exact(key + ".c", misses.c, "{:g}"),
-                   Value::exact(key + ".total", misses.total(), "{:g}")});
-    }
-    table.print();
-}
-
-// The six orders simulated in `cache`, beside the analytic totals, recorded under `key`.
-void simulated_table(Report& report, std::size_t n, const cachebook::CacheConfig& cache, const std::string& key) {
-    auto table = report.table({"order", "A", "B", "C", "total", "analytic total", "vs analytic"});
-    for (LoopOrder order : cachebook::kAllOrders) {
-        const auto simulated = ch03::simulate_order(order, n, cache).per_iteration();
-        const double predicted = ch03::analytic(order, cache.line_bytes / 8).total();
-        const bool departs = ch03::departs(simulated.total(), predicted);
-        const std::string verdict = !departs ? "as predicted" : simulated.total() < predicted ? "fewer" : "more";
-        const std::string at = key + "." + name(order);
-        table.row({name(order), Value::exact(at + ".a", ch03::three(simulated.a)),
-                   Value::exact(at + ".b", ch03::three(simulated.b)), Value::exact(at + ".c", ch03::three(simulated.c)),
-                   Value::exact(at + ".total", ch03::three(simulated.total())), ch03::three(predicted),
-                   Value::exact_as(at + ".departs", departs, verdict)});
-    }
-    table.print();
-}
-
-// The tiled product with each tile in `cache`, beside the estimate, recorded under `key`.
-void tiled_table(Report& report, std::size_t n, const cachebook::CacheConfig& cache,
-                 const std::vector<std::size_t>& tiles, const std::string& key) {
-    auto table = report.table({"tile", "A", "B", "C", "total", "estimate 2/(B T) + 1/(B N)", "3 T^2 fits"});
-    for (std::size_t tile : tiles) {
-        const auto simulated = ch03::simulate_tiled(n, tile, cache).per_iteration();
-        const double estimate = ch03::tiled_estimate(cache.line_bytes / 8, tile, n);
-        const bool fits = 3 * tile * tile <= cache.capacity_bytes() / 8;
-        const std::string at = fmt::format("{}.t{}", key, tile);
-        table.row({fmt::format("T={}", tile), Value::exact(at + ".a", ch03::three(simulated.a)),
-                   Value::exact(at + ".b", ch03::three(simulated.b)), Value::exact(at + ".c", ch03::three(simulated.c)),
-                   Value::exact(at + ".total", ch03::three(simulated.total())),
-                   Value::exact(at + ".estimate", ch03::three(estimate)),
-                   Value::exact_as(at + ".fits", fits, fits ? "yes" : "no")});
-    }
-    table.print();
-}
-
-// Sections 2 and 3: the course notes' N = 64 in a 4-line and a 32-line cache.
-void small_cache_section(Report& report, std::size_t cache_lines) {
-    const auto cache = cachebook::CacheConfig::fully_associative(cache_lines, 64);
-    report.section("Simulated: N = 64, fully associative LRU cache of {} lines ({} B)", cache_lines,
-                   cache.capacity_bytes());
-    simulated_table(report, 64, cache, fmt::format("simulated.lines{}", cache_lines));
-}
-
-void tiled_section(Report& report) {
-    const auto cache = cachebook::CacheConfig::fully_associative(32, 64);
-    const std::size_t cache_doubles = cache.capacity_bytes() / 8;
-    report.section("Tiled (tiles ii, jj, kk; then i, k, j), N = 64, the 32-line cache: {} doubles",
-                   Value::exact("simulated.cache_doubles", cache_doubles));
-    report.line("   3 T^2 <= {} gives T <= {}", cache_doubles,
-                Value::exact("simulated.tile_bound", fmt::format("{:.1f}", ch03::tile_bound(cache_doubles))));
-    tiled_table(report, 64, cache, {8, 16}, "simulated.tiled");
-}
-
-void chosen_cache_section(Report& report, const Options& options) {
-    const auto n = static_cast<std::size_t>(options.n);
-    report.section("Simulated: N = {}, {}", Value::exact("custom.n", options.n),
-                   Value::exact("custom.cache", options.cache.describe()));
-    simulated_table(report, n, options.cache, "custom.orders");
-    if (options.tile == 0) return;
-    report.line("  tiled:");
-    tiled_table(report, n, options.cache, {static_cast<std::size_t>(options.tile)}, "custom.tiled");
-}
-
-// Where one column of an N x N matrix of doubles falls in this machine's L1d: the inner-i orders
-// walk such columns of A and C.
-void column_sets_line(Report& report, std::size_t n) {
-    const auto& machine = cachebook::machine();
-    const auto info = machine.data_cache(1);
-    report.line("  where the L1d comes from: {}",
-                Value::measured("", info ? cachebook::source_name(info->source) : machine.why_unknown("the L1d")));
-    if (!info || info->ways == 0 || info->line_bytes < sizeof(double) ||
-        info->size_bytes % (info->ways * info->line_bytes) != 0) {
-        report.record("measured.column_sets", nullptr);
-        const auto unknown = cachebook::Value::unknown("", "unknown");
-        report.line("  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)", n,
-                    unknown, unknown, unknown, unknown);
-        return;
-    }
-    const auto l1 = cachebook::CacheConfig::from_capacity(info->size_bytes, info->ways, info->line_bytes);
-    const auto column = cachebook::block_sets(l1, 0, n, sizeof(double), n * sizeof(double));
-    report.line(
-        "  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)", n,
-        Value::measured("measured.column_sets.set_list", cachebook::set_list(column.sets)),
-        Value::measured("measured.column_sets.sets", column.sets.size()),
-        Value::measured("measured.column_sets.l1_sets", fmt::format("{}", l1.sets)),  // text: for the prose only
-        Value::measured("measured.column_sets.room", column.room));
-}
-
-// ikj (inner j) and jki (inner i) again at N plus one line of doubles, a padded size whose columns
-// spread over the L1's sets: time per multiply-add, side by side.
-// The time model priced both before either size was timed (`price`); its lines follow.
-void padded_lines(Report& report, const ch03::MeasuredOrders& timed, const ch03::PaddedPrice& price, int runs) {
-    using cachebook::LoopOrder;
-    const std::size_t n = timed.n, padded = price.padded;
-    const auto again = ch03::time_orders(padded, runs, {LoopOrder::ikj, LoopOrder::jki});
-    const auto per_madd = [](double seconds, std::size_t size) {
-        return seconds * 1e9 / (static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size));
-    };
-    report.line("  ns per multiply-add, N = {} against N = {} (rows one line longer):", n,
-                Value::exact("measured.padded.n", padded));
-    for (const auto& o : again.orders) {
-        const auto& same =
-            *std::find_if(timed.orders.begin(), timed.orders.end(), [&](const auto& t) { return t.order == o.order; });
-        report.line(
-            "    {}: {} against {}", name(o.order),
-            Value::measured("measured.padded." + name(o.order) + "_power_ns", per_madd(same.timing.min(), n), "{:.2f}"),
-            Value::measured("measured.padded." + name(o.order) + "_ns", per_madd(o.timing.min(), padded), "{:.2f}"));
-    }
-    report.line("  priced from this machine's profile before the timing (the appendix Priced):");
-    report.line("    {}", Value::measured("", cachebook::levels_text(price.machine)));
-    for (const auto& claim : ch03::padded_priced(price, timed, again))
-        cachebook::report_priced(report, claim, claim.key.ends_with("over_padded") ? "{:.2f}x" : "{:.2f} ns");
-}
-
-void measured_section(Report& report, const Options& options) {
-    const auto n = static_cast<std::size_t>(options.measure_n);
-    report.section("Measured: the six orders on {0} x {0} doubles ({1} KiB per matrix), integer-valued data",
-                   Value::exact("measured.n", n), n * n * 8 / 1024);
-    cachebook::Progress progress("six orders", 1);
-    // The prediction comes first: the profile and the model, before any order is timed.
-    const auto price = ch03::price_padded(n);
-    report.record("profile", cachebook::profile_json(price.profile));
-    const auto timed = ch03::time_orders(n, static_cast<int>(options.runs));
-    progress.step();
-    report.record("measured.runs", options.runs);
-    report.line("  results identical across the six orders: {} (sum of C = {})",
-                Value::exact_as("measured.identical", timed.identical, timed.identical ? "yes" : "NO"),
-                Value::exact("measured.checksum", timed.checksum, "{:.0f}"));
-    auto table = report.table({"order", "inner", "ms (min of runs)", "vs best"});
-    for (const auto& order : timed.orders)
-        table.row({name(order.order), inner(order.order),
-                   Value::measured("measured." + name(order.order) + "_ms", order.timing.min() * 1e3, "{:.1f}"),
-                   Value::measured("", order.timing.min() / timed.fastest(), "{:.1f}")});
-    table.print();
-    report.line("  fastest inner-i / fastest inner-j = {}",
-                Value::measured("measured.i_over_j", timed.min_of('i') / timed.min_of('j'), "{:.1f}").quoted());
-    report.line("  fastest inner-k / fastest inner-j = {}",
-                Value::measured("measured.k_over_j", timed.min_of('k') / timed.min_of('j'), "{:.1f}").quoted());
-    padded_lines(report, timed, price, static_cast<int>(options.runs));
-    column_sets_line(report, n);
-    cachebook::report_claim(report, "inner_i", "fastest inner-i / fastest inner-j", ch03::inner_claim(timed));
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -219,15 +37,15 @@ int main(int argc, char** argv) {
         cachebook::Cli cli("ch03_six_orders",
                            "Chapter 3: the six loop orders of C = A x B, analysed, simulated "
                            "and measured");
-        Options options;
+        ch03::Options options;
         if (auto status = parse(cli, options, argc, argv)) return *status;
-        Report report("Chapter 3 · The six loop orders of C = A x B");
-        analytic_section(report);
-        small_cache_section(report, 4);
-        small_cache_section(report, 32);
-        tiled_section(report);
-        if (options.custom) chosen_cache_section(report, options);
-        measured_section(report, options);
+        cachebook::Report report("Chapter 3 · The six loop orders of C = A x B");
+        ch03::analytic_section(report);
+        ch03::small_cache_section(report, 4);
+        ch03::small_cache_section(report, 32);
+        ch03::tiled_section(report);
+        if (options.custom) ch03::chosen_cache_section(report, options);
+        ch03::measured_section(report, options);
         report.save(cli.json_path());
         return 0;
     });

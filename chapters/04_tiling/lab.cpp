@@ -53,11 +53,20 @@ BlockedPrice price_blocked(std::size_t n, std::size_t tile) {
     return p;
 }
 
-BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs) {
+cachebook::RunBudget claim_runs(int runs) {
+    return {runs, runs, 0};
+}
+
+cachebook::RunBudget table_runs(int runs, double seconds) {
+    return {std::min(2, runs), runs, seconds};
+}
+
+BlockedTiming time_blocked(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs) {
     const auto m = cachebook::integer_valued_matrices(n);
     std::vector<double> c1(n * n), c2(n * n);
     BlockedTiming t{n, tile, {}, {}, false};
-    for (int r = 0; r < runs; ++r) {
+    const auto began = cachebook::Clock::now();
+    for (int r = 0; runs.another(r, cachebook::seconds_since(began)); ++r) {
         double start = cachebook::thread_cpu_seconds();
         cachebook::matmul_in_order(cachebook::LoopOrder::ijk, n, m.a.data(), m.b.data(), c1.data());
         t.naive.runs.push_back(cachebook::thread_cpu_seconds() - start);
@@ -113,13 +122,14 @@ std::size_t Sweep::best() const {
     return tile;
 }
 
-Sweep tile_sweep(std::size_t n, const std::vector<std::size_t>& tiles, int runs) {
+Sweep tile_sweep(std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::RunBudget& runs) {
     const auto m = cachebook::integer_valued_matrices(n);
     std::vector<double> first(n * n), c(n * n);
     Sweep s;
     s.identical = true;
     for (std::size_t tile : tiles) s.points.push_back({tile, {}});
-    for (int r = 0; r < runs; ++r)
+    const auto began = cachebook::Clock::now();
+    for (int r = 0; runs.another(r, cachebook::seconds_since(began)); ++r)
         for (auto& p : s.points) {
             const double start = cachebook::thread_cpu_seconds();
             matmul_blocked(n, p.tile, m.a.data(), m.b.data(), c.data());
@@ -148,14 +158,15 @@ TileTable tile_table(std::size_t n, const std::vector<std::size_t>& tiles, const
     return table;
 }
 
-TransposeTiming time_transpose(std::size_t n, std::size_t tile, int runs) {
+TransposeTiming time_transpose(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs) {
     // Both write the same dst, so that both see the same pages (and page sizes).
     std::vector<double> src(n * n), dst(n * n), naive(n * n);
     for (std::size_t k = 0; k < n * n; ++k) src[k] = static_cast<double>(k % 1000);
     TransposeTiming t{n, tile, {}, {}, true};
     transpose_naive(n, src.data(), dst.data());  // first touch of every page, untimed
     naive = dst;
-    for (int r = 0; r < runs; ++r) {
+    const auto began = cachebook::Clock::now();
+    for (int r = 0; runs.another(r, cachebook::seconds_since(began)); ++r) {
         double start = cachebook::thread_cpu_seconds();
         transpose_naive(n, src.data(), dst.data());
         t.naive.runs.push_back(cachebook::thread_cpu_seconds() - start);

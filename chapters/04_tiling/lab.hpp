@@ -12,6 +12,7 @@
 
 #include "cachebook/cache.hpp"
 #include "cachebook/claim.hpp"
+#include "cachebook/experiment.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/miss_kinds.hpp"
@@ -26,6 +27,14 @@ inline const std::vector<std::size_t> kModelTiles = {0, 4, 8, 16, 32};
 inline cachebook::CacheConfig lab_cache() {
     return cachebook::CacheConfig{8, 8, 64};
 }
+/// How each measurement of the chapter is sized (cachebook::RunBudget), from --runs: a claim's
+/// sides take --runs runs (6 by default, kMinRunsPerSide); a figure no claim decides (the padded
+/// size, the tile sweep, the transpose's larger tiles) at least two, then up to --runs while its
+/// budget of wall-clock seconds lasts. The time*() functions run while the budget says.
+cachebook::RunBudget claim_runs(int runs);
+cachebook::RunBudget table_runs(int runs, double seconds);
+inline constexpr double kPaddedSeconds = 0.5, kSweepSeconds = 1.0, kTransposeSeconds = 0.5;
+
 /// The tiles the blocked product is timed with.
 inline const std::vector<std::size_t> kSweepTiles = {8, 16, 24, 32, 48, 64, 96, 128};
 
@@ -47,7 +56,7 @@ struct BlockedTiming {
     bool identical = false;  ///< memcmp of the two results
     [[nodiscard]] double speedup() const { return naive.min() / blocked.min(); }
 };
-BlockedTiming time_blocked(std::size_t n, std::size_t tile, int runs);
+BlockedTiming time_blocked(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs);
 
 /// The time model's price of naive ijk and of the blocked product at N and at N plus one line of
 /// doubles (cachebook/priced.hpp), made before either is timed; nullopt where it cannot price.
@@ -87,7 +96,7 @@ struct Sweep {
     /// The minimum time of `tile` over the fastest tile's; 0 when `tile` was not swept.
     [[nodiscard]] double over_best(std::size_t tile) const;
 };
-Sweep tile_sweep(std::size_t n, const std::vector<std::size_t>& tiles, int runs);
+Sweep tile_sweep(std::size_t n, const std::vector<std::size_t>& tiles, const cachebook::RunBudget& runs);
 
 /// Transpose misses per element of src (A, stream 1) and dst (B, stream 2).
 struct TransposeRate {
@@ -115,8 +124,6 @@ struct WalkKinds {
 /// For each tile of `tiles` (0: untiled) and then the recursive walk, the transpose of n x n doubles.
 std::vector<WalkKinds> transpose_kinds(std::size_t n, const std::vector<std::size_t>& tiles,
                                        const cachebook::CacheConfig& cache);
-/// Section 7's second table (lab_report.cpp).
-void kinds_table(cachebook::Report& report, std::size_t n, const cachebook::CacheConfig& cache);
 
 /// The real transposes timed against each other, both writing the same dst.
 struct TransposeTiming {
@@ -125,7 +132,7 @@ struct TransposeTiming {
     bool identical = false;
     [[nodiscard]] double speedup() const { return naive.min() / tiled.min(); }
 };
-TransposeTiming time_transpose(std::size_t n, std::size_t tile, int runs);
+TransposeTiming time_transpose(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs);
 cachebook::ClaimResult transpose_claim(const TransposeTiming& timing, double max_noise = 0.2);
 
 /// Reads the named columns of a CSV file (lines starting with '#' skipped,
@@ -181,34 +188,14 @@ struct RecursiveTiming {
     bool identical = false;
     [[nodiscard]] double ratio() const { return recursive.min() / tiled.min(); }  ///< recursive / tiled
 };
-RecursiveTiming time_recursive_product(std::size_t n, std::size_t tile, int runs);
-RecursiveTiming time_recursive_transpose(std::size_t n, std::size_t tile, int runs);
+RecursiveTiming time_recursive_product(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs);
+RecursiveTiming time_recursive_transpose(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs);
 /// The claims: the recursive walk takes at most kRecursiveSlack times the tiled one's time, as
 /// "tiled / recursive at least 1 / kRecursiveSlack", at the N of the other claims.
 inline constexpr double kRecursiveSlack = 3.0;
 cachebook::ClaimResult recursive_claim(const RecursiveTiming& timing, std::size_t claim_n, double max_noise = 0.2);
 /// The tile of the tiled transpose the recursive one is timed against: the transpose claim's.
 inline constexpr std::size_t kRecursiveTransposeTile = 8;
-
-/// The sections on cache-oblivious blocking (lab_report.cpp): the model at two cache sizes, and
-/// the recursive walks timed against the tiled ones, the product with the blocked product's tile.
-void oblivious_model_section(cachebook::Report& report);
-struct ObliviousRun {
-    std::size_t n = 0, transpose_n = 0, tile = 0;
-    int runs = 0;
-};
-void oblivious_timing_section(cachebook::Report& report, const ObliviousRun& run);
-/// The lab's last step (lab_report.cpp): four walks through the lab's cache with no prefetcher,
-/// next-line and stride.
-void prefetch_section(cachebook::Report& report);
-/// Section 2's last lines (lab_report.cpp): the L1d sets one tile's rows fall into, at N and at
-/// N plus one line of doubles (recorded under tile_sets; unknown where the L1d gives no geometry).
-void tile_sets_lines(cachebook::Report& report, std::size_t n, std::size_t tile);
-/// Section 4's lines on the padded size (lab_report.cpp): both products timed again at N plus one
-/// line of doubles, time per multiply-add beside `timing`'s (recorded under blocked.padded).
-/// The time model's price of both products at N and at N plus one line, made before they are
-/// timed (recorded under priced.naive_* and priced.blocked_*; the appendix Priced).
-void padded_lines(cachebook::Report& report, const BlockedTiming& timing, const BlockedPrice& price, int runs);
 
 /// The M / H string of steps [first, last), three letters per iteration separated by spaces.
 std::string stepper_marks(const MatmulStepper& run, std::size_t first, std::size_t last);

@@ -119,11 +119,12 @@ std::vector<WalkKinds> transpose_kinds(std::size_t n, const std::vector<std::siz
     return out;
 }
 
-RecursiveTiming time_recursive_product(std::size_t n, std::size_t tile, int runs) {
+RecursiveTiming time_recursive_product(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs) {
     const auto m = cachebook::integer_valued_matrices(n);
     std::vector<double> tiled(n * n), recursive(n * n);
     RecursiveTiming t{n, tile, {}, {}, false};
-    for (int r = 0; r < runs; ++r) {
+    const auto began = cachebook::Clock::now();
+    for (int r = 0; runs.another(r, cachebook::seconds_since(began)); ++r) {
         double start = cachebook::thread_cpu_seconds();
         matmul_blocked(n, tile, m.a.data(), m.b.data(), tiled.data());
         t.tiled.runs.push_back(cachebook::thread_cpu_seconds() - start);
@@ -137,14 +138,15 @@ RecursiveTiming time_recursive_product(std::size_t n, std::size_t tile, int runs
     return t;
 }
 
-RecursiveTiming time_recursive_transpose(std::size_t n, std::size_t tile, int runs) {
+RecursiveTiming time_recursive_transpose(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs) {
     // Both write the same dst, so that both see the same pages, as time_transpose does.
     std::vector<double> src(n * n), dst(n * n), tiled(n * n);
     for (std::size_t k = 0; k < n * n; ++k) src[k] = static_cast<double>(k % 1000);
     RecursiveTiming t{n, tile, {}, {}, true};
     transpose_tiled(n, tile, src.data(), dst.data());  // first touch of every page, untimed
     tiled = dst;
-    for (int r = 0; r < runs; ++r) {
+    const auto began = cachebook::Clock::now();
+    for (int r = 0; runs.another(r, cachebook::seconds_since(began)); ++r) {
         double start = cachebook::thread_cpu_seconds();
         transpose_tiled(n, tile, src.data(), dst.data());
         t.tiled.runs.push_back(cachebook::thread_cpu_seconds() - start);

@@ -73,6 +73,20 @@ struct Sizing {
     int quick_runs = kMinRunsPerSide;
 };
 
+/// How many runs a measurement whose one call lasts a good part of a second takes (where a budget
+/// per run would still mean one call): `floor` runs whatever the time, the runs a claim needs (or
+/// a table's figure); past them, more while `seconds` of the wall clock since the measurement
+/// began last, up to `most`. On a busy machine the runs past the floor are the ones left out, so
+/// the run time grows with the load only by what the claims need.
+struct RunBudget {
+    int floor = kMinRunsPerSide;
+    int most = kMinRunsPerSide;
+    double seconds = 0;
+    [[nodiscard]] bool another(int done, double elapsed_seconds) const {
+        return done < floor || (done < most && elapsed_seconds < seconds);
+    }
+};
+
 /// A measured claim, declared: recorded under claims.`key`.
 struct Experiment {
     std::string key;
