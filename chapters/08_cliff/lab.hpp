@@ -138,6 +138,7 @@ struct Setup {
     int cpu = 0;
     bool pinned = false;
     bool huge_pages_available = false;
+    cachebook::Clock::time_point started;  ///< when set_up ran: the run's start
 };
 
 /// Reads the caches, chooses the sizes and pins the program to its first usable cpu.
@@ -198,16 +199,9 @@ nlohmann::json page_ratios(const Setup& setup, const Curves& curves);
 /// Writes the whole curve as CSV (what --csv asks for).
 void write_csv(const std::string& path, const Setup& setup, const Curves& curves);
 
-/// The run's wall-clock start; record() adds the wall time and this program's processor time
-/// (on a shared core the two differ by whatever else ran).
-class RunTime {
-public:
-    RunTime();
-    void record(cachebook::Report& report) const;
-
-private:
-    cachebook::Clock::time_point started_;
-};
+/// Records the run's wall time since set_up and this program's processor time (on a shared core
+/// the two differ by whatever else ran): `seconds` and `cpu_seconds`.
+void record_run_time(cachebook::Report& report, const Setup& setup);
 
 nlohmann::json to_json(const Point& p);
 nlohmann::json to_json(const Cliff& c);
@@ -315,8 +309,6 @@ std::size_t amat_matrix_side(const Options& options);
 
 /// Prices the two sums, the chase and the strided sum, times the sums and decides the claim.
 AmatResult price_a_miss(const Options& options, const Setup& setup, const Curves& curves, const LevelsFound& found);
-/// Prints the AMAT section (lab_report.cpp): the priced levels, the walks, the predicted ratio, the claim.
-void amat_section(cachebook::Report& report, const AmatResult& r, std::size_t n);
 // The second page: loads in flight and read bandwidth (lab_bandwidth.cpp, lesson cliff_bandwidth.hpp).
 
 /// One level's k-chases curve: ns per access with k = 1 .. kMaxChases chases at once.
