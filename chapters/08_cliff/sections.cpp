@@ -46,7 +46,13 @@ void experiment_section(Report& report, const Options& options, const Setup& set
                 Value::measured("upper_bound.why", setup.upper.why));
     report.record("upper_bound.bytes", setup.upper.bytes);
     const bool thp = setup.huge_pages_available;
-    report.line("  best of {} runs per size; transparent huge pages: {}", Value::exact("runs", options.run_count()),
+    // The rule is recorded as its words: its small counts would otherwise match every "4 KiB" of the prose.
+    const std::string settled =
+        fmt::format("at least {}, the last {} lowering it by less than 1 %", kMinSettledRuns, kHeldRuns);
+    report.line("  best of {} runs per size, a size past {} fewer once its best has settled ({})",
+                Value::exact("runs", options.run_count()), size_text(SweepConfig{}.interleave_max_bytes),
+                Value::exact("settled_rule", settled));
+    report.line("  transparent huge pages: {}",
                 Value::measured_as("huge_pages_available", thp,
                                    thp ? "available (madvise)" : "not available: the huge-page sweep is skipped"));
 }
@@ -179,9 +185,14 @@ void wrong_method_section(Report& report, const Setup& setup, const Curves& curv
     }
     table.print();
     report.record("wrong_method_largest_ratio", last_ratio);
+    // Counts found by a measurement, recorded as fractions as the knee is: whole by chance, not numbers the prose
+    // types.
+    const auto steps = [](const std::string& key, std::size_t n) {
+        return Value::measured_as(key, static_cast<double>(n), fmt::format("{}", n));
+    };
     report.line("  the strided sum finds {} step(s), the chase {}",
-                Value::measured("wrong_method_steps.strided", cliffs.strided.size()),
-                Value::measured("wrong_method_steps.chase", cliffs.small_pages.size()));
+                steps("wrong_method_steps.strided", cliffs.strided.size()),
+                steps("wrong_method_steps.chase", cliffs.small_pages.size()));
 }
 
 namespace {
@@ -249,16 +260,18 @@ void pages_section(Report& report, const Options& options, const Setup& setup, c
 
 namespace {
 
-Value ns_cell(const ChaseCurve& c, std::size_t k, const std::string& key, double divisor = 1) {
-    return c.ns.empty() ? Value::unknown(key, "-") : Value::measured(key, c.ns[k - 1] / divisor, 2);
+Value ns_cell(const ChaseCurve& c, std::size_t i, const std::string& key, double divisor = 1) {
+    return c.ns.empty() ? Value::unknown(key, "-") : Value::measured(key, c.ns[i] / divisor, 2);
 }
 
 void chases_table(Report& report, const std::vector<ChaseCurve>& curves) {
     auto table = report.table_of_rows("mlp.rows", {"k", "L2 ns", "L3 ns", "memory ns", "memory: one chase / k"});
     const auto& memory = curves.back();
-    for (std::size_t k = 1; k <= kMaxChases; ++k)
-        table.row({Value::exact("k", k), ns_cell(curves[0], k, "L2_ns"), ns_cell(curves[1], k, "L3_ns"),
-                   ns_cell(memory, k, "memory_ns"), ns_cell(memory, 1, "memory_one_over_k", static_cast<double>(k))});
+    for (std::size_t i = 0; i < memory.counts.size(); ++i) {
+        const std::size_t k = memory.counts[i];
+        table.row({Value::exact("k", k), ns_cell(curves[0], i, "L2_ns"), ns_cell(curves[1], i, "L3_ns"),
+                   ns_cell(memory, i, "memory_ns"), ns_cell(memory, 0, "memory_one_over_k", static_cast<double>(k))});
+    }
     table.print();
 }
 
