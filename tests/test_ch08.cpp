@@ -146,6 +146,20 @@ TEST_CASE("run_sweep: interleaved passes, then the larger sizes, one point per s
     CHECK(steps[3].rfind("32 KiB ", 0) == 0);
     CHECK(steps[4] == "pass 3 of 3 over the sizes up to 16 KiB");
     CHECK(steps[6].rfind("64 KiB ", 0) == 0);
+    // Fewer runs than a settled best needs: every size takes all of them.
+    for (const auto& p : curve) CHECK(p.runs == config.runs);
+
+    // More: the interleaved sizes take them all, a larger size at least kMinSettledRuns, at most all.
+    config.runs = 12;
+    const auto settled = ch08::run_sweep(config);
+    for (std::size_t k = 0; k < settled.size(); ++k) {
+        if (config.sizes[k] <= config.interleave_max_bytes) {
+            CHECK(settled[k].runs == 12);
+        } else {
+            CHECK(settled[k].runs >= ch08::kMinSettledRuns);
+            CHECK(settled[k].runs <= 12);
+        }
+    }
 
     // Nothing interleaved: every size on its own, all its runs back to back.
     config.interleave_max_bytes = 0;
@@ -513,6 +527,18 @@ TEST_CASE("the knee: the fewest chases within the margin of the best time per ac
     CHECK(knee.in_flight == 10.0);
     CHECK(ch08::knee_of(ns, 0.2).k == 9);  // 11.1 <= 12
     CHECK_THROWS_AS(ch08::knee_of({}), std::invalid_argument);
+}
+
+TEST_CASE("the chase counts of chapter 8's curve and of the profile: every count to 16, then steps of 8 to 48",
+          "[ch08]") {
+    const std::vector<std::size_t> expected = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 32, 40, 48};
+    CHECK(cachebook::chase_counts() == expected);
+    // A core that gains up to 40 chases: the knee lies past the counts every one of which is run.
+    std::vector<double> ns;
+    for (std::size_t k : expected) ns.push_back(400.0 / static_cast<double>(std::min<std::size_t>(k, 40)));
+    const auto knee = ch08::knee_of(expected, ns);
+    CHECK(knee.k == 40);
+    CHECK(knee.in_flight == 40.0);
 }
 
 TEST_CASE("line traffic and the prefetcher's reach in a row of the mountain", "[ch08]") {

@@ -58,16 +58,17 @@ def bandwidth_plots(data):
         fig, ax = figure(figsize=(6.4, 4.0))
         colors = {"L2": "#4c72b0", "L3": "#55a868", "memory": "#c44e52"}
         for name, c in curves:
-            ks = list(range(1, len(c["ns"]) + 1))
+            ks = c.get("counts") or list(range(1, len(c["ns"]) + 1))
             knee = int(c["knee"])
             ax.plot(ks, c["ns"], "o-", markersize=4, color=colors[name], label=f"{name} (knee at k = {knee})")
             ax.plot(ks, [c["ns"][0] / k for k in ks], ":", color=colors[name], linewidth=1)
-            ax.plot(knee, c["ns"][knee - 1], "s", markersize=9, fillstyle="none", color=colors[name])
+            ax.plot(knee, c["ns"][ks.index(knee)], "s", markersize=9, fillstyle="none", color=colors[name])
         ax.plot([], [], ":", color="#555555", linewidth=1, label="one chase's time / k")
         ax.set_yscale("log")
         ax.set_xlabel("chases at once (k)")
         ax.set_ylabel("ns per access (best of runs)")
-        ax.set_xticks(range(1, 17))
+        counts = max((c.get("counts") or list(range(1, len(c["ns"]) + 1)) for _, c in curves), key=len)
+        ax.set_xticks([k for k in counts if k in (1, 2, 4, 8) or k % 8 == 0])
         ax.legend(frameon=False, fontsize=8)
         out["chases"] = fig
     mountain = (data.get("bandwidth") or {}).get("mountain")

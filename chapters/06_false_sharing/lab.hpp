@@ -14,6 +14,7 @@
 #include "cachebook/coherence.hpp"
 #include "cachebook/core_share.hpp"
 #include "cachebook/experiment.hpp"
+#include "cachebook/perf_counters.hpp"
 #include "false_sharing.hpp"
 
 namespace ch06 {
@@ -177,18 +178,10 @@ cachebook::ExperimentResult time_case(Case c, const std::vector<int>& cpus, bool
 
 // ---------------------------------------------------------------- hardware counters (lab_counters.cpp)
 
-/// The two events of `perf stat -e cache-misses,LLC-load-misses`, counted in this process (user
-/// space, threads included) with perf_event_open.
-struct CounterReading {
-    bool available = false;
-    std::string why_not;  // when not available: the reason, in one line
-    std::uint64_t cache_misses = 0, llc_load_misses = 0;
-};
-/// Counts both events while `work` runs; `available` false (with the reason) where the kernel or
-/// the machine has no such counters.
-CounterReading count_misses(const std::function<void()>& work);
-/// The reason perf_event_open failed with `err` (an errno), in one line.
-std::string why_no_counters(int err, int paranoid);
+// Counting in this process with perf_event_open, and why a machine has no counters, are common.
+using cachebook::count_misses;
+using cachebook::CounterReading;
+using cachebook::why_no_counters;
 /// Atomic adds per thread of the race the counters count (a quarter with --quick).
 inline constexpr std::uint64_t kCounterIncrements = 5'000'000;
 /// Both events around one packed and one padded race of two threads on `cpus`, `increments`

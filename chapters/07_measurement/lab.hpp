@@ -13,6 +13,7 @@
 #include "cachebook/claim.hpp"
 #include "cachebook/experiment.hpp"
 #include "cachebook/measure.hpp"
+#include "cachebook/perf_counters.hpp"
 #include "cachebook/trace.hpp"
 #include "measurement.hpp"
 
@@ -171,18 +172,13 @@ LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs, bool quick
 
 // --- Hardware counters ----------------------------------------------------------------------
 
-enum class PerfState { NotInstalled, NoPermission, NotSupported, Works };
-std::string_view perf_state_name(PerfState s);
-/// Reads the output of `perf stat -x, -e EVENT -- true` (stderr) and its exit status.
-PerfState parse_perf_probe(const std::string& output, int status);
-/// Runs that probe on this machine for the event.
-struct PerfProbe {
-    PerfState state = PerfState::NotInstalled;
-    std::string detail;  // the line perf printed about the event
-};
-PerfProbe probe_perf(const std::string& event = "cache-misses");
-/// The count of `event` in perf's -x, output, if there is one.
-std::optional<std::uint64_t> parse_perf_count(const std::string& output, const std::string& event);
+// perf stat run as a child and read: common (cachebook/perf_counters.hpp).
+using cachebook::parse_perf_count;
+using cachebook::parse_perf_probe;
+using cachebook::perf_state_name;
+using cachebook::PerfProbe;
+using cachebook::PerfState;
+using cachebook::probe_perf;
 
 /// "D1  misses:  262,171  (...)" in cachegrind's summary, as a number.
 std::optional<std::uint64_t> parse_cachegrind_d1_misses(const std::string& output);

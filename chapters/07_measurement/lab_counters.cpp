@@ -1,9 +1,8 @@
-// Chapter 7's lab, its counting half: perf and cachegrind run as child processes and read, and
-// chapter 3's six orders counted beside the model.
+// Chapter 7's lab, its counting half: perf (cachebook/perf_counters.hpp) and cachegrind run as
+// child processes and read, and chapter 3's six orders counted beside the model.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -17,59 +16,6 @@
 
 namespace ch07 {
 // --- Hardware counters -----------------------------------------------------------------------
-
-std::string_view perf_state_name(PerfState s) {
-    switch (s) {
-        case PerfState::NotInstalled:
-            return "perf is not installed";
-        case PerfState::NoPermission:
-            return "perf may not open counters here (permission)";
-        case PerfState::NotSupported:
-            return "perf reports the event as <not supported>";
-        case PerfState::Works:
-            return "perf counts the event";
-    }
-    return "unknown";
-}
-
-PerfState parse_perf_probe(const std::string& output, int status) {
-    if (status == 127 || output.find("not found") != std::string::npos) return PerfState::NotInstalled;
-    if (output.find("<not supported>") != std::string::npos) return PerfState::NotSupported;
-    if (output.find("<not counted>") != std::string::npos) return PerfState::NotSupported;
-    if (output.find("ermission") != std::string::npos || output.find("paranoid") != std::string::npos ||
-        output.find("Access to performance monitoring") != std::string::npos)
-        return PerfState::NoPermission;
-    if (status != 0) return PerfState::NotSupported;
-    // -x, lines start with the count: "12345,,cache-misses,..."
-    std::istringstream in(output);
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty() && std::isdigit(static_cast<unsigned char>(line[0]))) return PerfState::Works;
-    return PerfState::NotSupported;
-}
-
-std::optional<std::uint64_t> parse_perf_count(const std::string& output, const std::string& event) {
-    std::istringstream in(output);
-    for (std::string line; std::getline(in, line);) {
-        const auto comma = line.find(',');
-        if (comma == std::string::npos || line.find("," + event) == std::string::npos) continue;
-        const std::string count = line.substr(0, comma);
-        if (count.empty() || !std::all_of(count.begin(), count.end(), [](char c) { return std::isdigit(c) != 0; }))
-            return std::nullopt;
-        return std::stoull(count);
-    }
-    return std::nullopt;
-}
-
-PerfProbe probe_perf(const std::string& event) {
-    const auto which = cachebook::run_command("command -v perf 2>&1");
-    if (which.status != 0) return {PerfState::NotInstalled, "no perf on PATH"};
-    const auto result = cachebook::run_command(fmt::format("perf stat -x, -e {} -- true 2>&1", event));
-    PerfProbe probe{parse_perf_probe(result.output, result.status), ""};
-    std::istringstream in(result.output);
-    for (std::string line; std::getline(in, line);)
-        if (line.find(event) != std::string::npos || probe.detail.empty()) probe.detail = line;
-    return probe;
-}
 
 std::optional<std::uint64_t> parse_cachegrind_d1_misses(const std::string& output) {
     static const std::regex d1(R"(D1\s+misses:\s+([0-9,]+))");

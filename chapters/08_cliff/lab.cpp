@@ -63,11 +63,13 @@ Hops hops_for(std::size_t nodes, std::size_t timed, std::size_t max_warmup) {
     return {std::min(nodes, max_warmup), timed};
 }
 
-double strided_ns_per_load(const std::byte* data, std::size_t bytes, std::size_t stride, std::size_t loads, int runs) {
+double strided_ns_per_load(const std::byte* data, std::size_t bytes, std::size_t stride, std::size_t loads, int runs,
+                           int warmup) {
     const std::size_t per_pass = (bytes - sizeof(std::uint64_t)) / stride + 1;
     const std::size_t passes = std::max<std::size_t>(1, (loads + per_pass - 1) / per_pass);
     std::uint64_t sink = 0;
-    const auto t = cachebook::time_runs(runs, [&] { sink += strided_sum(data, bytes, stride, passes); });
+    const auto t = cachebook::time_runs(
+        runs, [&] { sink += strided_sum(data, bytes, stride, passes); }, warmup);
     cachebook::do_not_optimize(sink);
     return t.min() / static_cast<double>(per_pass * passes) * 1e9;
 }
@@ -130,12 +132,31 @@ SweepSize prepare(const SweepConfig& config, std::size_t k, bool interleaved) {
     return {std::move(buf), start, hops, p};
 }
 
-void time_size(const SweepConfig& config, SweepSize& s, int runs) {
-    s.best.chase_ns =
-        std::min(s.best.chase_ns, cachebook::chase_ns_per_hop(s.start, s.hops.timed, s.hops.warmup, runs));
+// One run of an interleaved size, from the start of its cycle.
+void time_size(const SweepConfig& config, SweepSize& s) {
+    s.best.chase_ns = std::min(s.best.chase_ns, cachebook::chase_ns_per_hop(s.start, s.hops.timed, s.hops.warmup, 1));
     if (config.strided)
-        s.best.strided_ns = std::min(s.best.strided_ns,
-                                     strided_ns_per_load(s.buf.data(), s.buf.size(), kNodeBytes, s.hops.timed, runs));
+        s.best.strided_ns =
+            std::min(s.best.strided_ns, strided_ns_per_load(s.buf.data(), s.buf.size(), kNodeBytes, s.hops.timed, 1));
+    ++s.best.runs;
+}
+
+// A larger size, its runs back to back along the cycle until its best has settled: at least
+// kMinSettledRuns runs, and the last kHeldRuns lowered neither best by 1 % (at most config.runs).
+void time_size_until_settled(const SweepConfig& config, SweepSize& s) {
+    const void* at = s.start;
+    int held = 0;
+    while (s.best.runs < config.runs && (s.best.runs < kMinSettledRuns || held < kHeldRuns)) {
+        const double chase = cachebook::chase_run_ns(at, s.hops.timed, s.hops.warmup);
+        const double strided = config.strided ? strided_ns_per_load(s.buf.data(), s.buf.size(), kNodeBytes,
+                                                                    s.hops.timed, 1, s.best.runs == 0 ? 1 : 0)
+                                              : s.best.strided_ns;
+        const bool lowered = chase < 0.99 * s.best.chase_ns || (config.strided && strided < 0.99 * s.best.strided_ns);
+        held = lowered ? 0 : held + 1;
+        s.best.chase_ns = std::min(s.best.chase_ns, chase);
+        s.best.strided_ns = std::min(s.best.strided_ns, strided);
+        ++s.best.runs;
+    }
 }
 
 }  // namespace
@@ -152,18 +173,19 @@ std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void
     const std::size_t large = config.sizes.size() - small.size();
     std::vector<Point> large_points;
     for (int pass = 0; pass < config.runs; ++pass) {
-        for (auto& s : small) time_size(config, s, 1);
+        for (auto& s : small) time_size(config, s);
         if (on_step && !small.empty())
             on_step(fmt::format("pass {} of {} over the sizes up to {}", pass + 1, config.runs,
                                 size_text(small.back().best.bytes)));
-        // Large sizes, one after another, each with all its runs.
+        // Large sizes, one after another, each with its runs.
         const std::size_t upto = large * static_cast<std::size_t>(pass + 1) / static_cast<std::size_t>(config.runs);
         while (large_points.size() < upto) {
             SweepSize s = prepare(config, small.size() + large_points.size(), false);
-            time_size(config, s, config.runs);
+            time_size_until_settled(config, s);
             s.best.huge_bytes = s.buf.huge_page_bytes();
             large_points.push_back(s.best);
-            if (on_step) on_step(fmt::format("{} {:.1f} ns", size_text(s.best.bytes), s.best.chase_ns));
+            if (on_step)
+                on_step(fmt::format("{} {:.1f} ns, {} runs", size_text(s.best.bytes), s.best.chase_ns, s.best.runs));
         }
     }
     std::vector<Point> curve;
@@ -259,7 +281,7 @@ LineSizeResult measure_line_size(LineMethod method, const std::vector<std::size_
 }
 
 nlohmann::json to_json(const Point& p) {
-    nlohmann::json j = {{"bytes", p.bytes}, {"chase_ns", p.chase_ns}, {"huge_bytes", p.huge_bytes}};
+    nlohmann::json j = {{"bytes", p.bytes}, {"chase_ns", p.chase_ns}, {"huge_bytes", p.huge_bytes}, {"runs", p.runs}};
     if (p.strided_ns >= 0) j["strided_ns"] = p.strided_ns;
     return j;
 }

@@ -65,7 +65,12 @@ struct Point {
     double chase_ns = 0;         ///< best ns per dependent hop
     double strided_ns = -1;      ///< best ns per load of the strided sum (< 0: not measured)
     std::size_t huge_bytes = 0;  ///< bytes of the buffer the kernel backed with huge pages
+    int runs = 0;                ///< the timed runs the best was taken from
 };
+
+/// A size past the interleaved ones stops once its best has settled: at least kMinSettledRuns runs,
+/// the last kHeldRuns lowering neither its chase's best nor its strided sum's by 1 % (at most all).
+inline constexpr int kMinSettledRuns = 6, kHeldRuns = 4;
 
 struct SweepConfig {
     std::vector<std::size_t> sizes;
@@ -95,12 +100,13 @@ std::size_t sweep_steps(const SweepConfig& config);
 std::size_t sweep_peak_bytes(const SweepConfig& config);
 
 /// Times a dependent chase (and, if asked, the strided sum) at every size,
-/// best of `runs`. `on_step` is called after each pass over the interleaved
-/// sizes and after each larger size, with a line saying what was done.
+/// best of `runs` (a larger size: fewer, once its best has settled). `on_step` is called after each pass over the
+/// interleaved sizes and after each larger size, with a line saying what was done.
 std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void(const std::string&)>& on_step = {});
 
-/// Best-of-`runs` ns per load of strided_sum over at least `loads` loads.
-double strided_ns_per_load(const std::byte* data, std::size_t bytes, std::size_t stride, std::size_t loads, int runs);
+/// Best-of-`runs` ns per load of strided_sum over at least `loads` loads, after `warmup` untimed runs.
+double strided_ns_per_load(const std::byte* data, std::size_t bytes, std::size_t stride, std::size_t loads, int runs,
+                           int warmup = 1);
 
 /// The two ways of asking for the line size.
 enum class LineMethod {
@@ -138,6 +144,7 @@ struct Setup {
     int cpu = 0;
     bool pinned = false;
     bool huge_pages_available = false;
+    cachebook::Clock::time_point started;  ///< when set_up ran: the run's start
 };
 
 /// Reads the caches, chooses the sizes and pins the program to its first usable cpu.
@@ -198,16 +205,9 @@ nlohmann::json page_ratios(const Setup& setup, const Curves& curves);
 /// Writes the whole curve as CSV (what --csv asks for).
 void write_csv(const std::string& path, const Setup& setup, const Curves& curves);
 
-/// The run's wall-clock start; record() adds the wall time and this program's processor time
-/// (on a shared core the two differ by whatever else ran).
-class RunTime {
-public:
-    RunTime();
-    void record(cachebook::Report& report) const;
-
-private:
-    cachebook::Clock::time_point started_;
-};
+/// Records the run's wall time since set_up and this program's processor time (on a shared core
+/// the two differ by whatever else ran): `seconds` and `cpu_seconds`.
+void record_run_time(cachebook::Report& report, const Setup& setup);
 
 nlohmann::json to_json(const Point& p);
 nlohmann::json to_json(const Cliff& c);
@@ -315,15 +315,15 @@ std::size_t amat_matrix_side(const Options& options);
 
 /// Prices the two sums, the chase and the strided sum, times the sums and decides the claim.
 AmatResult price_a_miss(const Options& options, const Setup& setup, const Curves& curves, const LevelsFound& found);
-/// Prints the AMAT section (lab_report.cpp): the priced levels, the walks, the predicted ratio, the claim.
-void amat_section(cachebook::Report& report, const AmatResult& r, std::size_t n);
 // The second page: loads in flight and read bandwidth (lab_bandwidth.cpp, lesson cliff_bandwidth.hpp).
 
-/// One level's k-chases curve: ns per access with k = 1 .. kMaxChases chases at once.
+/// One level's k-chases curve: ns per access at each count of chases the machine profile runs
+/// (cachebook::chase_counts: every count to 16, then steps of eight to 48).
 struct ChaseCurve {
-    std::string level;       ///< "L2", "L3", "memory"
-    std::size_t bytes = 0;   ///< the working set (0: not measured, the size of the level is unknown)
-    std::vector<double> ns;  ///< entry k - 1: best ns per access with k chases (empty: not measured)
+    std::string level;                ///< "L2", "L3", "memory"
+    std::size_t bytes = 0;            ///< the working set (0: not measured, the size of the level is unknown)
+    std::vector<std::size_t> counts;  ///< the chase counts, rising from 1
+    std::vector<double> ns;           ///< entry i: best ns per access with counts[i] chases (empty: not measured)
     Knee knee;
 };
 

@@ -39,25 +39,26 @@ double chases_ns_per_access(ChaseSet& set, std::size_t k, std::size_t accesses, 
 }
 
 std::vector<ChaseCurve> measure_chases(const cachebook::LevelSizes& sizes, const Options& options) {
+    const auto counts = cachebook::chase_counts();
     std::vector<ChaseCurve> curves = {
-        {"L2", sizes.l2, {}, {}}, {"L3", sizes.l3, {}, {}}, {"memory", sizes.memory, {}, {}}};
+        {"L2", sizes.l2, counts, {}, {}}, {"L3", sizes.l3, counts, {}, {}}, {"memory", sizes.memory, counts, {}, {}}};
     const int runs = options.quick ? 5 : 9;
     const auto seed = static_cast<std::uint64_t>(options.seed);
     cachebook::Progress progress("k chases at once", curves.size());
     for (auto& c : curves) {
         progress.step(c.level);
-        if (c.bytes < kNodeBytes * kMaxChases) continue;
+        if (c.bytes < kNodeBytes * counts.back()) continue;
         ChaseSet set(c.bytes, seed);
         // Short runs (a millisecond or less) fit between the interruptions of a shared core. A
         // cache level is warmed with a lap of its cycle before each run; memory needs no warming.
         const bool memory = c.level == "memory";
         const std::size_t accesses = memory ? 1 << 12 : 1 << 14;
         const std::size_t warmup = memory ? 0 : std::min<std::size_t>(c.bytes / kNodeBytes, 1 << 17);
-        c.ns.assign(kMaxChases, 1e300);
-        for (int r = 0; r < runs; ++r)  // every k once per round, so drift hits them alike
-            for (std::size_t k = 1; k <= kMaxChases; ++k)
-                c.ns[k - 1] = std::min(c.ns[k - 1], chases_ns_per_access(set, k, accesses, warmup, 1));
-        c.knee = knee_of(c.ns);
+        c.ns.assign(counts.size(), 1e300);
+        for (int r = 0; r < runs; ++r)  // every count once per round, so drift hits them alike
+            for (std::size_t i = 0; i < counts.size(); ++i)
+                c.ns[i] = std::min(c.ns[i], chases_ns_per_access(set, counts[i], accesses, warmup, 1));
+        c.knee = knee_of(counts, c.ns);
     }
     return curves;
 }
@@ -153,8 +154,10 @@ std::string where_memory_set(const Setup& setup) {
 
 nlohmann::json to_json(const ChaseCurve& c) {
     if (c.ns.empty())
-        return {{"bytes", nullptr}, {"ns", nullptr}, {"knee", nullptr}, {"best_ns", nullptr}, {"in_flight", nullptr}};
+        return {{"bytes", nullptr}, {"counts", c.counts}, {"ns", nullptr},
+                {"knee", nullptr},  {"best_ns", nullptr}, {"in_flight", nullptr}};
     return {{"bytes", c.bytes},
+            {"counts", c.counts},
             {"ns", c.ns},
             {"knee", static_cast<double>(c.knee.k)},  // a measurement: whole by chance, not a count the prose may type
             {"best_ns", c.knee.best_ns},

@@ -15,6 +15,7 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 Setup set_up(const Options& options) {
     Setup setup;
+    setup.started = cachebook::Clock::now();
     const auto& machine = cachebook::machine();
     setup.l1 = machine.data_cache(1), setup.l2 = machine.data_cache(2), setup.l3 = machine.data_cache(3);
     std::optional<std::size_t> llc;
@@ -175,12 +176,10 @@ void write_csv(const std::string& path, const Setup& setup, const Curves& curves
     if (!csv) throw std::runtime_error(fmt::format("could not write {}", path));
 }
 
-RunTime::RunTime() : started_(cachebook::Clock::now()) {}
-
-void RunTime::record(cachebook::Report& report) const {
+void record_run_time(cachebook::Report& report, const Setup& setup) {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    report.record("seconds", cachebook::seconds_since(started_));
+    report.record("seconds", cachebook::seconds_since(setup.started));
     report.record("cpu_seconds", static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                                      static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6);
 }

@@ -214,16 +214,20 @@ double chase_ns_per_hop(const void* start, std::size_t hops, std::size_t warmup_
     if (hops == 0 || runs < 1) throw std::invalid_argument("chase_ns_per_hop: hops and runs must be at least 1");
     const void* p = start;
     double best = 1e300;
-    for (int r = 0; r < runs; ++r) {
-        // Warm up before every run: on a shared core another program may
-        // have run in between and evicted the working set.
-        p = chase(p, warmup_hops);
-        const auto t0 = Clock::now();
-        p = chase(p, hops);
-        best = std::min(best, seconds_since(t0));
-    }
-    do_not_optimize(p);
-    return best / static_cast<double>(hops) * 1e9;
+    // Warm up before every run: on a shared core another program may
+    // have run in between and evicted the working set.
+    for (int r = 0; r < runs; ++r) best = std::min(best, chase_run_ns(p, hops, warmup_hops));
+    return best;
+}
+
+double chase_run_ns(const void*& at, std::size_t hops, std::size_t warmup_hops) {
+    if (hops == 0) throw std::invalid_argument("chase_run_ns: hops must be at least 1");
+    at = chase(at, warmup_hops);
+    const auto t0 = Clock::now();
+    at = chase(at, hops);
+    const double seconds = seconds_since(t0);
+    do_not_optimize(at);
+    return seconds / static_cast<double>(hops) * 1e9;
 }
 
 }  // namespace cachebook

@@ -57,6 +57,13 @@ std::vector<std::uint32_t> spaced_starts(const std::vector<std::uint32_t>& order
 }
 // [end: starts]
 
+std::vector<std::size_t> chase_counts() {
+    std::vector<std::size_t> counts;
+    for (std::size_t k = 1; k <= kMaxChases; ++k) counts.push_back(k);
+    for (std::size_t k = kMaxChases + 8; k <= kMostChases; k += 8) counts.push_back(k);
+    return counts;
+}
+
 // [snippet: knee]
 Knee knee_of(const std::vector<std::size_t>& counts, const std::vector<double>& ns, double margin) {
     if (ns.empty() || counts.size() != ns.size() || counts.front() != 1)

@@ -112,15 +112,6 @@ Figure measure_latency(const Probe& p, const std::string& pages) {
         ns, true, fmt::format("a dependent chase over {} on {} pages, best of {}", size_text(p.bytes), pages, p.runs));
 }
 
-// The chase counts the probe runs: every count to kMaxChases, then steps of eight to kMostChases,
-// so that a core keeping more misses in flight than sixteen shows where it stops gaining.
-std::vector<std::size_t> chase_counts() {
-    std::vector<std::size_t> counts;
-    for (std::size_t k = 1; k <= kMaxChases; ++k) counts.push_back(k);
-    for (std::size_t k = kMaxChases + 8; k <= kMostChases; k += 8) counts.push_back(k);
-    return counts;
-}
-
 // ns an access of k chases spaced along the cycle, one run.
 double chases_ns(const Probe& p, const std::vector<std::uint32_t>& order, std::size_t k, std::size_t from) {
     std::vector<const void*> chases;

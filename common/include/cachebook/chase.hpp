@@ -97,6 +97,9 @@ const void* chase(const void* start, std::size_t hops);
 /// the data back in). Short runs and many of them suit a shared, busy core:
 /// the best run is the one no other program interrupted.
 double chase_ns_per_hop(const void* start, std::size_t hops, std::size_t warmup_hops, int runs);
+/// One such run from `at`: `warmup_hops` untimed, then `hops` timed; `at` is left where the
+/// chase stopped, so the next run goes on along the cycle. Nanoseconds per timed hop.
+double chase_run_ns(const void*& at, std::size_t hops, std::size_t warmup_hops);
 
 // Index-based orders (used by chapters 5 and 7).
 

@@ -10,7 +10,7 @@
 
 namespace cachebook {
 
-/// The most chases chapter 8's curve runs at once.
+/// Up to this many chases at once, every count is run (chase_counts).
 inline constexpr std::size_t kMaxChases = 16;
 /// The most chases chase_together follows at once: the profile goes past kMaxChases, to this, so
 /// that a core keeping more than sixteen misses in flight shows its knee.
@@ -19,6 +19,11 @@ inline constexpr std::size_t kMostChases = 48;
 /// Advances `chases.size()` independent chases (1 to kMostChases) by `hops` hops each, in lock
 /// step: one hop of every chase, then the next. Each entry is where its chase stands, before and after.
 void chase_together(std::span<const void*> chases, std::size_t hops);
+
+/// The chase counts chapter 8's curve and the machine profile run: every count to kMaxChases,
+/// then steps of eight to kMostChases, so that a core keeping more than sixteen misses in flight
+/// shows where it stops gaining.
+std::vector<std::size_t> chase_counts();
 
 /// The nodes of the single cycle `next` in the order a chase from node 0 visits them.
 std::vector<std::uint32_t> cycle_order(const std::vector<std::uint32_t>& next);

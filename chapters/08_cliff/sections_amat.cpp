@@ -1,6 +1,6 @@
-// Chapter 8's AMAT section (amat.md), printed: the hierarchy priced, each walk's miss rates,
+// Chapter 8's output, section 12 (the page amat.md): the hierarchy priced, each walk's miss rates,
 // AMAT and measured time, the predicted ratio against the measured one, and the claim about
-// overlapping misses. main.cpp calls amat_section as one entry of its table of contents.
+// overlapping misses.
 #include <fmt/format.h>
 
 #include <optional>
@@ -8,7 +8,7 @@
 #include "cachebook/claim.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/report.hpp"
-#include "lab.hpp"
+#include "sections.hpp"
 
 namespace ch08 {
 
@@ -32,7 +32,7 @@ void priced_levels_table(Report& report, const PricedHierarchy& h) {
         // The geometry's figures too, for the page's reading of where a column falls.
         report.record(key + "sets", priced ? nlohmann::json(l.cache->sets) : nlohmann::json());
         report.record(key + "ways", priced ? nlohmann::json(l.cache->ways) : nlohmann::json());
-        table.row({Value::exact("", l.name),
+        table.row({Value::exact(key + "name", l.name),
                    Value::measured_as(key + "geometry", priced ? nlohmann::json(l.cache->describe()) : nlohmann::json(),
                                       priced ? l.cache->describe() : l.why_not),
                    Value::measured(key + "from", priced ? l.geometry_from : std::string("-")),
@@ -83,7 +83,7 @@ void amat_section(Report& report, const AmatResult& r, std::size_t n) {
     report.section("The price of a miss: AMAT from the latencies of section 5 (the page amat.md)");
     priced_levels_table(report, r.hierarchy);
     report.line("  AMAT = t1 + m1 x (t2 - t1 + m2 x (t3 - t2 + m3 x (t_beyond - t3))), m: a level's local miss rate");
-    report.line("  {}", Value::measured("", last_priced_text(r.hierarchy)));
+    report.line("  {}", Value::measured("amat.priced_text", last_priced_text(r.hierarchy)));
     report.line("  walks: int a[{}][{}] ({}) by rows and by columns, chapter 2's sums; chase and strided sum at {}",
                 Value::exact("amat.n", n), n,
                 Value::exact_as("amat.matrix_bytes", n * n * sizeof(int), size_text(n * n * sizeof(int))).quoted(),
@@ -108,7 +108,7 @@ void amat_section(Report& report, const AmatResult& r, std::size_t n) {
         Value::measured("amat.measured_ratio", r.measured_ratio, "{:.2f}x").quoted(),
         Value::measured_as("amat.predicted_over_measured", opt_json(q), q ? fmt::format("{:.2f}", *q) : "-").quoted());
     report.line("  the time model (the appendix Priced), from this machine's profile, before the sums were timed:");
-    report.line("    {}", Value::measured("", cachebook::levels_text(r.model)));
+    report.line("    {}", Value::measured("amat.model_levels", cachebook::levels_text(r.model)));
     report.record("profile", cachebook::profile_json(r.profile));
     for (const auto& claim : r.priced)
         cachebook::report_priced(report, claim, claim.key == "amat_column_over_row" ? "{:.2f}x" : "{:.2f} ns");
