@@ -11,7 +11,7 @@ of each lies inside a `literalinclude` of that chapter's pages (its *.md files),
 namespace braces, and the `[snippet: ...]` / `[end: ...]` markers that cut the listings.
 Beside that:
 - a lesson file is at most LESSON_LIMIT lines, and no C++ file in chapters/ is over FILE_LIMIT;
-- no main.cpp, nor a sections.cpp its sections live in, reads a clock or times anything (that is
+- no main.cpp, nor a sections*.cpp its sections live in, reads a clock or times anything (that is
   the lab's work), or prints to stdout except through the Report (`fmt::print(stderr, ...)` for errors).
 Each failure names the file and line; the exit status is 1 if any check fails.
 """
@@ -147,7 +147,8 @@ def check_chapter(chapter: Path) -> list[str]:
         count = f.read_text().count("\n")
         if count > FILE_LIMIT:
             problems.append(f"{f}: {count} lines, over {FILE_LIMIT}")
-    for printing in (chapter / "main.cpp", chapter / "sections.cpp"):  # the table of contents and its sections
+    # the table of contents and its sections (sections.cpp, and a second page's sections_*.cpp)
+    for printing in [chapter / "main.cpp", *sorted(chapter.glob("sections*.cpp"))]:
         if not printing.is_file():
             continue
         for n, line in enumerate(printing.read_text().split("\n")):
@@ -230,6 +231,8 @@ BROKEN = {
                             "reads a clock"),
     "stdout in main.cpp": ({"main.cpp": GOOD_MAIN.replace('fmt::print(stderr, ', 'fmt::print(')}, "outside the Report"),
     "a clock in sections.cpp": ({"sections.cpp": "double t() { return clock_gettime(0, nullptr); }\n"}, "reads a clock"),
+    "stdout in a second page's sections": ({"sections_more.cpp": 'void f() { std::cout << 1; }\n'},
+                                           "outside the Report"),
     "no lesson file": ({"good.cpp": None}, "no lesson file"),
 }
 
