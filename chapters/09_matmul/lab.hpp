@@ -16,6 +16,7 @@
 
 #include "cachebook/claim.hpp"
 #include "cachebook/cli.hpp"
+#include "cachebook/experiment.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "matmul.hpp"
@@ -312,8 +313,10 @@ cachebook::ClaimResult ikj_claim(Problem& p);
 cachebook::ClaimResult simd_claim(Problem& p, Isa isa);
 cachebook::ClaimResult blis_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks);
 /// Inconclusive, with the reason, on one CPU, with `threads` below 2, without a vector kernel, or
-/// when the two threads did not each get a core of their own (the kit's check, experiment.hpp).
-cachebook::ClaimResult threads_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks, int threads);
+/// when a thread of the calls got under kOwnCoreShare of a core, as each thread of every call
+/// notes itself (core_share.hpp): two threads that took turns on one core give no verdict.
+cachebook::ClaimResult threads_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks, int threads,
+                                     cachebook::Instruments instruments = cachebook::machine_instruments());
 /// The four, decided on a problem of their own with the run's kernel and blocks.
 struct Claims {
     std::size_t n = 0;
