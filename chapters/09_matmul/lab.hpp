@@ -82,7 +82,8 @@ struct LibraryRun {
     std::string openblas_core;  // OpenBLAS's kernel ("" without OpenBLAS)
     std::string blis_name;      // "BLIS <version>, <its kernels>" ("" without BLIS)
     std::array<double, 2> step6{}, openblas{}, blis{};
-    double step6_plain = 0;  // step 6's kernel without the prefetch of C, 1 thread (0: no such twin)
+    double step6_plain = 0;   // step 6's kernel without the prefetch of C, 1 thread (0: no such twin)
+    double openblas_cpu = 0;  // OpenBLAS on 1 thread, the calling thread's CPU seconds, least of the runs
     bool openblas_matches = false, blis_matches = false;
 };
 nlohmann::json to_json(const LibraryRun& run);
@@ -100,9 +101,16 @@ struct CoreRun {
     std::string coretype;  // "" for OpenBLAS's own choice
     LibraryRun run;
 };
-/// The run whose OpenBLAS kernel was fastest (one thread and all, summed); without OpenBLAS, the
-/// one run (which timed BLIS). nullopt when no run is given.
-std::optional<std::size_t> fastest_openblas(const std::vector<CoreRun>& runs);
+/// OpenBLAS's kernels worth trying on this CPU, as OPENBLAS_CORETYPE values: "" (OpenBLAS's own
+/// choice, `default_core`), then each other kernel the CPU can run.
+std::vector<std::string> openblas_coretypes(const cachebook::CpuFeatures& f, const std::string& default_core);
+/// OpenBLAS's fastest kernel of `coretypes`: `cpu_seconds(coretype)` times a call on one thread in a
+/// process that loaded that kernel and gives the calling thread's CPU seconds (nullopt: the process
+/// failed). The kernels differ by whole factors; the CPU time leaves out the time other programs
+/// held the core, where the wall clock once picked a kernel of half the speed. nullopt when none ran.
+std::optional<std::string> fastest_openblas_core(
+    const std::vector<std::string>& coretypes,
+    const std::function<std::optional<double>(const std::string& coretype)>& cpu_seconds);
 
 /// One candidate of the block search and its time (seconds, minimum of the runs).
 struct BlockTrial {

@@ -128,20 +128,17 @@ double round1(double x) {
     return std::round(10 * x) / 10;
 }
 
-// OpenBLAS's fastest kernel here: each one this CPU can run, alone, one call on one thread (they
-// differ by whole factors), compared by the thread's CPU time, which a busy machine disturbs far
-// less than the wall clock. "" is OpenBLAS's own choice.
+// OpenBLAS's fastest kernel here, chosen as the chapter chooses it: each one this CPU can run, alone,
+// on one thread, by the thread's CPU time. "" is OpenBLAS's own choice.
 std::string fastest_core(std::size_t n) {
-    const auto f = cachebook::cpu_features();
-    std::vector<std::string> cores = {""};
-    if (f.avx2 && f.fma) cores.push_back("Haswell");
-    if (f.avx512f) cores.push_back("SkylakeX");
-    std::optional<std::pair<double, std::string>> best;
-    for (const auto& core : cores)
-        if (auto side = child(core, n, 1, 1, true); side && (!best || side->blas_cpu < best->first))
-            best = {side->blas_cpu, core};
-    if (!best) throw std::runtime_error("no child run finished");
-    return best->second;
+    const auto fastest =
+        ch09::fastest_openblas_core(ch09::openblas_coretypes(cachebook::cpu_features(), ch09::blas_corename()),
+                                    [&](const std::string& core) -> std::optional<double> {
+                                        const auto side = child(core, n, 1, 1, true);
+                                        return side ? std::optional<double>(side->blas_cpu) : std::nullopt;
+                                    });
+    if (!fastest) throw std::runtime_error("no child run finished");
+    return *fastest;
 }
 
 struct Summary {
