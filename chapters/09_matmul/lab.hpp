@@ -1,9 +1,8 @@
 #pragma once
-// Chapter 9's lab: how the program measures the steps. The machine's facts and peak, problems
-// filled before any timing, results checked against a double-precision reference, slow steps
-// timed on a sample of rows, step 6 timed in turn with the libraries (lab_libraries.cpp,
-// lab_blas.cpp), the search for step 6's blocks, the tile study, the blocks and roofs from chapter
-// 8's results, C's pages, and the two laws of speed-up the book sets beside the measured one.
+// Chapter 9's lab: the machine's facts and peak, problems filled before any timing, results checked
+// against a double-precision reference, slow steps timed on a sample of rows, step 6 in turn with the
+// libraries (lab_libraries.cpp, lab_blas.cpp), the search for step 6's blocks, the tile study, the
+// blocks and roofs from chapter 8's results, C's pages, and the two laws of speed-up.
 
 #include <array>
 #include <cstddef>
@@ -16,7 +15,6 @@
 
 #include "cachebook/claim.hpp"
 #include "cachebook/cli.hpp"
-#include "cachebook/experiment.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
 #include "matmul.hpp"
@@ -101,16 +99,14 @@ struct CoreRun {
     std::string coretype;  // "" for OpenBLAS's own choice
     LibraryRun run;
 };
-/// OpenBLAS's kernels worth trying on this CPU, as OPENBLAS_CORETYPE values: "" (OpenBLAS's own
-/// choice, `default_core`), then each other kernel the CPU can run.
+/// OPENBLAS_CORETYPE values worth trying here: "" (OpenBLAS's own, `default_core`), then the others.
 std::vector<std::string> openblas_coretypes(const cachebook::CpuFeatures& f, const std::string& default_core);
-/// OpenBLAS's fastest kernel of `coretypes`: `cpu_seconds(coretype)` times a call on one thread in a
-/// process that loaded that kernel and gives the calling thread's CPU seconds (nullopt: the process
-/// failed). The kernels differ by whole factors; the CPU time leaves out the time other programs
-/// held the core, where the wall clock once picked a kernel of half the speed. nullopt when none ran.
-std::optional<std::string> fastest_openblas_core(
-    const std::vector<std::string>& coretypes,
-    const std::function<std::optional<double>(const std::string& coretype)>& cpu_seconds);
+/// The fastest of `coretypes` by `cpu_seconds(coretype)`: a call on one thread in a process that loaded
+/// that kernel, the thread's CPU time (nullopt: it failed), which leaves out the time other programs
+/// held the core (the wall clock once picked a kernel of half the speed). nullopt when none ran.
+using CpuSecondsOf = std::function<std::optional<double>(const std::string& coretype)>;
+std::optional<std::string> fastest_openblas_core(const std::vector<std::string>& coretypes,
+                                                 const CpuSecondsOf& cpu_seconds);
 
 /// One candidate of the block search and its time (seconds, minimum of the runs).
 struct BlockTrial {
@@ -257,16 +253,14 @@ struct Libraries {
     std::string default_core;  // OpenBLAS's own choice ("" without OpenBLAS)
     std::vector<CoreRun> cores;
     std::optional<std::size_t> fastest;
-    /// The fastest kernel's OpenBLAS alone, in a process of its own that runs nothing else: one
-    /// call per thread count, as a reader's own program would make it.
+    /// The fastest kernel's OpenBLAS alone in a process of its own, one call per thread count.
     std::optional<LibraryRun> alone;
     [[nodiscard]] const LibraryRun* best() const { return fastest ? &cores[*fastest].run : nullptr; }
     [[nodiscard]] bool have_openblas() const { return best() && !best()->openblas_core.empty(); }
 };
 Libraries run_libraries(const Settings& o, const MachineFacts& m, Blocking blocks, cachebook::Progress& progress);
-/// The child process (--blas-child): step 6 and the libraries side by side (with --blas-probe,
-/// OpenBLAS alone), printed as one line of JSON for run_child. Throws cachebook::UsageError
-/// when the program has neither library.
+/// The child process (--blas-child): step 6 and the libraries side by side (--blas-probe: OpenBLAS
+/// alone), one line of JSON for run_child; cachebook::UsageError when it has neither library.
 int child_main(const Settings& o);
 
 /// Reads the command line into `o` and checks it (cachebook::UsageError, naming the option, when
@@ -293,8 +287,7 @@ struct StepRuns {
     std::vector<StepResult> steps;
     double transpose_seconds = 0;
 };
-/// Step 6 is timed here only where no library run timed it (each child times it beside the
-/// libraries, and the table shows those figures).
+/// Step 6 is timed here only where no child timed it beside the libraries (the table shows those).
 StepRuns run_steps(Problem& p, const Reference& ref, const Settings& o, const MachineFacts& m, Blocking blocks,
                    const Libraries& libs, cachebook::Progress& progress);
 
@@ -320,9 +313,8 @@ cachebook::ClaimResult ikj_claim(Problem& p);
 /// Inconclusive, with the reason, when `isa` is Scalar (no vector kernel here).
 cachebook::ClaimResult simd_claim(Problem& p, Isa isa);
 cachebook::ClaimResult blis_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks);
-/// Inconclusive, with the reason, on one CPU, with `threads` below 2, without a vector kernel, or
-/// when a thread of the calls got under kOwnCoreShare of a core, as each thread of every call
-/// notes itself (core_share.hpp): two threads that took turns on one core give no verdict.
+/// Inconclusive, with the reason, on one CPU, with `threads` below 2, without a vector kernel, or when
+/// a thread got under kOwnCoreShare of a core, as the pool's threads note it (core_share.hpp).
 cachebook::ClaimResult threads_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks, int threads,
                                      cachebook::Instruments instruments = cachebook::machine_instruments());
 /// The four, decided on a problem of their own with the run's kernel and blocks.

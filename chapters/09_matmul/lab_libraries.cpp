@@ -161,9 +161,8 @@ std::vector<std::string> openblas_coretypes(const cachebook::CpuFeatures& f, con
     return coretypes;
 }
 
-std::optional<std::string> fastest_openblas_core(
-    const std::vector<std::string>& coretypes,
-    const std::function<std::optional<double>(const std::string& coretype)>& cpu_seconds) {
+std::optional<std::string> fastest_openblas_core(const std::vector<std::string>& coretypes,
+                                                 const CpuSecondsOf& cpu_seconds) {
     std::optional<std::pair<double, std::string>> best;
     for (const auto& coretype : coretypes)
         if (const auto cpu = cpu_seconds(coretype); cpu && (!best || *cpu < best->first)) best = {*cpu, coretype};
