@@ -56,7 +56,14 @@ double time_once(const std::function<void()>& f, double* cpu_seconds = nullptr) 
 struct Contender {
     std::array<double, 2>* seconds;
     std::function<void(int)> run;
+    bool called_on_one = false;  // already called on one thread (its check): warm there
 };
+
+// The runs at one thread count stop at `runs`, or once each contender has run kBesideMinRuns times
+// and kBesideBudgetSeconds have gone by: a busy machine makes every call slower, and the section
+// should not grow with it (the minimum of two runs still sets aside one slow call).
+constexpr int kBesideMinRuns = 2;
+constexpr double kBesideBudgetSeconds = 3.0;
 
 std::vector<Contender> contenders(Problem& p, const Reference& ref, const MicroKernel& kernel, Blocking blocks,
                                   bool probe, LibraryRun& out) {
@@ -65,12 +72,12 @@ std::vector<Contender> contenders(Problem& p, const Reference& ref, const MicroK
     std::vector<Contender> all;
     if (!probe) all.push_back({&out.step6, [=, &p](int t) { matmul_blis(a, b, c, p.shape, kernel, blocks, t); }});
     if (blas_available()) {
-        all.push_back({&out.openblas, [=, &p](int t) { matmul_blas(a, b, c, p.shape, t); }});
+        all.push_back({&out.openblas, [=, &p](int t) { matmul_blas(a, b, c, p.shape, t); }, true});
         all.back().run(1);
         out.openblas_matches = ref.check(p, true).matches;
     }
     if (blis_lib_available() && !probe) {
-        all.push_back({&out.blis, [=, &p](int t) { matmul_blis_lib(a, b, c, p.shape, t); }});
+        all.push_back({&out.blis, [=, &p](int t) { matmul_blis_lib(a, b, c, p.shape, t); }, true});
         all.back().run(1);
         out.blis_matches = ref.check(p, true).matches;
     }
@@ -92,16 +99,18 @@ LibraryRun time_beside_libraries(std::size_t n, int threads, int runs, const Mic
     for (std::size_t slot = 0; slot < counts.size(); ++slot) {
         const int t = counts[slot];
         for (auto& c : all) {
-            if (!probe) c.run(t);  // warm-up at this thread count
+            if (!probe && !(t == 1 && c.called_on_one)) c.run(t);  // warm-up at this thread count
             (*c.seconds)[slot] = HUGE_VAL;
         }
-        for (int r = 0; r < runs; ++r) {
+        const auto start = cachebook::Clock::now();
+        for (int r = 0; r < runs && (r < kBesideMinRuns || cachebook::seconds_since(start) < kBesideBudgetSeconds);
+             ++r) {
             for (auto& c : all) {
                 double cpu = 0;
-                const bool openblas_alone = c.seconds == &out.openblas && t == 1;  // its CPU time picks the kernel
+                const bool picks_kernel = c.seconds == &out.openblas && t == 1;  // its CPU time picks the kernel
                 (*c.seconds)[slot] =
-                    std::min((*c.seconds)[slot], time_once([&] { c.run(t); }, openblas_alone ? &cpu : nullptr));
-                if (openblas_alone) out.openblas_cpu = out.openblas_cpu > 0 ? std::min(out.openblas_cpu, cpu) : cpu;
+                    std::min((*c.seconds)[slot], time_once([&] { c.run(t); }, picks_kernel ? &cpu : nullptr));
+                if (picks_kernel) out.openblas_cpu = out.openblas_cpu > 0 ? std::min(out.openblas_cpu, cpu) : cpu;
             }
             if (t != 1 || !plain) continue;
             const double sec =
