@@ -146,9 +146,9 @@ void roofline_section(Report& report, const Settings& o, const std::vector<StepR
         const std::string k = "steps." + r.key + ".";
         const double gflops = flops / r.seconds / 1e9;
         const double bound = std::min(r.threads == 1 ? peak.core : peak.all, r.intensity * peak.bandwidth);
-        roof.row({shown_label(r), Value::measured_as(k + "intensity", rounded(r.intensity, 3), intensity_text),
-                  Value::measured_as(k + "roof_gflops", rounded(bound, 2), fmt::format("{:.1f}", bound)),
-                  Value::measured("", gflops, 2), Value::measured("", 100 * gflops / bound, 0)});
+        roof.row({shown_label(r), measured_shown(k + "intensity", r.intensity, "{:.3g}"),
+                  Value::measured(k + "roof_gflops", bound, 1), Value::measured("", gflops, 2),
+                  Value::measured("", 100 * gflops / bound, 0)});
     }
     roof.print();
     report.line("  roof = min(peak, FLOPs/byte x {} GB/s)", Value::measured("", peak.bandwidth, 1));
@@ -171,7 +171,8 @@ void search_table(Report& report, const ch09::Blocks& b, double flops) {
                    Value::measured("", std::string(chosen ? "*" : ""))});
     }
     table.print();
-    report.record("block_search_gain_pct", rounded(100 * (rule_seconds / ch09::fastest_seconds(b.trials) - 1), 1));
+    report.record(
+        Value::measured("block_search_gain_pct", 100 * (rule_seconds / ch09::fastest_seconds(b.trials) - 1), 1));
 }
 
 }  // namespace
@@ -206,7 +207,7 @@ void blocks_section(Report& report, const Settings& o, const MachineFacts& m, co
 namespace {
 
 void record_cores(Report& report, const Libraries& libs, double flops) {
-    auto g = [&](double sec) { return sec > 0 ? nlohmann::json(rounded(flops / sec / 1e9, 1)) : nlohmann::json(); };
+    auto g = [&](double sec) { return sec > 0 ? Value::measured("", flops / sec / 1e9, 1).json() : nlohmann::json(); };
     nlohmann::json cores = nlohmann::json::array();
     for (const auto& c : libs.cores)
         if (!c.run.openblas_core.empty())
@@ -229,7 +230,8 @@ void versus_line(Report& report, const ch09::LibraryRun* best, std::size_t slot,
     };
     const double s6 = best ? best->step6[slot] : 0, ob = best ? best->openblas[slot] : 0,
                  bl = best ? best->blis[slot] : 0;
-    const Value head = slot == 0 ? Value("1 thread: ") : masked("threads ", cells::threads_text(threads), ":");
+    const Value head =
+        slot == 0 ? Value("1 thread: ") : Value::partly_measured("threads ", cells::threads_text(threads), ":");
     report.line("    {} step 6 {} GFLOPS, OpenBLAS {}, BLIS {}: step 6 = {} of OpenBLAS, {} of BLIS", head,
                 gf("step6_gflops", s6), gf("openblas_gflops", ob), gf("blis_gflops", bl),
                 percent_or_dash(k + "pct_openblas", ch09::ratio(ob, s6)),
@@ -243,10 +245,12 @@ void speedup_line(Report& report, const ch09::LibraryRun* best, int threads, con
     const double s6 = best ? up(best->step6) : 0, ob = best ? up(best->openblas) : 0;
     auto share = [&](const std::string& key, double s) {
         const double p = s > 0 ? ch09::parallel_share(s, threads) : 0;
-        report.record(key + "gustafson_share",
-                      s > 0 ? rounded(ch09::gustafson_share(p, threads), 3) : nlohmann::json(nullptr));
-        if (!(s > 0)) return Value::unknown(key + "parallel_share", "-");
-        return Value::measured_as(key + "parallel_share", rounded(p, 3), fmt::format("{:.2f}", p));
+        if (!(s > 0)) {
+            report.record(key + "gustafson_share", nullptr);
+            return Value::unknown(key + "parallel_share", "-");
+        }
+        report.record(Value::measured(key + "gustafson_share", ch09::gustafson_share(p, threads), 3));
+        return Value::measured(key + "parallel_share", p, 3);
     };
     report.line("    speed-up, 1 to {} threads: step 6 {}x, OpenBLAS {}x (Amdahl: parallel shares {} and {})",
                 Value::measured_as("speedup.threads", threads, cells::threads_text(threads)),
