@@ -172,6 +172,9 @@ Buffer make_page_buffer(std::size_t floats, cachebook::PageSize pages) {
 
 namespace {
 
+thread_local cachebook::CoreShares* noted_shares = nullptr;  // set by a claim only (NotingShares)
+void run_noting_shares(int threads, const std::function<void(int)>& body);
+
 // [snippet: worker_pool]
 // Threads kept from one call to the next, as the libraries keep theirs: starting a thread
 // costs a trip through the system and the scheduler on every call. Between calls the workers
@@ -222,15 +225,10 @@ private:
 
 }  // namespace
 
-namespace {
-thread_local cachebook::CoreShares* noted_shares = nullptr;  // set by a claim only (NotingShares)
-void run_noting_shares(int threads, const std::function<void(int)>& body);
-}  // namespace
-
 // One pool per calling thread, so that two products called from two threads never share one.
 void detail::run_on_pool(int threads, const std::function<void(int)>& body) {
     if (threads == 1) return body(0);
-    if (noted_shares != nullptr) return run_noting_shares(threads, body);  // a claim's check, below
+    if (noted_shares != nullptr) return run_noting_shares(threads, body);  // a claim notes each share of a core
     thread_local WorkerPool pool;
     pool.run(threads, body);
 }
