@@ -164,6 +164,70 @@ Summary run_rounds(const std::string& core, std::size_t n, int threads, int runs
     return sum;
 }
 
+// Prints the table and the lines under it; returns the same figures for --json.
+nlohmann::json print_summary(const Summary& sum, std::size_t n, int threads, int r, int rounds) {
+    const double gflop = 2.0 * double(n) * double(n) * double(n) / 1e9;
+    const auto kernel = ch09::default_micro_kernel(ch09::best_isa());
+    const auto blocks = ch09::machine_blocking(kernel);
+    nlohmann::json out = {{"n", n},
+                          {"runs", r},
+                          {"rounds", rounds},
+                          {"threads", threads},
+                          {"goal_pct", 100 * kGoal},
+                          {"kernel", kernel.name},
+                          {"mc", blocks.mc},
+                          {"kc", blocks.kc},
+                          {"nc", blocks.nc},
+                          {"blas_core", sum.last.core},
+                          {"c_bytes", n * n * sizeof(float)},
+                          {"c_huge_page_bytes", sum.last.c_huge_bytes}};
+    fmt::print(
+        "Chapter 9's goal: step 6 ({}, MC {} KC {} NC {}) against OpenBLAS ({}), N = {}, {} rounds of two "
+        "processes in turn (step 6 and OpenBLAS in turn, OpenBLAS alone), minimum of {} runs in each\n",
+        kernel.name, blocks.mc, blocks.kc, blocks.nc, sum.last.core, n, rounds, r);
+    cachebook::Table table(
+        {"threads", "step 6", "OpenBLAS beside it", "OpenBLAS alone", "step 6 / faster", "goal met"});
+    auto cell = [&](const Rounds& x) {
+        return fmt::format("{:.1f} ({:.1f}-{:.1f})", gflop / x.best(), gflop / x.worst(), gflop / x.best());
+    };
+    for (std::size_t slot = 0; slot < (threads > 1 ? 2u : 1u); ++slot) {
+        const double baseline = std::min(sum.blas_beside[slot].best(), sum.blas_alone[slot].best());
+        const double pct = 100 * baseline / sum.step6[slot].best();
+        const std::string key = slot == 0 ? "1" : "T";
+        table.row({fmt::format("{}", slot == 0 ? 1 : threads), cell(sum.step6[slot]), cell(sum.blas_beside[slot]),
+                   cell(sum.blas_alone[slot]), fmt::format("{:.1f} %", pct),
+                   fmt::format("{}", pct >= 100 * kGoal ? "yes" : "no")});
+        auto spread = [&](const Rounds& x) {
+            return nlohmann::json{{"best", round1(gflop / x.best())}, {"worst", round1(gflop / x.worst())}};
+        };
+        out["step6_" + key + "_gflops"] = round1(gflop / sum.step6[slot].best());
+        out["blas_" + key + "_gflops"] = round1(gflop / baseline);  // the faster of the two
+        out["blas_beside_" + key] = spread(sum.blas_beside[slot]);
+        out["blas_alone_" + key] = spread(sum.blas_alone[slot]);
+        out["step6_" + key] = spread(sum.step6[slot]);
+        out["pct_" + key] = round1(pct);
+        out["met_" + key] = pct >= 100 * kGoal;
+    }
+    const double pct_cpu = 100 * sum.blas_cpu / sum.step6_cpu;
+    out["pct_1_cpu"] = round1(pct_cpu);
+    fmt::print("{}", table.render());
+    fmt::print(
+        "GFLOPS: best round (worst round - best round); step 6 against the faster OpenBLAS, best against "
+        "best\n");
+    fmt::print("one thread by the thread's CPU time, best of every round: step 6 {} GFLOPS, OpenBLAS {}, {} %\n",
+               fmt::format("{:.1f}", gflop / sum.step6_cpu), fmt::format("{:.1f}", gflop / sum.blas_cpu),
+               fmt::format("{:.1f}", pct_cpu));
+    fmt::print("C on 2 MiB pages: {} of {}\n", cachebook::size_text(sum.last.c_huge_bytes),
+               cachebook::size_text(n * n * sizeof(float)));
+    const double load = load_average();
+    out["load_average"] = round1(load);
+    out["usable_cpus"] = cachebook::usable_cpus();
+    if (load >= 0)
+        fmt::print("load average at the end: {} on {} usable CPUs\n", fmt::format("{:.1f}", load),
+                   cachebook::usable_cpus());
+    return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -200,65 +264,7 @@ int main(int argc, char** argv) {
             return 0;
         }
         const Summary sum = run_rounds(fastest_core(n), n, threads, r, rounds);
-        const double gflop = 2.0 * double(n) * double(n) * double(n) / 1e9;
-        const auto kernel = ch09::default_micro_kernel(ch09::best_isa());
-        const auto blocks = ch09::machine_blocking(kernel);
-        nlohmann::json out = {{"n", n},
-                              {"runs", r},
-                              {"rounds", rounds},
-                              {"threads", threads},
-                              {"goal_pct", 100 * kGoal},
-                              {"kernel", kernel.name},
-                              {"mc", blocks.mc},
-                              {"kc", blocks.kc},
-                              {"nc", blocks.nc},
-                              {"blas_core", sum.last.core},
-                              {"c_bytes", n * n * sizeof(float)},
-                              {"c_huge_page_bytes", sum.last.c_huge_bytes}};
-        fmt::print(
-            "Chapter 9's goal: step 6 ({}, MC {} KC {} NC {}) against OpenBLAS ({}), N = {}, {} rounds of two "
-            "processes in turn (step 6 and OpenBLAS in turn, OpenBLAS alone), minimum of {} runs in each\n",
-            kernel.name, blocks.mc, blocks.kc, blocks.nc, sum.last.core, n, rounds, r);
-        cachebook::Table table(
-            {"threads", "step 6", "OpenBLAS beside it", "OpenBLAS alone", "step 6 / faster", "goal met"});
-        auto cell = [&](const Rounds& x) {
-            return fmt::format("{:.1f} ({:.1f}-{:.1f})", gflop / x.best(), gflop / x.worst(), gflop / x.best());
-        };
-        for (std::size_t slot = 0; slot < (threads > 1 ? 2u : 1u); ++slot) {
-            const double baseline = std::min(sum.blas_beside[slot].best(), sum.blas_alone[slot].best());
-            const double pct = 100 * baseline / sum.step6[slot].best();
-            const std::string key = slot == 0 ? "1" : "T";
-            table.row({fmt::format("{}", slot == 0 ? 1 : threads), cell(sum.step6[slot]), cell(sum.blas_beside[slot]),
-                       cell(sum.blas_alone[slot]), fmt::format("{:.1f} %", pct),
-                       fmt::format("{}", pct >= 100 * kGoal ? "yes" : "no")});
-            auto spread = [&](const Rounds& x) {
-                return nlohmann::json{{"best", round1(gflop / x.best())}, {"worst", round1(gflop / x.worst())}};
-            };
-            out["step6_" + key + "_gflops"] = round1(gflop / sum.step6[slot].best());
-            out["blas_" + key + "_gflops"] = round1(gflop / baseline);  // the faster of the two
-            out["blas_beside_" + key] = spread(sum.blas_beside[slot]);
-            out["blas_alone_" + key] = spread(sum.blas_alone[slot]);
-            out["step6_" + key] = spread(sum.step6[slot]);
-            out["pct_" + key] = round1(pct);
-            out["met_" + key] = pct >= 100 * kGoal;
-        }
-        const double pct_cpu = 100 * sum.blas_cpu / sum.step6_cpu;
-        out["pct_1_cpu"] = round1(pct_cpu);
-        fmt::print("{}", table.render());
-        fmt::print(
-            "GFLOPS: best round (worst round - best round); step 6 against the faster OpenBLAS, best against "
-            "best\n");
-        fmt::print("one thread by the thread's CPU time, best of every round: step 6 {} GFLOPS, OpenBLAS {}, {} %\n",
-                   fmt::format("{:.1f}", gflop / sum.step6_cpu), fmt::format("{:.1f}", gflop / sum.blas_cpu),
-                   fmt::format("{:.1f}", pct_cpu));
-        fmt::print("C on 2 MiB pages: {} of {}\n", cachebook::size_text(sum.last.c_huge_bytes),
-                   cachebook::size_text(n * n * sizeof(float)));
-        const double load = load_average();
-        out["load_average"] = round1(load);
-        out["usable_cpus"] = cachebook::usable_cpus();
-        if (load >= 0)
-            fmt::print("load average at the end: {} on {} usable CPUs\n", fmt::format("{:.1f}", load),
-                       cachebook::usable_cpus());
+        const nlohmann::json out = print_summary(sum, n, threads, r, rounds);
         if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), out);
         return 0;
     });
