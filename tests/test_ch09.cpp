@@ -7,9 +7,12 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "../chapters/09_matmul/kernels.hpp"
 #include "../chapters/09_matmul/lab.hpp"
+#include "cachebook/core_share.hpp"
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
@@ -236,6 +239,56 @@ TEST_CASE("step 6 with one thread or several gives identical bits", "[ch09][thre
         ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), s, k, blocks, t);
         CHECK(x.result() == one);
     }
+}
+
+TEST_CASE("step 6's threads note their share of a core only while a claim asks", "[ch09][threads]") {
+    const Shape s{96, 64, 80};
+    Mats x(s, false);
+    const auto k = ch09::default_micro_kernel(ch09::best_isa());
+    const ch09::Blocking blocks{k.mr, 40, 2 * k.nr};
+    cachebook::CoreShares shares;
+    ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), s, k, blocks, 2);
+    CHECK(shares.races() == 0);
+    {
+        const ch09::detail::NotingShares noting(shares);
+        ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), s, k, blocks, 1);  // one thread races nothing
+        CHECK(shares.races() == 0);
+        ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), s, k, blocks, 2);
+        ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), s, k, blocks, 3);
+    }
+    ch09::matmul_blis(x.a.get(), x.b.get(), x.c.get(), s, k, blocks, 2);  // the hook has gone
+    CHECK(shares.races() == 2);
+    const auto each = shares.each();
+    REQUIRE(each.size() == 3);
+    for (double share : each) CHECK((share >= 0 && share <= 1));
+}
+
+TEST_CASE("step 6's two threads on one cpu give the claim no verdict where a probe saw two free cores",
+          "[ch09][threads]") {
+    if (!ch09::isa_supported(ch09::step4_isa()) || ch09::step4_isa() == Isa::Scalar)
+        CACHEBOOK_SKIP("no vector kernel here: the claim is not timed");
+    // The machine as the kit sees it says two free cores; only what the pool's threads note can
+    // tell that they took turns on one. A fresh thread pinned to one cpu starts a pool of its own,
+    // whose workers inherit that one cpu.
+    cachebook::Instruments two_free_cores = cachebook::machine_instruments();
+    two_free_cores.usable_cpus = [] { return 2; };
+    two_free_cores.shares = [](int threads) { return std::vector<double>(std::size_t(threads), 1.0); };
+    two_free_cores.wait_idle = [] {};
+    cachebook::ClaimResult claim;
+    bool pinned = false;
+    std::thread one_cpu([&] {
+        pinned = cachebook::pin_to_cpu(cachebook::nth_usable_cpu(0));
+        if (!pinned) return;
+        ch09::Problem p({256, 256, 256});
+        const auto k = ch09::default_micro_kernel(ch09::best_isa());
+        claim = ch09::threads_claim(p, ch09::step4_isa(), k, ch09::machine_blocking(k), 2, two_free_cores);
+    });
+    one_cpu.join();
+    if (!pinned) CACHEBOOK_SKIP("could not pin a thread to one cpu");
+    INFO(claim.reason);
+    CHECK(claim.effect > 0);
+    CHECK(claim.verdict == cachebook::Verdict::inconclusive);
+    CHECK(claim.reason.find("did not each have a core of their own") != std::string::npos);
 }
 
 TEST_CASE("packing lays slivers out as the micro-kernel reads them", "[ch09]") {

@@ -1,7 +1,7 @@
 #pragma once
-// How chapter 9's program shows its figures: Values for cells that may be missing ("-"), kept
-// with more places in the JSON than printed, or masked inside a longer text; and the rows of the
-// tables of sections 3 and 5. Used by main.cpp, which prints one section per function.
+// How chapter 9's program shows its figures: Values for cells that may be missing ("-") or printed
+// with significant digits, each recorded as printed; and the rows of the tables of sections 3 and 5.
+// Used by sections.cpp, which prints one section per function.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -15,10 +15,12 @@ namespace ch09::cells {
 using cachebook::Report;
 using cachebook::Value;
 
-// `x` rounded to `decimals` places as Value::measured(key, x, decimals) records it: for the
-// figures whose JSON keeps more places than the output prints.
-inline nlohmann::json rounded(double x, int decimals) {
-    return Value::measured("", x, decimals).json();
+// A measured figure printed with `format` (significant digits: "{:.3g}") and recorded as the
+// number the text shows, as Value::measured(key, x, decimals) does for decimals.
+inline Value measured_shown(std::string key, double x, fmt::format_string<double> format) {
+    std::string text = fmt::format(format, double(x));
+    const double shown = std::stod(text);
+    return Value::measured_as(std::move(key), shown, std::move(text));
 }
 
 // A measured cell that says "-": not run here.
@@ -36,22 +38,17 @@ inline Value figure_or_dash(std::string key, double x, int digits = 1) {
 // the "% of peak" column prints it, so that the output, the JSON and the page (the `_text` key) agree.
 inline Value percent_or_dash(std::string key, double ratio) {
     if (!(ratio > 0) || !std::isfinite(ratio)) return Value::unknown(std::move(key), "-");
-    return Value::measured_as(std::move(key), rounded(100 * ratio, 1), fmt::format("{:.1f}%", 100 * ratio))
-        .quoted("{:.1f}");
-}
-
-// A text with a machine-dependent part, that part masked in golden mode.
-inline Value masked(const std::string& before, const std::string& part, const std::string& after = "") {
-    return Value::partly_measured(before, part, after);
+    const Value percent = Value::measured(key, 100 * ratio, 1);
+    return Value::measured_as(std::move(key), percent.json(), percent.text() + "%").quoted("{:.1f}");
 }
 
 inline std::string threads_text(int threads) {
     return threads > 1 ? fmt::format("{}", threads) : "-";
 }
 
-// A GFLOPS figure recorded with two decimals and printed with one.
+// A GFLOPS figure of the sweeps, with one decimal.
 inline Value gflops_cell(std::string key, double gflops) {
-    return Value::measured_as(std::move(key), rounded(gflops, 2), fmt::format("{:.1f}", gflops));
+    return Value::measured(std::move(key), gflops, 1);
 }
 
 // ---- The rows of the tables of sections 3 and 5 ----
@@ -64,7 +61,7 @@ struct TableContext {
 
 // A step's label as the table shows it: its machine-dependent part masked in golden mode.
 inline Value shown_label(const ch09::StepResult& r) {
-    return r.part.empty() ? Value(r.label) : masked(r.before, r.part, r.after);
+    return r.part.empty() ? Value(r.label) : Value::partly_measured(r.before, r.part, r.after);
 }
 
 inline void step_row(cachebook::ResultTable& table, Report& report, const ch09::StepResult& r, const TableContext& t) {
@@ -82,12 +79,10 @@ inline void step_row(cachebook::ResultTable& table, Report& report, const ch09::
     table.row({shown_label(r),
                r.sampled ? Value::measured_as(k + "rows_timed", r.rows_timed, rows)
                          : Value::exact_as(k + "rows_timed", r.rows_timed, "all"),
-               Value::measured_as(k + "seconds", rounded(r.seconds, 3), fmt::format("{:.3g}", r.seconds)),
-               Value::measured(k + "gflops", gflops, 2), Value::measured(k + "pct_peak", 100 * gflops / peak, 1),
-               Value::measured_as(k + "speedup", rounded(gflops / t.naive_gflops, 1),
-                                  fmt::format("{:.0f}", gflops / t.naive_gflops)),
-               r.check.elements > 0 ? Value::measured_as(k + "worst_ratio", rounded(r.check.worst_ratio, 4),
-                                                         fmt::format("{:.3f}", r.check.worst_ratio))
+               measured_shown(k + "seconds", r.seconds, "{:.3g}"), Value::measured(k + "gflops", gflops, 2),
+               Value::measured(k + "pct_peak", 100 * gflops / peak, 1),
+               Value::measured(k + "speedup", gflops / t.naive_gflops, 1),
+               r.check.elements > 0 ? Value::measured(k + "worst_ratio", r.check.worst_ratio, 3)
                                     : Value::exact_as(k + "worst_ratio", 0, "-"),
                r.needs_threads ? Value::measured_as(k + "matches", r.check.matches, matches)
                                : Value::exact_as(k + "matches", r.check.matches, matches)});
@@ -105,8 +100,9 @@ inline void library_rows(cachebook::ResultTable& table, Report& report, const ch
             const std::string kind = lib == 0 ? "OpenBLAS" : "BLIS";
             const std::string who = lib == 0 ? (best ? best->openblas_core : "") : (best ? best->blis_name : "");
             const std::string thr = slot == 0 ? "1 thread" : fmt::format("{} threads", threads);
-            const Value shown = slot == 0 ? Value("7 " + kind + ", 1 thread")
-                                          : masked("7 " + kind + ", threads: ", threads_text(threads));
+            const Value shown = slot == 0
+                                    ? Value("7 " + kind + ", 1 thread")
+                                    : Value::partly_measured("7 " + kind + ", threads: ", threads_text(threads), "");
             if (!(sec > 0)) {
                 table.row({shown, "all", dash(), dash(), dash(), dash(), "-", dash()});
                 continue;
@@ -115,10 +111,10 @@ inline void library_rows(cachebook::ResultTable& table, Report& report, const ch
             const double gflops = t.flops / sec / 1e9;
             const bool matches = lib == 0 ? best->openblas_matches : best->blis_matches;
             const double x_naive = gflops / t.naive_gflops;
-            table.row({shown, "all", Value::measured_as(k + "seconds", rounded(sec, 3), fmt::format("{:.3g}", sec)),
+            table.row({shown, "all", measured_shown(k + "seconds", sec, "{:.3g}"),
                        Value::measured(k + "gflops", gflops, 2),
                        Value::measured(k + "pct_peak", 100 * gflops / (slot == 0 ? t.peak.core : t.peak.all), 1),
-                       Value::measured_as(k + "speedup", rounded(x_naive, 1), fmt::format("{:.0f}", x_naive)), "-",
+                       Value::measured(k + "speedup", x_naive, 1), "-",
                        Value::measured_as(k + "matches", matches, matches ? "yes" : "NO")});
             report.record(k + "label", fmt::format("7 {} ({}), {}", kind, who, thr));
             report.record(k + "threads", slot == 0 ? 1 : threads);

@@ -51,3 +51,8 @@ if(CACHEBOOK_X86_64)
 endif()
 set_source_files_properties(${ch09_dir}/exercises/starter.cpp ${ch09_dir}/exercises/solution.cpp
   PROPERTIES COMPILE_OPTIONS "${ch09_exercise_options}")
+
+# Chapter 9's goal, step 6 against OpenBLAS kernel to kernel (bench/bench_ch09.cpp; without
+# OpenBLAS it says so and skips): make bench builds it, no test runs it.
+add_executable(bench_ch09 EXCLUDE_FROM_ALL ${ch09_dir}/bench/bench_ch09.cpp)
+target_link_libraries(bench_ch09 PRIVATE cachebook ch09_matmul_logic)

@@ -9,13 +9,16 @@
 #include <new>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
 
 #include "cachebook/chase.hpp"
+#include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
+#include "cachebook/measure.hpp"
 
 namespace ch09 {
 
@@ -169,6 +172,9 @@ Buffer make_page_buffer(std::size_t floats, cachebook::PageSize pages) {
 
 namespace {
 
+thread_local cachebook::CoreShares* noted_shares = nullptr;  // set by a claim only (NotingShares)
+void run_noting_shares(int threads, const std::function<void(int)>& body);
+
 // [snippet: worker_pool]
 // Threads kept from one call to the next, as the libraries keep theirs: starting a thread
 // costs a trip through the system and the scheduler on every call. Between calls the workers
@@ -222,10 +228,42 @@ private:
 // One pool per calling thread, so that two products called from two threads never share one.
 void detail::run_on_pool(int threads, const std::function<void(int)>& body) {
     if (threads == 1) return body(0);
+    if (noted_shares != nullptr) return run_noting_shares(threads, body);  // a claim notes each share of a core
     thread_local WorkerPool pool;
     pool.run(threads, body);
 }
 // [end: worker_pool]
+
+namespace {
+// Each thread of the call notes its CPU time and the wall time from the call's start to its own
+// finish: its CPU clock stops while it waits for a turn on a cpu, so two threads that took turns
+// on one core show it (core_share.hpp).
+void run_noting_shares(int threads, const std::function<void(int)>& body) {
+    const auto n = static_cast<std::size_t>(threads);
+    std::vector<double> cpu_seconds(n), wall_seconds(n);
+    cachebook::CoreShares* shares = std::exchange(noted_shares, nullptr);
+    const auto start = cachebook::Clock::now();
+    try {
+        detail::run_on_pool(threads, [&](int t) {
+            const double cpu_start = cachebook::thread_cpu_seconds();
+            body(t);
+            cpu_seconds[std::size_t(t)] = cachebook::thread_cpu_seconds() - cpu_start;
+            wall_seconds[std::size_t(t)] = cachebook::seconds_since(start);
+        });
+    } catch (...) {
+        noted_shares = shares;
+        throw;
+    }
+    noted_shares = shares;
+    shares->note(cpu_seconds, wall_seconds);
+}
+}  // namespace
+
+detail::NotingShares::NotingShares(cachebook::CoreShares& shares) : previous_(std::exchange(noted_shares, &shares)) {}
+
+detail::NotingShares::~NotingShares() {
+    noted_shares = previous_;
+}
 
 namespace {
 // xorshift32: the same numbers on every platform and library.

@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "cachebook/core_share.hpp"
 #include "matmul.hpp"
 
 namespace ch09::detail {
@@ -22,6 +23,21 @@ void require_isa(Isa isa);
 /// Runs body(t) for t in [0, threads): t = 0 on the calling thread, the others on a pool of
 /// threads kept for the calling thread from one call to the next (step 6).
 void run_on_pool(int threads, const std::function<void(int)>& body);
+
+/// While one lives, every run_on_pool call on several threads made by the thread that made it
+/// notes in `shares`, per thread of the call, its CPU time and the wall time from the call's start
+/// to its own finish (the claim on two threads: threads that took turns on one core give no
+/// verdict). A call on one thread races nothing and notes nothing.
+class NotingShares {
+public:
+    explicit NotingShares(cachebook::CoreShares& shares);
+    ~NotingShares();
+    NotingShares(const NotingShares&) = delete;
+    NotingShares& operator=(const NotingShares&) = delete;
+
+private:
+    cachebook::CoreShares* previous_;
+};
 
 void tiled_avx2(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile);
 void tiled_neon(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile);

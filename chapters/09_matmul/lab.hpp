@@ -1,9 +1,8 @@
 #pragma once
-// Chapter 9's lab: how the program measures the steps. The machine's facts and peak, problems
-// filled before any timing, results checked against a double-precision reference, slow steps
-// timed on a sample of rows, step 6 timed in turn with the libraries (lab_libraries.cpp,
-// lab_blas.cpp), the search for step 6's blocks, the tile study, the blocks and roofs from chapter
-// 8's results, C's pages, and the two laws of speed-up the book sets beside the measured one.
+// Chapter 9's lab: the machine's facts and peak, problems filled before any timing, results checked
+// against a double-precision reference, slow steps timed on a sample of rows, step 6 in turn with the
+// libraries (lab_libraries.cpp, lab_blas.cpp), the search for step 6's blocks, the tile study, the
+// blocks and roofs from chapter 8's results, C's pages, and the two laws of speed-up.
 
 #include <array>
 #include <cstddef>
@@ -81,7 +80,8 @@ struct LibraryRun {
     std::string openblas_core;  // OpenBLAS's kernel ("" without OpenBLAS)
     std::string blis_name;      // "BLIS <version>, <its kernels>" ("" without BLIS)
     std::array<double, 2> step6{}, openblas{}, blis{};
-    double step6_plain = 0;  // step 6's kernel without the prefetch of C, 1 thread (0: no such twin)
+    double step6_plain = 0;   // step 6's kernel without the prefetch of C, 1 thread (0: no such twin)
+    double openblas_cpu = 0;  // OpenBLAS on 1 thread, the calling thread's CPU seconds, least of the runs
     bool openblas_matches = false, blis_matches = false;
 };
 nlohmann::json to_json(const LibraryRun& run);
@@ -99,9 +99,14 @@ struct CoreRun {
     std::string coretype;  // "" for OpenBLAS's own choice
     LibraryRun run;
 };
-/// The run whose OpenBLAS kernel was fastest (one thread and all, summed); without OpenBLAS, the
-/// one run (which timed BLIS). nullopt when no run is given.
-std::optional<std::size_t> fastest_openblas(const std::vector<CoreRun>& runs);
+/// OPENBLAS_CORETYPE values worth trying here: "" (OpenBLAS's own, `default_core`), then the others.
+std::vector<std::string> openblas_coretypes(const cachebook::CpuFeatures& f, const std::string& default_core);
+/// The fastest of `coretypes` by `cpu_seconds(coretype)`: a call on one thread in a process that loaded
+/// that kernel, the thread's CPU time (nullopt: it failed), which leaves out the time other programs
+/// held the core (the wall clock once picked a kernel of half the speed). nullopt when none ran.
+using CpuSecondsOf = std::function<std::optional<double>(const std::string& coretype)>;
+std::optional<std::string> fastest_openblas_core(const std::vector<std::string>& coretypes,
+                                                 const CpuSecondsOf& cpu_seconds);
 
 /// One candidate of the block search and its time (seconds, minimum of the runs).
 struct BlockTrial {
@@ -248,16 +253,14 @@ struct Libraries {
     std::string default_core;  // OpenBLAS's own choice ("" without OpenBLAS)
     std::vector<CoreRun> cores;
     std::optional<std::size_t> fastest;
-    /// The fastest kernel's OpenBLAS alone, in a process of its own that runs nothing else: one
-    /// call per thread count, as a reader's own program would make it.
+    /// The fastest kernel's OpenBLAS alone in a process of its own, one call per thread count.
     std::optional<LibraryRun> alone;
     [[nodiscard]] const LibraryRun* best() const { return fastest ? &cores[*fastest].run : nullptr; }
     [[nodiscard]] bool have_openblas() const { return best() && !best()->openblas_core.empty(); }
 };
 Libraries run_libraries(const Settings& o, const MachineFacts& m, Blocking blocks, cachebook::Progress& progress);
-/// The child process (--blas-child): step 6 and the libraries side by side (with --blas-probe,
-/// OpenBLAS alone), printed as one line of JSON for run_child. Throws cachebook::UsageError
-/// when the program has neither library.
+/// The child process (--blas-child): step 6 and the libraries side by side (--blas-probe: OpenBLAS
+/// alone), one line of JSON for run_child; cachebook::UsageError when it has neither library.
 int child_main(const Settings& o);
 
 /// Reads the command line into `o` and checks it (cachebook::UsageError, naming the option, when
@@ -284,8 +287,7 @@ struct StepRuns {
     std::vector<StepResult> steps;
     double transpose_seconds = 0;
 };
-/// Step 6 is timed here only where no library run timed it (each child times it beside the
-/// libraries, and the table shows those figures).
+/// Step 6 is timed here only where no child timed it beside the libraries (the table shows those).
 StepRuns run_steps(Problem& p, const Reference& ref, const Settings& o, const MachineFacts& m, Blocking blocks,
                    const Libraries& libs, cachebook::Progress& progress);
 
@@ -311,9 +313,10 @@ cachebook::ClaimResult ikj_claim(Problem& p);
 /// Inconclusive, with the reason, when `isa` is Scalar (no vector kernel here).
 cachebook::ClaimResult simd_claim(Problem& p, Isa isa);
 cachebook::ClaimResult blis_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks);
-/// Inconclusive, with the reason, on one CPU, with `threads` below 2, without a vector kernel, or
-/// when the two threads did not each get a core of their own (the kit's check, experiment.hpp).
-cachebook::ClaimResult threads_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks, int threads);
+/// Inconclusive, with the reason, on one CPU, with `threads` below 2, without a vector kernel, or when
+/// a thread got under kOwnCoreShare of a core, as the pool's threads note it (core_share.hpp).
+cachebook::ClaimResult threads_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks, int threads,
+                                     cachebook::Instruments instruments = cachebook::machine_instruments());
 /// The four, decided on a problem of their own with the run's kernel and blocks.
 struct Claims {
     std::size_t n = 0;

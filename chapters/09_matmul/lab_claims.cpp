@@ -2,7 +2,10 @@
 // (cachebook/claim.hpp): both sides timed interleaved, minima, a same-run control of each side
 // against itself. The program prints the verdicts; the tests decide with the same functions.
 #include <algorithm>
+#include <utility>
 
+#include "cachebook/core_share.hpp"
+#include "kernels.hpp"
 #include "lab.hpp"
 
 namespace ch09 {
@@ -51,12 +54,15 @@ cachebook::ClaimResult blis_claim(Problem& p, Isa isa, const MicroKernel& kernel
         [&] { matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, kernel, blocks, 1); }, rule_of(kBlisThreshold));
 }
 
-cachebook::ClaimResult threads_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks, int threads) {
+cachebook::ClaimResult threads_claim(Problem& p, Isa isa, const MicroKernel& kernel, Blocking blocks, int threads,
+                                     cachebook::Instruments instruments) {
     if (threads < 2) return not_timed(kThreadsThreshold, "this run uses one thread; the claim needs two");
     if (isa == Isa::Scalar) return not_timed(kThreadsThreshold, isa_unavailable_reason(Isa::Avx2));
-    // Declared with two cpus: the kit gives no verdict on one usable cpu, or when the two threads
-    // did not each get a core of their own (a core other work holds all along, which the control
-    // cannot tell from a free one).
+    // Declared with two cpus: the kit gives no verdict on one usable cpu, or when the threads of the
+    // calls did not each get a core of their own, as they note themselves while the hook lives (a
+    // probe beside the runs cannot see two threads take turns on one core of a virtual machine).
+    cachebook::CoreShares shares;
+    const detail::NotingShares noting(shares);
     const cachebook::Experiment two_threads{
         "threads",
         "step 6 on 1 thread / on 2",
@@ -64,7 +70,7 @@ cachebook::ClaimResult threads_claim(Problem& p, Isa isa, const MicroKernel& ker
         [&] { matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, kernel, blocks, 2); },
         {.runs = kClaimRuns, .quick_runs = kClaimRuns},
         {.threshold = kThreadsThreshold, .cpus = 2, .max_noise = kClaimMaxNoise}};
-    return cachebook::run_experiment(two_threads, false).result;
+    return cachebook::run_experiment(two_threads, shares, false, std::move(instruments)).result;
 }
 
 Claims decide_claims(const Settings& o, Blocking blocks, cachebook::Progress& progress) {

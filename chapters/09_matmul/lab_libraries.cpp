@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "cachebook/cli.hpp"
+#include "cachebook/cpu_time.hpp"
 #include "cachebook/measure.hpp"
 #include "lab.hpp"
 
@@ -21,14 +22,15 @@ nlohmann::json to_json(const LibraryRun& r) {
             {"openblas", r.openblas},
             {"blis", r.blis},
             {"step6_plain", r.step6_plain},
+            {"openblas_cpu", r.openblas_cpu},
             {"openblas_matches", r.openblas_matches},
             {"blis_matches", r.blis_matches}};
 }
 
 LibraryRun library_run_from_json(const nlohmann::json& j) {
-    return LibraryRun{
-        j.at("core"),        j.at("blis_lib"),         j.at("step6"),       j.at("openblas"), j.at("blis"),
-        j.at("step6_plain"), j.at("openblas_matches"), j.at("blis_matches")};
+    return LibraryRun{j.at("core"),        j.at("blis_lib"),    j.at("step6"),        j.at("openblas"),
+                      j.at("blis"),        j.at("step6_plain"), j.at("openblas_cpu"), j.at("openblas_matches"),
+                      j.at("blis_matches")};
 }
 
 std::vector<int> thread_counts(int threads) {
@@ -40,18 +42,28 @@ namespace {
 // One timed call, once the libraries' worker threads have stopped spinning: OpenBLAS's spin for
 // 2^28 cycles after each call, longer than a two-thread product at N = 2048 takes, and a
 // spinning thread takes half a core from whatever runs next.
-double time_once(const std::function<void()>& f) {
+double time_once(const std::function<void()>& f, double* cpu_seconds = nullptr) {
     cachebook::wait_for_idle_threads(1.0);
+    const double cpu_start = cachebook::thread_cpu_seconds();
     const auto start = cachebook::Clock::now();
     f();
-    return cachebook::seconds_since(start);
+    const double wall = cachebook::seconds_since(start);
+    if (cpu_seconds != nullptr) *cpu_seconds = cachebook::thread_cpu_seconds() - cpu_start;
+    return wall;
 }
 
 // One contender of the side-by-side runs: where its times go, and how to run it on t threads.
 struct Contender {
     std::array<double, 2>* seconds;
     std::function<void(int)> run;
+    bool called_on_one = false;  // already called on one thread (its check): warm there
 };
+
+// The runs at one thread count stop at `runs`, or once each contender has run kBesideMinRuns times
+// and kBesideBudgetSeconds have gone by: a busy machine makes every call slower, and the section
+// should not grow with it (the minimum of two runs still sets aside one slow call).
+constexpr int kBesideMinRuns = 2;
+constexpr double kBesideBudgetSeconds = 3.0;
 
 std::vector<Contender> contenders(Problem& p, const Reference& ref, const MicroKernel& kernel, Blocking blocks,
                                   bool probe, LibraryRun& out) {
@@ -60,12 +72,12 @@ std::vector<Contender> contenders(Problem& p, const Reference& ref, const MicroK
     std::vector<Contender> all;
     if (!probe) all.push_back({&out.step6, [=, &p](int t) { matmul_blis(a, b, c, p.shape, kernel, blocks, t); }});
     if (blas_available()) {
-        all.push_back({&out.openblas, [=, &p](int t) { matmul_blas(a, b, c, p.shape, t); }});
+        all.push_back({&out.openblas, [=, &p](int t) { matmul_blas(a, b, c, p.shape, t); }, true});
         all.back().run(1);
         out.openblas_matches = ref.check(p, true).matches;
     }
     if (blis_lib_available() && !probe) {
-        all.push_back({&out.blis, [=, &p](int t) { matmul_blis_lib(a, b, c, p.shape, t); }});
+        all.push_back({&out.blis, [=, &p](int t) { matmul_blis_lib(a, b, c, p.shape, t); }, true});
         all.back().run(1);
         out.blis_matches = ref.check(p, true).matches;
     }
@@ -87,11 +99,19 @@ LibraryRun time_beside_libraries(std::size_t n, int threads, int runs, const Mic
     for (std::size_t slot = 0; slot < counts.size(); ++slot) {
         const int t = counts[slot];
         for (auto& c : all) {
-            if (!probe) c.run(t);  // warm-up at this thread count
+            if (!probe && !(t == 1 && c.called_on_one)) c.run(t);  // warm-up at this thread count
             (*c.seconds)[slot] = HUGE_VAL;
         }
-        for (int r = 0; r < runs; ++r) {
-            for (auto& c : all) (*c.seconds)[slot] = std::min((*c.seconds)[slot], time_once([&] { c.run(t); }));
+        const auto start = cachebook::Clock::now();
+        for (int r = 0; r < runs && (r < kBesideMinRuns || cachebook::seconds_since(start) < kBesideBudgetSeconds);
+             ++r) {
+            for (auto& c : all) {
+                double cpu = 0;
+                const bool picks_kernel = c.seconds == &out.openblas && t == 1;  // its CPU time picks the kernel
+                (*c.seconds)[slot] =
+                    std::min((*c.seconds)[slot], time_once([&] { c.run(t); }, picks_kernel ? &cpu : nullptr));
+                if (picks_kernel) out.openblas_cpu = out.openblas_cpu > 0 ? std::min(out.openblas_cpu, cpu) : cpu;
+            }
             if (t != 1 || !plain) continue;
             const double sec =
                 time_once([&] { matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, *plain, blocks, 1); });
@@ -143,12 +163,20 @@ std::optional<LibraryRun> run_child(const ChildRequest& q) {
 
 }  // namespace
 
-std::optional<std::size_t> fastest_openblas(const std::vector<CoreRun>& runs) {
-    std::optional<std::size_t> best;
-    auto total = [](const LibraryRun& x) { return x.openblas[0] + x.openblas[1]; };
-    for (std::size_t i = 0; i < runs.size(); ++i)
-        if (!best || total(runs[i].run) < total(runs[*best].run)) best = i;
-    return best;
+std::vector<std::string> openblas_coretypes(const cachebook::CpuFeatures& f, const std::string& default_core) {
+    std::vector<std::string> coretypes = {""};
+    for (const auto& [coretype, runs_here] : {std::pair{"Haswell", f.avx2 && f.fma}, {"SkylakeX", f.avx512f}})
+        if (runs_here && coretype != default_core) coretypes.push_back(coretype);
+    return coretypes;
+}
+
+std::optional<std::string> fastest_openblas_core(const std::vector<std::string>& coretypes,
+                                                 const CpuSecondsOf& cpu_seconds) {
+    std::optional<std::pair<double, std::string>> best;
+    for (const auto& coretype : coretypes)
+        if (const auto cpu = cpu_seconds(coretype); cpu && (!best || *cpu < best->first)) best = {*cpu, coretype};
+    if (!best) return std::nullopt;
+    return best->second;
 }
 
 Libraries run_libraries(const Settings& o, const MachineFacts& m, Blocking blocks, cachebook::Progress& progress) {
@@ -156,9 +184,6 @@ Libraries run_libraries(const Settings& o, const MachineFacts& m, Blocking block
     const bool blas = blas_available() && !o.no_blas;
     libs.default_core = blas ? blas_corename() : "";
     if (o.no_blas || !(blas || blis_lib_available())) return libs;
-    std::vector<std::string> coretypes = {""};
-    if (blas && m.features.avx2 && m.features.fma) coretypes.push_back("Haswell");
-    if (blas && m.features.avx512f) coretypes.push_back("SkylakeX");
     const ChildRequest request{self_path(),   "",    o.n, o.threads, std::max(o.runs, o.quick ? 2 : 4),
                                o.kernel.name, blocks};
     if (!blas) {  // BLIS alone: one child times it beside step 6
@@ -168,15 +193,19 @@ Libraries run_libraries(const Settings& o, const MachineFacts& m, Blocking block
     }
     // Each OpenBLAS kernel alone, one call per thread count, to find the fastest; then step 6 and
     // the libraries side by side with that one only (a slow kernel's full runs took most of the time).
-    for (const auto& coretype : coretypes) {
-        if (!coretype.empty() && coretype == libs.default_core) continue;
-        progress.step("libraries " + (coretype.empty() ? libs.default_core : coretype));
-        auto probe = request;
-        probe.coretype = coretype, probe.runs = 1, probe.probe = true;
-        if (auto run = run_child(probe)) libs.cores.push_back({coretype, *run});
-    }
-    libs.fastest = fastest_openblas(libs.cores);
-    if (!libs.fastest) return libs;
+    const auto fastest = fastest_openblas_core(
+        openblas_coretypes(m.features, libs.default_core), [&](const std::string& coretype) -> std::optional<double> {
+            progress.step("libraries " + (coretype.empty() ? libs.default_core : coretype));
+            auto probe = request;
+            probe.coretype = coretype, probe.runs = 1, probe.probe = true;
+            const auto run = run_child(probe);
+            if (!run) return std::nullopt;
+            libs.cores.push_back({coretype, *run});
+            return run->openblas_cpu;
+        });
+    if (!fastest) return libs;
+    for (std::size_t i = 0; i < libs.cores.size(); ++i)
+        if (libs.cores[i].coretype == *fastest) libs.fastest = i;
     libs.alone = libs.cores[*libs.fastest].run;  // its probe: OpenBLAS alone in its process
     progress.step("libraries side by side");
     auto full = request;

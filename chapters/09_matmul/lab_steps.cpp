@@ -85,10 +85,10 @@ struct StepRunner {
         r.sampled = true;
         return steps.emplace_back(std::move(r));
     }
-    StepResult& whole(StepResult r, int runs, const std::function<void()>& run) {
+    StepResult& whole(StepResult r, int runs, int warmup, const std::function<void()>& run) {
         progress.step(r.key);
         clear_c();
-        r.seconds = cachebook::time_runs(runs, run, 1).min();
+        r.seconds = cachebook::time_runs(runs, run, warmup).min();
         r.rows_timed = p.shape.m;
         r.check = ref.check(p, true);
         return steps.emplace_back(std::move(r));
@@ -151,17 +151,18 @@ StepRuns run_steps(Problem& p, const Reference& ref, const Settings& o, const Ma
                 [&](RowRange r) { matmul_tiled_simd(a, b, c, s, r, m.tile, o.isa); });
     run.whole(
         step("threaded", "5 step 4, threads: ", fmt::format("{}", o.threads), "", intensity_tiled(m.tile), o.threads),
-        o.runs, [&] { matmul_threaded(a, b, c, s, m.tile, o.isa, o.threads); });
+        o.runs, 0, [&] { matmul_threaded(a, b, c, s, m.tile, o.isa, o.threads); });  // step 4 touched the data
     const double ai = intensity_blis(s, blocks);
     const LibraryRun* beside = libs.best();
-    const int runs6 = beside ? 1 : o.runs;  // with the libraries, this run only checks the result
-    auto& one = run.whole(step("blis1", "6 packed + micro-kernel, 1 thread", ai), runs6,
+    const int runs6 = beside ? 1 : o.runs, warmup6 = beside ? 0 : 1;  // beside the libraries: a check only
+    auto& one = run.whole(step("blis1", "6 packed + micro-kernel, 1 thread", ai), runs6, warmup6,
                           [&] { matmul_blis(a, b, c, s, o.kernel, blocks, 1); });
     if (beside) one.seconds = beside->step6[0];
     StepResult all = step("blisT", "6 packed + micro-kernel, threads: ", threads_text(o.threads), "", ai, o.threads);
     all.needs_threads = true;
     if (o.threads > 1) {
-        auto& many = run.whole(std::move(all), runs6, [&] { matmul_blis(a, b, c, s, o.kernel, blocks, o.threads); });
+        auto& many =
+            run.whole(std::move(all), runs6, warmup6, [&] { matmul_blis(a, b, c, s, o.kernel, blocks, o.threads); });
         if (beside) many.seconds = beside->step6[1];
     } else {  // the row stays, empty, so the output has one shape; the line under the table says why
         run.steps.push_back(std::move(all));

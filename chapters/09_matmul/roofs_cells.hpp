@@ -17,7 +17,7 @@ namespace ch09::cells {
 inline Value level_roof(const std::string& key, const std::optional<double>& gbs, double intensity, double peak) {
     if (!gbs) return Value::unknown(key, "-");
     const double roof = std::min(peak, intensity * *gbs);
-    return Value::measured_as(key, rounded(roof, 2), fmt::format("{:.1f}", roof));
+    return Value::measured(key, roof, 1);
 }
 
 // The roofs below the peak, from one core's read bandwidth of L2, L3 and memory, for the steps

@@ -128,20 +128,17 @@ double round1(double x) {
     return std::round(10 * x) / 10;
 }
 
-// OpenBLAS's fastest kernel here: each one this CPU can run, alone, one call on one thread (they
-// differ by whole factors), compared by the thread's CPU time, which a busy machine disturbs far
-// less than the wall clock. "" is OpenBLAS's own choice.
+// OpenBLAS's fastest kernel here, chosen as the chapter chooses it: each one this CPU can run, alone,
+// on one thread, by the thread's CPU time. "" is OpenBLAS's own choice.
 std::string fastest_core(std::size_t n) {
-    const auto f = cachebook::cpu_features();
-    std::vector<std::string> cores = {""};
-    if (f.avx2 && f.fma) cores.push_back("Haswell");
-    if (f.avx512f) cores.push_back("SkylakeX");
-    std::optional<std::pair<double, std::string>> best;
-    for (const auto& core : cores)
-        if (auto side = child(core, n, 1, 1, true); side && (!best || side->blas_cpu < best->first))
-            best = {side->blas_cpu, core};
-    if (!best) throw std::runtime_error("no child run finished");
-    return best->second;
+    const auto fastest =
+        ch09::fastest_openblas_core(ch09::openblas_coretypes(cachebook::cpu_features(), ch09::blas_corename()),
+                                    [&](const std::string& core) -> std::optional<double> {
+                                        const auto side = child(core, n, 1, 1, true);
+                                        return side ? std::optional<double>(side->blas_cpu) : std::nullopt;
+                                    });
+    if (!fastest) throw std::runtime_error("no child run finished");
+    return *fastest;
 }
 
 struct Summary {
@@ -165,6 +162,70 @@ Summary run_rounds(const std::string& core, std::size_t n, int threads, int runs
             if (!alone) sum.step6_cpu = std::min(sum.step6_cpu, side->step6_cpu), sum.last = *side;
         }
     return sum;
+}
+
+// Prints the table and the lines under it; returns the same figures for --json.
+nlohmann::json print_summary(const Summary& sum, std::size_t n, int threads, int r, int rounds) {
+    const double gflop = 2.0 * double(n) * double(n) * double(n) / 1e9;
+    const auto kernel = ch09::default_micro_kernel(ch09::best_isa());
+    const auto blocks = ch09::machine_blocking(kernel);
+    nlohmann::json out = {{"n", n},
+                          {"runs", r},
+                          {"rounds", rounds},
+                          {"threads", threads},
+                          {"goal_pct", 100 * kGoal},
+                          {"kernel", kernel.name},
+                          {"mc", blocks.mc},
+                          {"kc", blocks.kc},
+                          {"nc", blocks.nc},
+                          {"blas_core", sum.last.core},
+                          {"c_bytes", n * n * sizeof(float)},
+                          {"c_huge_page_bytes", sum.last.c_huge_bytes}};
+    fmt::print(
+        "Chapter 9's goal: step 6 ({}, MC {} KC {} NC {}) against OpenBLAS ({}), N = {}, {} rounds of two "
+        "processes in turn (step 6 and OpenBLAS in turn, OpenBLAS alone), minimum of {} runs in each\n",
+        kernel.name, blocks.mc, blocks.kc, blocks.nc, sum.last.core, n, rounds, r);
+    cachebook::Table table(
+        {"threads", "step 6", "OpenBLAS beside it", "OpenBLAS alone", "step 6 / faster", "goal met"});
+    auto cell = [&](const Rounds& x) {
+        return fmt::format("{:.1f} ({:.1f}-{:.1f})", gflop / x.best(), gflop / x.worst(), gflop / x.best());
+    };
+    for (std::size_t slot = 0; slot < (threads > 1 ? 2u : 1u); ++slot) {
+        const double baseline = std::min(sum.blas_beside[slot].best(), sum.blas_alone[slot].best());
+        const double pct = 100 * baseline / sum.step6[slot].best();
+        const std::string key = slot == 0 ? "1" : "T";
+        table.row({fmt::format("{}", slot == 0 ? 1 : threads), cell(sum.step6[slot]), cell(sum.blas_beside[slot]),
+                   cell(sum.blas_alone[slot]), fmt::format("{:.1f} %", pct),
+                   fmt::format("{}", pct >= 100 * kGoal ? "yes" : "no")});
+        auto spread = [&](const Rounds& x) {
+            return nlohmann::json{{"best", round1(gflop / x.best())}, {"worst", round1(gflop / x.worst())}};
+        };
+        out["step6_" + key + "_gflops"] = round1(gflop / sum.step6[slot].best());
+        out["blas_" + key + "_gflops"] = round1(gflop / baseline);  // the faster of the two
+        out["blas_beside_" + key] = spread(sum.blas_beside[slot]);
+        out["blas_alone_" + key] = spread(sum.blas_alone[slot]);
+        out["step6_" + key] = spread(sum.step6[slot]);
+        out["pct_" + key] = round1(pct);
+        out["met_" + key] = pct >= 100 * kGoal;
+    }
+    const double pct_cpu = 100 * sum.blas_cpu / sum.step6_cpu;
+    out["pct_1_cpu"] = round1(pct_cpu);
+    fmt::print("{}", table.render());
+    fmt::print(
+        "GFLOPS: best round (worst round - best round); step 6 against the faster OpenBLAS, best against "
+        "best\n");
+    fmt::print("one thread by the thread's CPU time, best of every round: step 6 {} GFLOPS, OpenBLAS {}, {} %\n",
+               fmt::format("{:.1f}", gflop / sum.step6_cpu), fmt::format("{:.1f}", gflop / sum.blas_cpu),
+               fmt::format("{:.1f}", pct_cpu));
+    fmt::print("C on 2 MiB pages: {} of {}\n", cachebook::size_text(sum.last.c_huge_bytes),
+               cachebook::size_text(n * n * sizeof(float)));
+    const double load = load_average();
+    out["load_average"] = round1(load);
+    out["usable_cpus"] = cachebook::usable_cpus();
+    if (load >= 0)
+        fmt::print("load average at the end: {} on {} usable CPUs\n", fmt::format("{:.1f}", load),
+                   cachebook::usable_cpus());
+    return out;
 }
 
 }  // namespace
@@ -203,65 +264,7 @@ int main(int argc, char** argv) {
             return 0;
         }
         const Summary sum = run_rounds(fastest_core(n), n, threads, r, rounds);
-        const double gflop = 2.0 * double(n) * double(n) * double(n) / 1e9;
-        const auto kernel = ch09::default_micro_kernel(ch09::best_isa());
-        const auto blocks = ch09::machine_blocking(kernel);
-        nlohmann::json out = {{"n", n},
-                              {"runs", r},
-                              {"rounds", rounds},
-                              {"threads", threads},
-                              {"goal_pct", 100 * kGoal},
-                              {"kernel", kernel.name},
-                              {"mc", blocks.mc},
-                              {"kc", blocks.kc},
-                              {"nc", blocks.nc},
-                              {"blas_core", sum.last.core},
-                              {"c_bytes", n * n * sizeof(float)},
-                              {"c_huge_page_bytes", sum.last.c_huge_bytes}};
-        fmt::print(
-            "Chapter 9's goal: step 6 ({}, MC {} KC {} NC {}) against OpenBLAS ({}), N = {}, {} rounds of two "
-            "processes in turn (step 6 and OpenBLAS in turn, OpenBLAS alone), minimum of {} runs in each\n",
-            kernel.name, blocks.mc, blocks.kc, blocks.nc, sum.last.core, n, rounds, r);
-        cachebook::Table table(
-            {"threads", "step 6", "OpenBLAS beside it", "OpenBLAS alone", "step 6 / faster", "goal met"});
-        auto cell = [&](const Rounds& x) {
-            return fmt::format("{:.1f} ({:.1f}-{:.1f})", gflop / x.best(), gflop / x.worst(), gflop / x.best());
-        };
-        for (std::size_t slot = 0; slot < (threads > 1 ? 2u : 1u); ++slot) {
-            const double baseline = std::min(sum.blas_beside[slot].best(), sum.blas_alone[slot].best());
-            const double pct = 100 * baseline / sum.step6[slot].best();
-            const std::string key = slot == 0 ? "1" : "T";
-            table.row({fmt::format("{}", slot == 0 ? 1 : threads), cell(sum.step6[slot]), cell(sum.blas_beside[slot]),
-                       cell(sum.blas_alone[slot]), fmt::format("{:.1f} %", pct),
-                       fmt::format("{}", pct >= 100 * kGoal ? "yes" : "no")});
-            auto spread = [&](const Rounds& x) {
-                return nlohmann::json{{"best", round1(gflop / x.best())}, {"worst", round1(gflop / x.worst())}};
-            };
-            out["step6_" + key + "_gflops"] = round1(gflop / sum.step6[slot].best());
-            out["blas_" + key + "_gflops"] = round1(gflop / baseline);  // the faster of the two
-            out["blas_beside_" + key] = spread(sum.blas_beside[slot]);
-            out["blas_alone_" + key] = spread(sum.blas_alone[slot]);
-            out["step6_" + key] = spread(sum.step6[slot]);
-            out["pct_" + key] = round1(pct);
-            out["met_" + key] = pct >= 100 * kGoal;
-        }
-        const double pct_cpu = 100 * sum.blas_cpu / sum.step6_cpu;
-        out["pct_1_cpu"] = round1(pct_cpu);
-        fmt::print("{}", table.render());
-        fmt::print(
-            "GFLOPS: best round (worst round - best round); step 6 against the faster OpenBLAS, best against "
-            "best\n");
-        fmt::print("one thread by the thread's CPU time, best of every round: step 6 {} GFLOPS, OpenBLAS {}, {} %\n",
-                   fmt::format("{:.1f}", gflop / sum.step6_cpu), fmt::format("{:.1f}", gflop / sum.blas_cpu),
-                   fmt::format("{:.1f}", pct_cpu));
-        fmt::print("C on 2 MiB pages: {} of {}\n", cachebook::size_text(sum.last.c_huge_bytes),
-                   cachebook::size_text(n * n * sizeof(float)));
-        const double load = load_average();
-        out["load_average"] = round1(load);
-        out["usable_cpus"] = cachebook::usable_cpus();
-        if (load >= 0)
-            fmt::print("load average at the end: {} on {} usable CPUs\n", fmt::format("{:.1f}", load),
-                       cachebook::usable_cpus());
+        const nlohmann::json out = print_summary(sum, n, threads, r, rounds);
         if (!cli.json_path().empty()) cachebook::write_json(cli.json_path(), out);
         return 0;
     });
