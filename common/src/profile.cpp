@@ -4,6 +4,9 @@
 #include "cachebook/profile.hpp"
 
 #include <fmt/format.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -212,6 +215,127 @@ double lap_latency(const PageBuffer& buf, std::size_t bytes, std::uint64_t seed)
     return ns;
 }
 
+// The core's own work: loops of adds with no load in them, so nothing but the core is timed.
+
+// `adds` integer adds in one chain. The empty asm after each says x may have changed: the
+// compiler must do every add in turn, and cannot fold them into one multiply.
+#define CACHEBOOK_CHAINED_ADD \
+    x += step;                \
+    __asm__("" : "+r"(x));
+std::uint64_t int_add_chain(std::uint64_t x, std::uint64_t step, std::size_t adds) {
+    for (std::size_t i = 0; i < adds; i += 8) {
+        CACHEBOOK_CHAINED_ADD CACHEBOOK_CHAINED_ADD CACHEBOOK_CHAINED_ADD CACHEBOOK_CHAINED_ADD CACHEBOOK_CHAINED_ADD
+            CACHEBOOK_CHAINED_ADD CACHEBOOK_CHAINED_ADD CACHEBOOK_CHAINED_ADD
+    }
+    return x;
+}
+#undef CACHEBOOK_CHAINED_ADD
+
+// `adds` double adds in one chain: without -ffast-math the compiler keeps their order, so each
+// waits for the one before (addsd, as the sums of the matrix products compile to).
+double fp_add_chain(double x, double step, std::size_t adds) {
+    for (std::size_t i = 0; i < adds; i += 4) {
+        x += step;
+        x += step;
+        x += step;
+        x += step;
+    }
+    return x;
+}
+
+// Twelve chains of fused multiply-adds over the widest vectors: more chains than FMA units times
+// their latency on the cores of today (two units, four cycles), so the units, not a chain, set the
+// pace. Returns the double flops done (two a lane of each multiply-add) through `flops`.
+constexpr int kFmaChains = 12;
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) double fma_chains_64(std::size_t steps, double& flops) {
+    __m512d acc[kFmaChains];
+    for (auto& a : acc) a = _mm512_set1_pd(1.0);
+    const __m512d m = _mm512_set1_pd(0.999999), add = _mm512_set1_pd(1e-3);
+    for (std::size_t s = 0; s < steps; ++s)
+        for (auto& a : acc) a = _mm512_fmadd_pd(a, m, add);
+    double lanes[8 * kFmaChains];  // stored, not reduced by intrinsic: GCC 12's reduction warns of its own code
+    for (int k = 0; k < kFmaChains; ++k) _mm512_storeu_pd(lanes + 8 * k, acc[k]);
+    double out = 0;
+    for (double v : lanes) out += v;
+    flops = 2.0 * 8 * kFmaChains * static_cast<double>(steps);
+    return out;
+}
+__attribute__((target("avx2,fma"))) double fma_chains_32(std::size_t steps, double& flops) {
+    __m256d acc[kFmaChains];
+    for (auto& a : acc) a = _mm256_set1_pd(1.0);
+    const __m256d m = _mm256_set1_pd(0.999999), add = _mm256_set1_pd(1e-3);
+    for (std::size_t s = 0; s < steps; ++s)
+        for (auto& a : acc) a = _mm256_fmadd_pd(a, m, add);
+    double lanes[4 * kFmaChains];
+    for (int k = 0; k < kFmaChains; ++k) _mm256_storeu_pd(lanes + 4 * k, acc[k]);
+    double out = 0;
+    for (double v : lanes) out += v;
+    flops = 2.0 * 4 * kFmaChains * static_cast<double>(steps);
+    return out;
+}
+#endif
+// Without FMA: a multiply and an add of 16-byte vectors, two flops a lane as well.
+double fma_chains_16(std::size_t steps, double& flops) {
+    using V = double __attribute__((vector_size(16)));
+    V acc[kFmaChains];
+    for (auto& a : acc) a = V{1.0, 1.0};
+    const V m = {0.999999, 0.999999}, add = {1e-3, 1e-3};
+    for (std::size_t s = 0; s < steps; ++s)
+        for (auto& a : acc) a = a * m + add;
+    double out = 0;
+    for (auto& a : acc) out += a[0] + a[1];
+    flops = 2.0 * 2 * kFmaChains * static_cast<double>(steps);
+    return out;
+}
+
+double fma_chains(std::size_t width, std::size_t steps, double& flops) {
+#if defined(__x86_64__)
+    if (width == 64) return fma_chains_64(steps, flops);
+    if (width == 32 && cpu_features().fma) return fma_chains_32(steps, flops);
+#endif
+    (void)width;
+    return fma_chains_16(steps, flops);
+}
+
+// ns a unit of `run(units)`, best of `runs`, after one untimed run.
+Figure ns_per_unit(const std::function<void(std::size_t)>& run, std::size_t units, int runs, std::string source) {
+    run(units / 8);
+    std::vector<double> ns;
+    for (int r = 0; r < runs; ++r) {
+        const double t0 = thread_cpu_seconds();
+        run(units);
+        ns.push_back((thread_cpu_seconds() - t0) / static_cast<double>(units) * 1e9);
+    }
+    return figure_of(ns, true, std::move(source));
+}
+
+CoreProfile measure_core(std::size_t width, int runs) {
+    constexpr std::size_t kAdds = std::size_t{1} << 22;
+    CoreProfile c;
+    std::uint64_t int_sink = 0;
+    double fp_sink = 0;
+    c.int_add_ns = ns_per_unit([&](std::size_t adds) { int_sink += int_add_chain(int_sink, 3, adds); }, kAdds, runs,
+                               fmt::format("a chain of {} dependent integer adds, best of {}", kAdds, runs));
+    c.fp_add_ns = ns_per_unit([&](std::size_t adds) { fp_sink += fp_add_chain(fp_sink, 1e-9, adds); }, kAdds, runs,
+                              fmt::format("a chain of {} dependent double adds, best of {}", kAdds, runs));
+    constexpr std::size_t kSteps = std::size_t{1} << 18;
+    double flops = 0;
+    std::vector<double> gflops;
+    fp_sink += fma_chains(width, kSteps / 8, flops);
+    for (int r = 0; r < runs; ++r) {
+        const double t0 = thread_cpu_seconds();
+        fp_sink += fma_chains(width, kSteps, flops);
+        gflops.push_back(flops / (thread_cpu_seconds() - t0) / 1e9);
+    }
+    c.peak_gflops = figure_of(gflops, false,
+                              fmt::format("{} chains of {}-byte {} of doubles, best of {}", kFmaChains, width,
+                                          width >= 32 ? "fused multiply-adds" : "multiplies and adds", runs));
+    do_not_optimize(int_sink);
+    do_not_optimize(fp_sink);
+    return c;
+}
+
 // How far the L3 serves: working sets doubling from twice the L3 probe's to half the memory
 // probe's, each chased after a whole lap (best of `runs`); the largest before the first whose
 // latency reaches the geometric mean of the L3's and memory's. A machine may report a whole
@@ -278,6 +402,7 @@ Profile measure_profile(const LevelSizes& sizes, const ProfileOptions& options) 
     }
     const LevelProfile *l3 = profile.level("L3"), *memory = profile.level("memory");
     profile.l3_reach = measure_l3_reach(buf, *l3, *memory, std::min(options.runs, 2));
+    profile.core = measure_core(profile.vector_bytes, options.runs);
     profile.probe_seconds = seconds_since(started);
     return profile;
 }
@@ -286,6 +411,11 @@ const LevelProfile* Profile::level(const std::string& name) const {
     for (const auto& l : levels)
         if (l.name == name) return &l;
     return nullptr;
+}
+
+std::optional<CorePrice> Profile::core_price() const {
+    if (!core.int_add_ns.value || !core.fp_add_ns.value) return std::nullopt;
+    return CorePrice{*core.int_add_ns.value, *core.fp_add_ns.value};
 }
 
 std::optional<std::vector<LevelPrice>> Profile::prices(const std::vector<std::string>& names) const {
@@ -329,6 +459,10 @@ nlohmann::json profile_json(const Profile& p) {
                           {"in_flight", figure_json(l.in_flight)}});
     // The width as text: a whole number here would read, to the typed-number check, as one the prose must substitute.
     return {{"levels", levels},
+            {"core",
+             {{"int_add_ns", figure_json(p.core.int_add_ns)},
+              {"fp_add_ns", figure_json(p.core.fp_add_ns)},
+              {"peak_gflops", figure_json(p.core.peak_gflops)}}},
             {"l3_reach_bytes", figure_json(p.l3_reach)},
             {"origin", p.origin},
             {"vector_loads", fmt::format("{} B", p.vector_bytes)},
@@ -348,6 +482,10 @@ std::vector<std::string> profile_lines(const Profile& p) {
                                     figure_text(l.vector_read_gbs, "{:.1f} GB/s"), p.vector_bytes,
                                     figure_text(l.store_gbs, "{:.1f} GB/s")));
     }
+    lines.push_back(fmt::format("{:<6} an integer add {}, a double add {} (each of one dependent chain); peak {}",
+                                "core", figure_text(p.core.int_add_ns, "{:.3f} ns"),
+                                figure_text(p.core.fp_add_ns, "{:.3f} ns"),
+                                figure_text(p.core.peak_gflops, "{:.1f} GFLOPS")));
     lines.push_back(fmt::format("{:<6} {}", "reach",
                                 p.l3_reach.value
                                     ? "the L3 serves up to " + size_text(static_cast<std::size_t>(*p.l3_reach.value)) +

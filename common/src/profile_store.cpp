@@ -51,6 +51,9 @@ Profile profile_from_json(const nlohmann::json& j) {
         level.in_flight = figure_from_json(l.at("in_flight"));
         p.levels.push_back(level);
     }
+    const auto& core = j.at("core");
+    p.core = {figure_from_json(core.at("int_add_ns")), figure_from_json(core.at("fp_add_ns")),
+              figure_from_json(core.at("peak_gflops"))};
     p.l3_reach = figure_from_json(j.at("l3_reach_bytes"));
     p.vector_bytes = std::stoul(j.at("vector_loads").get<std::string>());
     p.probe_seconds = j.at("probe_seconds").get<double>();

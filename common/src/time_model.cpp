@@ -47,6 +47,12 @@ Prediction predict(const std::vector<LevelPrice>& levels, const Work& work, Comb
 }
 // [end: predict]
 
+// [snippet: core]
+double core_ns(const CorePrice& price, const InCore& in_core, double loads) {
+    return loads * (in_core.int_adds * price.int_add_ns + in_core.fp_adds * price.fp_add_ns);
+}
+// [end: core]
+
 // [snippet: traffic]
 std::vector<LevelTraffic> traffic_of(const std::vector<LevelCounts>& counts, double bytes_per_load, double line_bytes) {
     std::vector<LevelTraffic> out;

@@ -36,6 +36,25 @@ struct LevelTraffic {
     double bytes = 0;
 };
 
+/// What the core's own work costs: one add of a dependency chain (each waits for the one
+/// before), as the profile measured it. A chain of adds runs at one add a latency however many
+/// ports the core has, so a loop whose loads are fast waits for its chain.
+struct CorePrice {
+    double int_add_ns = 0;  ///< an integer add (scalar or SSE2 paddq: one cycle on x86-64 cores alike)
+    double fp_add_ns = 0;   ///< a double add (addsd), never reordered without -ffast-math
+};
+
+/// The core's work of a loop, read from its compiled code: the adds in the loop's one dependency
+/// chain, per load of the walk (the sum's accumulator). A vectorised sum with one accumulator of
+/// four ints in two paddq has 0.5 a load; a scalar sum 1; a loop with no chain across iterations 0.
+struct InCore {
+    double int_adds = 0;
+    double fp_adds = 0;
+};
+
+/// The core's time for `loads` loads of a loop with `in_core` chained adds a load.
+double core_ns(const CorePrice& price, const InCore& in_core, double loads);
+
 /// How the levels' times combine.
 enum class Combine { overlapped, added };
 
