@@ -128,6 +128,41 @@ TEST_CASE("predict_matmul: an inner loop over k chains one double add a multiply
     CHECK(ikj->overlapped.bottleneck != "core-bound");
 }
 
+TEST_CASE("time model: L1 misses to the set of the miss before wait for the set's refill", "[time_model]") {
+    // 1000 loads miss L1, 900 of them to the set of the miss before; L2 serves all 1000.
+    // L1: 1000 loads of 4 B at 80 GB/s = 50 ns; refills 900 x 2 ns = 1800 ns.
+    // L2: 64000 B at 64 GB/s = 1000 ns; latency 1000 x 4 / 10 = 400 ns.
+    const std::vector<LevelPrice> levels = {{"L1", 1, 80, 20, 2}, {"L2", 4, 64, 10}};
+    const Work work{{{0, 4000, 900}, {1000, 64000}}, false, false, 0};
+    const auto p = predict(levels, work, Combine::overlapped);
+    CHECK(p.levels[0].refill_ns == 1800.0);
+    CHECK(p.levels[0].ns() == 1800.0);
+    CHECK(p.ns == 1800.0);
+    CHECK(p.bottleneck == "refill-bound in L1");
+    CHECK(predict(levels, work, Combine::added).ns == 2800.0);  // 1800 + 1000
+    // A chain of dependent loads pays latencies only: the refill is inside each load's latency.
+    CHECK(predict(levels, {work.levels, true, false, 0}, Combine::overlapped).levels[0].refill_ns == 0.0);
+}
+
+TEST_CASE("hierarchy: misses to the set of the miss before, counted at the first level", "[time_model]") {
+    // L1 of 4 sets x 2 ways of 64 B. Three lines 256 B apart share set 0 and overflow its two
+    // ways: walked twice, the second walk misses all three, each to set 0 as the miss before.
+    cachebook::Hierarchy h({{4, 2, 64}, {64, 4, 64}});
+    for (int pass = 0; pass < 2; ++pass)
+        for (std::uint64_t a : {0, 256, 512}) h.access(a);
+    CHECK(h.counts()[0].misses == 6);
+    CHECK(h.counts()[0].same_set_misses == 5);  // every miss but the first
+    CHECK(h.counts()[1].same_set_misses == 0);  // the first level's only
+    h.reset_counts();
+    for (std::uint64_t a : {0, 64, 256, 320, 512, 576}) h.access(a);  // sets 0, 1, 0, 1, ...: none follows its own
+    CHECK(h.counts()[0].misses == 6);
+    CHECK(h.counts()[0].same_set_misses == 0);
+    // Through traffic_of, L1's same-set misses go with its traffic, and no other level's.
+    const auto t = cachebook::traffic_of({{10, 6, 5}, {6, 0, 0}}, 8, 64);
+    CHECK(t[0].same_set_misses == 5);
+    CHECK(t[1].same_set_misses == 0);
+}
+
 TEST_CASE("time model: bad prices and mismatched levels are refused", "[time_model]") {
     const Work work{{{1, 64}}, false, false, 0};
     CHECK_THROWS_AS(predict({}, work, Combine::overlapped), std::invalid_argument);
@@ -249,6 +284,7 @@ cachebook::Profile two_levels() {
     p.levels = {l1, memory};
     p.l3_reach = {std::nullopt, 0, "not measured: no L3"};
     p.core = {{0.25, 0.02, "integer chain"}, {0.5, 0, "double chain"}, {std::nullopt, 0, "not measured"}};
+    p.l1_set_refill_ns = {2.0, 0.05, "chases in one set"};
     p.vector_bytes = 32;
     p.probe_seconds = 1.5;
     return p;
@@ -266,6 +302,9 @@ TEST_CASE("profile: its JSON reads back figure for figure", "[time_model]") {
     CHECK_FALSE(p.levels[0].store_gbs.value.has_value());
     CHECK_FALSE(p.l3_reach.value.has_value());
     CHECK(p.vector_bytes == 32);
+    CHECK(p.l1_set_refill_ns.value == 2.0);
+    CHECK(p.prices({"L1", "memory"})->front().set_refill_ns == 2.0);  // L1's alone
+    CHECK(p.prices({"L1", "memory"})->back().set_refill_ns == 0.0);
     CHECK(p.core.int_add_ns.value == 0.25);
     CHECK(p.core.int_add_ns.spread == 0.02);
     CHECK(p.core.fp_add_ns.source == "double chain");

@@ -336,6 +336,40 @@ CoreProfile measure_core(std::size_t width, int runs) {
     return c;
 }
 
+// ns between refills of one L1 set: kMaxChases chases at once over 8 x ways lines one way of the L1
+// apart (sets x line bytes: the same set, on pages at least that large), best ns an access of
+// `runs`. Eight times the ways, so that no replacement policy keeps a share of them (at four times
+// the ways some loads still hit); few enough for L2 to hold them all.
+Figure measure_set_refill(const PageBuffer& buf, const std::optional<CacheInfo>& l1, int runs) {
+    Figure f;
+    if (!l1 || l1->size_bytes == 0 || l1->ways == 0 || l1->line_bytes == 0) {
+        f.source = "not measured: " + machine().why_unknown("the L1d's size, ways or line size");
+        return f;
+    }
+    const std::size_t way_bytes = l1->size_bytes / l1->ways, nodes = 8 * l1->ways;
+    if (nodes * way_bytes > buf.size() || nodes < kMaxChases) {
+        f.source = "not measured: the L1d's ways too few or its ways too large for the probe's buffer";
+        return f;
+    }
+    const auto next = single_cycle(nodes, 7);
+    link_chase(buf, nodes, way_bytes, 7);
+    std::vector<const void*> chases;
+    for (std::uint32_t node : spaced_starts(cycle_order(next), kMaxChases))
+        chases.push_back(buf.data() + std::size_t{node} * way_bytes);
+    const std::size_t hops = (std::size_t{1} << 14) / kMaxChases;
+    chase_together(chases, hops);
+    std::vector<double> ns;
+    for (int r = 0; r < runs; ++r) {
+        const double t0 = thread_cpu_seconds();
+        chase_together(chases, hops);
+        ns.push_back((thread_cpu_seconds() - t0) / static_cast<double>(hops * kMaxChases) * 1e9);
+    }
+    do_not_optimize(chases);
+    return figure_of(ns, true,
+                     fmt::format("{} chases at once over {} lines {} apart (one L1 set), best of {}", kMaxChases, nodes,
+                                 size_text(way_bytes), runs));
+}
+
 // How far the L3 serves: working sets doubling from twice the L3 probe's to half the memory
 // probe's, each chased after a whole lap (best of `runs`); the largest before the first whose
 // latency reaches the geometric mean of the L3's and memory's. A machine may report a whole
@@ -403,6 +437,7 @@ Profile measure_profile(const LevelSizes& sizes, const ProfileOptions& options) 
     const LevelProfile *l3 = profile.level("L3"), *memory = profile.level("memory");
     profile.l3_reach = measure_l3_reach(buf, *l3, *memory, std::min(options.runs, 2));
     profile.core = measure_core(profile.vector_bytes, options.runs);
+    profile.l1_set_refill_ns = measure_set_refill(buf, machine().data_cache(1), options.runs);
     profile.probe_seconds = seconds_since(started);
     return profile;
 }
@@ -427,7 +462,7 @@ std::optional<std::vector<LevelPrice>> Profile::prices(const std::vector<std::st
         // which the widest loads measure without the load ports in the way.
         const bool lines = name != "L1" && l->vector_read_gbs.value;
         out.push_back({name, *l->latency_ns.value, lines ? *l->vector_read_gbs.value : *l->read_gbs.value,
-                       std::max(1.0, *l->in_flight.value)});
+                       std::max(1.0, *l->in_flight.value), name == "L1" ? l1_set_refill_ns.value.value_or(0) : 0});
     }
     return out;
 }
@@ -463,6 +498,7 @@ nlohmann::json profile_json(const Profile& p) {
              {{"int_add_ns", figure_json(p.core.int_add_ns)},
               {"fp_add_ns", figure_json(p.core.fp_add_ns)},
               {"peak_gflops", figure_json(p.core.peak_gflops)}}},
+            {"l1_set_refill_ns", figure_json(p.l1_set_refill_ns)},
             {"l3_reach_bytes", figure_json(p.l3_reach)},
             {"origin", p.origin},
             {"vector_loads", fmt::format("{} B", p.vector_bytes)},
@@ -486,6 +522,8 @@ std::vector<std::string> profile_lines(const Profile& p) {
                                 "core", figure_text(p.core.int_add_ns, "{:.3f} ns"),
                                 figure_text(p.core.fp_add_ns, "{:.3f} ns"),
                                 figure_text(p.core.peak_gflops, "{:.1f} GFLOPS")));
+    lines.push_back(fmt::format("{:<6} one L1 set refilled every {} ({})", "set",
+                                figure_text(p.l1_set_refill_ns, "{:.2f} ns"), p.l1_set_refill_ns.source));
     lines.push_back(fmt::format("{:<6} {}", "reach",
                                 p.l3_reach.value
                                     ? "the L3 serves up to " + size_text(static_cast<std::size_t>(*p.l3_reach.value)) +

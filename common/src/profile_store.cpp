@@ -54,6 +54,7 @@ Profile profile_from_json(const nlohmann::json& j) {
     const auto& core = j.at("core");
     p.core = {figure_from_json(core.at("int_add_ns")), figure_from_json(core.at("fp_add_ns")),
               figure_from_json(core.at("peak_gflops"))};
+    p.l1_set_refill_ns = figure_from_json(j.at("l1_set_refill_ns"));
     p.l3_reach = figure_from_json(j.at("l3_reach_bytes"));
     p.vector_bytes = std::stoul(j.at("vector_loads").get<std::string>());
     p.probe_seconds = j.at("probe_seconds").get<double>();

@@ -47,6 +47,10 @@ struct CoreProfile {
 struct Profile {
     std::vector<LevelProfile> levels;  ///< L1, L2, L3, memory
     CoreProfile core;
+    /// ns between two lines brought into one L1 set: sixteen chases at once over lines one L1 way
+    /// apart (all in one set), eight times the set's ways of them, so that every load misses L1 and
+    /// L2 serves it. The time model prices a walk's misses to the set of the miss before with it.
+    Figure l1_set_refill_ns;
     Figure l3_reach;               ///< bytes: the largest working set the L3 serves at nearer its latency than memory's
     std::size_t vector_bytes = 0;  ///< the width of the vector loads measured
     double probe_seconds = 0;      ///< how long the probe took
@@ -91,7 +95,7 @@ std::size_t widest_vector_bytes();
 
 /// The profile as the JSON records it (key "profile"): levels [{name, bytes, latency_ns,
 /// read_gbs, vector_read_gbs, store_gbs, in_flight, each a value with its spread and source}],
-/// core {int_add_ns, fp_add_ns, peak_gflops, the same},
+/// core {int_add_ns, fp_add_ns, peak_gflops, the same}, l1_set_refill_ns (the same),
 /// l3_reach_bytes (the same), origin, vector_loads ("64 B"), probe_seconds (the runs are in each source);
 /// null where not measured.
 nlohmann::json profile_json(const Profile& p);

@@ -28,12 +28,16 @@ struct LevelPrice {
     double latency_ns = 0;  ///< one dependent load served here
     double gbs = 0;         ///< bytes a ns (GB/s) it delivers to a stream of loads
     double in_flight = 1;   ///< loads the core keeps in flight to it (the k-chase knee), at least 1
+    /// L1 only: ns between two lines brought into one set (0: not priced). Misses to the set of
+    /// the miss before wait for it, however many loads the core keeps in flight elsewhere.
+    double set_refill_ns = 0;
 };
 
 /// What a walk asks of one level: the loads it serves and the bytes they bring to the core.
 struct LevelTraffic {
     double loads = 0;
     double bytes = 0;
+    double same_set_misses = 0;  ///< L1 only: its misses to the set of the miss before
 };
 
 /// What the core's own work costs: one add of a dependency chain (each waits for the one
@@ -70,13 +74,14 @@ struct Work {
 struct LevelTime {
     double bandwidth_ns = 0;  ///< bytes / bandwidth (independent loads only)
     double latency_ns = 0;    ///< loads x latency, over the loads in flight when independent
-    [[nodiscard]] double ns() const { return bandwidth_ns > latency_ns ? bandwidth_ns : latency_ns; }
+    double refill_ns = 0;     ///< L1: same-set misses x the set's refill time (independent loads only)
+    [[nodiscard]] double ns() const;
 };
 
 /// The model's answer.
 struct Prediction {
     double ns = 0;
-    std::string bottleneck;  ///< "latency-bound in L3", "bandwidth-bound in memory", "core-bound"
+    std::string bottleneck;  ///< "latency-bound in L3", "bandwidth-bound in memory", "refill-bound in L1", "core-bound"
     std::vector<LevelTime> levels;
 };
 
@@ -86,8 +91,8 @@ Prediction predict(const std::vector<LevelPrice>& levels, const Work& work, Comb
 
 /// The traffic of a walk from the hierarchy's counts (`counts[k]` for level k of `levels`, the
 /// last entry of `levels` being memory): L1 serves the loads that hit it, and all `loads` x
-/// `bytes_per_load` bytes pass its ports; a lower level serves the lines that hit it, memory
-/// the misses of the last cache, `line_bytes` each.
+/// `bytes_per_load` bytes pass its ports, and refills a set for each same-set miss; a lower level
+/// serves the lines that hit it, memory the misses of the last cache, `line_bytes` each.
 std::vector<LevelTraffic> traffic_of(const std::vector<LevelCounts>& counts, double bytes_per_load, double line_bytes);
 
 /// "overlapped" or "added".
