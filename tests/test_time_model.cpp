@@ -111,6 +111,23 @@ TEST_CASE("predict_walk: the larger of the core's chain and the levels, or their
     CHECK(fast.overlapped.bottleneck == "bandwidth-bound in L1");
 }
 
+TEST_CASE("predict_walk: a column whose lines share one L1 set waits for the set's refills", "[time_model]") {
+    // 16 rows a page apart, 4 columns: the L1 of 4 sets x 2 ways keeps 2 of a column's 16 lines
+    // (all in set 0), so each of the 64 loads misses it, all but the first to the set of the miss
+    // before: 63 refills at 3 ns = 189 ns, over L2's latency 64 x 4 / 16 = 16 ns.
+    auto m = small_machine(0.25, 0.5);
+    m.caches = {{4, 2, 64}, {1024, 16, 64}};
+    m.prices = {{"L1", 1, 1000, 1, 3}, {"L2", 4, 1000, 16}, {"memory", 100, 1000, 16}};
+    const cachebook::Walk column = [](cachebook::Hierarchy& h) {
+        for (std::uint64_t j = 0; j < 4; ++j)
+            for (std::uint64_t i = 0; i < 16; ++i) h.access(i * 4096 + j * 4);
+    };
+    const auto p = cachebook::predict_walk(m, {column, 4, false, false, {}, 1, {}}, 1);
+    CHECK(p.overlapped.levels[0].refill_ns == 189.0);
+    CHECK(p.overlapped.ns == 189.0);
+    CHECK(p.overlapped.bottleneck == "refill-bound in L1");
+}
+
 TEST_CASE("predict_matmul: an inner loop over k chains one double add a multiply-add, the others none",
           "[time_model]") {
     // Levels nearly free, so that the core's work shows: ijk at n = 4 is 64 multiply-adds, 64 addsd

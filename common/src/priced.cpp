@@ -95,7 +95,8 @@ WalkPrediction predict_walk(const PricedMachine& m, const WalkShape& shape, int 
     const double loads = static_cast<double>(counts.front().accesses) * shape.scale;
     Work work{traffic_of(counts, shape.bytes_per_load, line), shape.dependent, shape.prefetched,
               core_ns(m.core, shape.in_core, loads)};
-    for (auto& level : work.levels) level = {level.loads * shape.scale, level.bytes * shape.scale};
+    for (auto& level : work.levels)
+        level = {level.loads * shape.scale, level.bytes * shape.scale, level.same_set_misses * shape.scale};
     return {static_cast<std::uint64_t>(loads), predict(m.prices, work, Combine::overlapped),
             predict(m.prices, work, Combine::added)};
 }
