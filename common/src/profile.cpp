@@ -272,34 +272,28 @@ double fp_add_chain(double x, double step, std::size_t adds) {
 // their latency on the cores of today (two units, four cycles), so the units, not a chain, set the
 // pace. Returns the double flops done (two a lane of each multiply-add) through `flops`.
 constexpr int kFmaChains = 12;
+// One width's chains, with its intrinsics: the vector type, its lanes, and set1, fmadd, storeu.
+#define CACHEBOOK_FMA_CHAINS(NAME, TARGET, VEC, LANES, SET1, FMADD, STOREU)            \
+    TARGET double NAME(std::size_t steps, double& flops) {                             \
+        VEC acc[kFmaChains];                                                           \
+        for (auto& a : acc) a = SET1(1.0);                                             \
+        const VEC m = SET1(0.999999), add = SET1(1e-3);                                \
+        for (std::size_t s = 0; s < steps; ++s)                                        \
+            for (auto& a : acc) a = FMADD(a, m, add);                                  \
+        double lanes[(LANES)*kFmaChains]; /* not reduced by intrinsic: GCC 12 warns */ \
+        for (int k = 0; k < kFmaChains; ++k) STOREU(lanes + (LANES)*k, acc[k]);        \
+        double out = 0;                                                                \
+        for (double v : lanes) out += v;                                               \
+        flops = 2.0 * (LANES)*kFmaChains * static_cast<double>(steps);                 \
+        return out;                                                                    \
+    }
 #if defined(__x86_64__)
-__attribute__((target("avx512f"))) double fma_chains_64(std::size_t steps, double& flops) {
-    __m512d acc[kFmaChains];
-    for (auto& a : acc) a = _mm512_set1_pd(1.0);
-    const __m512d m = _mm512_set1_pd(0.999999), add = _mm512_set1_pd(1e-3);
-    for (std::size_t s = 0; s < steps; ++s)
-        for (auto& a : acc) a = _mm512_fmadd_pd(a, m, add);
-    double lanes[8 * kFmaChains];  // stored, not reduced by intrinsic: GCC 12's reduction warns of its own code
-    for (int k = 0; k < kFmaChains; ++k) _mm512_storeu_pd(lanes + 8 * k, acc[k]);
-    double out = 0;
-    for (double v : lanes) out += v;
-    flops = 2.0 * 8 * kFmaChains * static_cast<double>(steps);
-    return out;
-}
-__attribute__((target("avx2,fma"))) double fma_chains_32(std::size_t steps, double& flops) {
-    __m256d acc[kFmaChains];
-    for (auto& a : acc) a = _mm256_set1_pd(1.0);
-    const __m256d m = _mm256_set1_pd(0.999999), add = _mm256_set1_pd(1e-3);
-    for (std::size_t s = 0; s < steps; ++s)
-        for (auto& a : acc) a = _mm256_fmadd_pd(a, m, add);
-    double lanes[4 * kFmaChains];
-    for (int k = 0; k < kFmaChains; ++k) _mm256_storeu_pd(lanes + 4 * k, acc[k]);
-    double out = 0;
-    for (double v : lanes) out += v;
-    flops = 2.0 * 4 * kFmaChains * static_cast<double>(steps);
-    return out;
-}
+CACHEBOOK_FMA_CHAINS(fma_chains_64, __attribute__((target("avx512f"))), __m512d, 8, _mm512_set1_pd, _mm512_fmadd_pd,
+                     _mm512_storeu_pd)
+CACHEBOOK_FMA_CHAINS(fma_chains_32, __attribute__((target("avx2,fma"))), __m256d, 4, _mm256_set1_pd, _mm256_fmadd_pd,
+                     _mm256_storeu_pd)
 #endif
+#undef CACHEBOOK_FMA_CHAINS
 // Without FMA: a multiply and an add of 16-byte vectors, two flops a lane as well.
 double fma_chains_16(std::size_t steps, double& flops) {
     using V = double __attribute__((vector_size(16)));
