@@ -251,6 +251,7 @@ TEST_CASE("profile: prices take latency, reads and loads in flight, and refuse a
     const auto json = cachebook::profile_json(p);
     CHECK(json["levels"][1]["latency_ns"]["value"] == 100.0);
     CHECK(json["levels"][0]["store_gbs"]["value"].is_null());
+    CHECK(json["levels"][0]["stream_store_gbs"]["value"].is_null());
 }
 
 TEST_CASE("profile: a level of unknown size is not measured, and says why", "[time_model]") {
@@ -297,6 +298,7 @@ cachebook::Profile two_levels() {
     memory.bytes = 1 << 26;
     memory.latency_ns = {100.0, 0.25, "chase"};
     memory.read_gbs = {20.0, 0, "reads"};
+    memory.stream_store_gbs = {12.5, 0.1, "streaming stores"};
     memory.in_flight = {24.0, 0, "knee"};
     p.levels = {l1, memory};
     p.l3_reach = {std::nullopt, 0, "not measured: no L3"};
@@ -319,6 +321,9 @@ TEST_CASE("profile: its JSON reads back figure for figure", "[time_model]") {
     CHECK_FALSE(p.levels[0].store_gbs.value.has_value());
     CHECK_FALSE(p.l3_reach.value.has_value());
     CHECK(p.vector_bytes == 32);
+    CHECK(p.levels[1].stream_store_gbs.value == 12.5);
+    CHECK(p.levels[1].stream_store_gbs.spread == 0.1);
+    CHECK_FALSE(p.levels[0].stream_store_gbs.value.has_value());
     CHECK(p.l1_set_refill_ns.value == 2.0);
     CHECK(p.prices({"L1", "memory"})->front().set_refill_ns == 2.0);  // L1's alone
     CHECK(p.prices({"L1", "memory"})->back().set_refill_ns == 0.0);

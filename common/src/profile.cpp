@@ -180,6 +180,36 @@ Figure measure_in_flight(const Probe& p, const std::vector<std::uint32_t>& order
     return f;
 }
 
+// Writes every word `passes` times with streaming stores, which send the line to memory without
+// reading it first (no read for ownership), then waits for them to drain.
+#if defined(__x86_64__)
+void stream_words(std::uint64_t* words, std::size_t count, std::size_t passes) {
+    for (std::size_t pass = 0; pass < passes; ++pass)
+        for (std::size_t i = 0; i < count; ++i)
+            _mm_stream_si64(reinterpret_cast<long long*>(words + i), static_cast<long long>(i + pass));
+    _mm_sfence();
+}
+#endif
+
+Figure measure_stream_stores(const Probe& p) {
+#if defined(__x86_64__)
+    auto* words = reinterpret_cast<std::uint64_t*>(p.buf.data());
+    const std::size_t count = p.bytes / sizeof(std::uint64_t);
+    stream_words(words, count, 1);
+    std::vector<double> gbs;
+    for (int r = 0; r < p.runs; ++r)
+        gbs.push_back(
+            gbs_of([&](std::size_t passes) { stream_words(words, count, passes); }, p.bytes, std::size_t{1} << 22));
+    do_not_optimize(words[count / 2]);
+    return figure_of(
+        gbs, false,
+        fmt::format("streaming stores (movnti) of 8-byte words over {}, best of {}", size_text(p.bytes), p.runs));
+#else
+    (void)p;
+    return {std::nullopt, 0, "not measured: the probe has streaming stores for x86-64 only"};
+#endif
+}
+
 Figure measure_reads(const Probe& p, std::size_t width) {
     const std::size_t min_bytes = std::size_t{1} << 22;
     std::vector<double> gbs;
@@ -219,7 +249,8 @@ LevelProfile measure_level(const std::string& name, const Probe& p, std::size_t 
     l.in_flight = measure_in_flight(p, order);
     l.read_gbs = measure_reads(p, 8);
     l.vector_read_gbs = measure_reads(p, width);
-    l.store_gbs = measure_stores(p);  // last: it overwrites the chase
+    l.store_gbs = measure_stores(p);  // last two: they overwrite the chase
+    l.stream_store_gbs = measure_stream_stores(p);
     return l;
 }
 
@@ -443,7 +474,7 @@ Profile measure_profile(const LevelSizes& sizes, const ProfileOptions& options) 
             l.name = name;
             const std::string why = "not measured: " + machine().why_unknown(std::string(name) + "'s size");
             l.latency_ns.source = l.read_gbs.source = l.vector_read_gbs.source = l.store_gbs.source =
-                l.in_flight.source = why;
+                l.stream_store_gbs.source = l.in_flight.source = why;
             profile.levels.push_back(l);
             continue;
         }
@@ -507,6 +538,7 @@ nlohmann::json profile_json(const Profile& p) {
                           {"read_gbs", figure_json(l.read_gbs)},
                           {"vector_read_gbs", figure_json(l.vector_read_gbs)},
                           {"store_gbs", figure_json(l.store_gbs)},
+                          {"stream_store_gbs", figure_json(l.stream_store_gbs)},
                           {"in_flight", figure_json(l.in_flight)}});
     // The width as text: a whole number here would read, to the typed-number check, as one the prose must substitute.
     return {{"levels", levels},
@@ -528,11 +560,11 @@ std::vector<std::string> profile_lines(const Profile& p) {
             lines.push_back(fmt::format("{:<6} {}", l.name, l.latency_ns.source));
             continue;
         }
-        lines.push_back(fmt::format("{:<6} {:>9}: latency {}, {} in flight; reads {} (8 B), {} ({} B); stores {}",
-                                    l.name, size_text(l.bytes), figure_text(l.latency_ns, "{:.2f} ns"),
-                                    figure_text(l.in_flight, "{:.1f}"), figure_text(l.read_gbs, "{:.1f} GB/s"),
-                                    figure_text(l.vector_read_gbs, "{:.1f} GB/s"), p.vector_bytes,
-                                    figure_text(l.store_gbs, "{:.1f} GB/s")));
+        lines.push_back(fmt::format(
+            "{:<6} {:>9}: latency {}, {} in flight; reads {} (8 B), {} ({} B); stores {}, {} streaming", l.name,
+            size_text(l.bytes), figure_text(l.latency_ns, "{:.2f} ns"), figure_text(l.in_flight, "{:.1f}"),
+            figure_text(l.read_gbs, "{:.1f} GB/s"), figure_text(l.vector_read_gbs, "{:.1f} GB/s"), p.vector_bytes,
+            figure_text(l.store_gbs, "{:.1f} GB/s"), figure_text(l.stream_store_gbs, "{:.1f} GB/s")));
     }
     lines.push_back(fmt::format("{:<6} an integer add {}, a double add {} (each of one dependent chain); peak {}",
                                 "core", figure_text(p.core.int_add_ns, "{:.3f} ns"),

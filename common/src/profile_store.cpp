@@ -48,6 +48,7 @@ Profile profile_from_json(const nlohmann::json& j) {
         level.read_gbs = figure_from_json(l.at("read_gbs"));
         level.vector_read_gbs = figure_from_json(l.at("vector_read_gbs"));
         level.store_gbs = figure_from_json(l.at("store_gbs"));
+        level.stream_store_gbs = figure_from_json(l.at("stream_store_gbs"));
         level.in_flight = figure_from_json(l.at("in_flight"));
         p.levels.push_back(level);
     }

@@ -27,13 +27,14 @@ struct Figure {
 
 /// One level's figures.
 struct LevelProfile {
-    std::string name;        ///< "L1", "L2", "L3", "memory"
-    std::size_t bytes = 0;   ///< the working set (0: the level's size is unknown, nothing measured)
-    Figure latency_ns;       ///< ns a hop of one dependent chase
-    Figure read_gbs;         ///< GB/s of 8-byte loads (read_sum)
-    Figure vector_read_gbs;  ///< GB/s of the widest vector loads (Profile::vector_bytes)
-    Figure store_gbs;        ///< GB/s of 8-byte stores, each line read for ownership first
-    Figure in_flight;        ///< ns a hop of one chase over the best ns an access of 1 to 48 chases (in_flight.hpp)
+    std::string name;         ///< "L1", "L2", "L3", "memory"
+    std::size_t bytes = 0;    ///< the working set (0: the level's size is unknown, nothing measured)
+    Figure latency_ns;        ///< ns a hop of one dependent chase
+    Figure read_gbs;          ///< GB/s of 8-byte loads (read_sum)
+    Figure vector_read_gbs;   ///< GB/s of the widest vector loads (Profile::vector_bytes)
+    Figure store_gbs;         ///< GB/s of 8-byte stores, each line read for ownership first
+    Figure stream_store_gbs;  ///< GB/s of 8-byte streaming stores (x86-64 movnti): no read for ownership
+    Figure in_flight;         ///< ns a hop of one chase over the best ns an access of 1 to 48 chases (in_flight.hpp)
 };
 
 /// What the core needs apart from its loads: measured by loops of adds alone, no load in them.
@@ -94,7 +95,7 @@ Profile profile_from_json(const nlohmann::json& j);
 std::size_t widest_vector_bytes();
 
 /// The profile as the JSON records it (key "profile"): levels [{name, bytes, latency_ns,
-/// read_gbs, vector_read_gbs, store_gbs, in_flight, each a value with its spread and source}],
+/// read_gbs, vector_read_gbs, store_gbs, stream_store_gbs, in_flight, each a value with its spread and source}],
 /// core {int_add_ns, fp_add_ns, peak_gflops, the same}, l1_set_refill_ns (the same),
 /// l3_reach_bytes (the same), origin, vector_loads ("64 B"), probe_seconds (the runs are in each source);
 /// null where not measured.
