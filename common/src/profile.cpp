@@ -191,25 +191,6 @@ void stream_words(std::uint64_t* words, std::size_t count, std::size_t passes) {
 }
 #endif
 
-Figure measure_stream_stores(const Probe& p) {
-#if defined(__x86_64__)
-    auto* words = reinterpret_cast<std::uint64_t*>(p.buf.data());
-    const std::size_t count = p.bytes / sizeof(std::uint64_t);
-    stream_words(words, count, 1);
-    std::vector<double> gbs;
-    for (int r = 0; r < p.runs; ++r)
-        gbs.push_back(
-            gbs_of([&](std::size_t passes) { stream_words(words, count, passes); }, p.bytes, std::size_t{1} << 22));
-    do_not_optimize(words[count / 2]);
-    return figure_of(
-        gbs, false,
-        fmt::format("streaming stores (movnti) of 8-byte words over {}, best of {}", size_text(p.bytes), p.runs));
-#else
-    (void)p;
-    return {std::nullopt, 0, "not measured: the probe has streaming stores for x86-64 only"};
-#endif
-}
-
 Figure measure_reads(const Probe& p, std::size_t width) {
     const std::size_t min_bytes = std::size_t{1} << 22;
     std::vector<double> gbs;
@@ -228,16 +209,30 @@ Figure measure_reads(const Probe& p, std::size_t width) {
                      fmt::format("reads of {}-byte words over {}, best of {}", width, size_text(p.bytes), p.runs));
 }
 
-Figure measure_stores(const Probe& p) {
+// GB/s of `write` over the level's words, best of the probe's runs, after an untimed pass.
+// A template, so that each kernel is inlined into its timed loop as it was when called by name.
+template <class WriteWords>
+Figure measure_writes(const Probe& p, WriteWords write, const std::string& what) {
     auto* words = reinterpret_cast<std::uint64_t*>(p.buf.data());
     const std::size_t count = p.bytes / sizeof(std::uint64_t);
-    store_words(words, count, 1);
+    write(words, count, 1);
     std::vector<double> gbs;
     for (int r = 0; r < p.runs; ++r)
-        gbs.push_back(
-            gbs_of([&](std::size_t passes) { store_words(words, count, passes); }, p.bytes, std::size_t{1} << 22));
+        gbs.push_back(gbs_of([&](std::size_t passes) { write(words, count, passes); }, p.bytes, std::size_t{1} << 22));
     do_not_optimize(words[count / 2]);
-    return figure_of(gbs, false, fmt::format("stores of 8-byte words over {}, best of {}", size_text(p.bytes), p.runs));
+    return figure_of(gbs, false,
+                     fmt::format("{} of 8-byte words over {}, best of {}", what, size_text(p.bytes), p.runs));
+}
+
+Figure measure_stream_stores(const Probe& p) {
+#if defined(__x86_64__)
+    return measure_writes(
+        p, [](std::uint64_t* w, std::size_t count, std::size_t passes) { stream_words(w, count, passes); },
+        "streaming stores (movnti)");
+#else
+    (void)p;
+    return {std::nullopt, 0, "not measured: the probe has streaming stores for x86-64 only"};
+#endif
 }
 
 LevelProfile measure_level(const std::string& name, const Probe& p, std::size_t width, const std::string& pages) {
@@ -249,7 +244,8 @@ LevelProfile measure_level(const std::string& name, const Probe& p, std::size_t 
     l.in_flight = measure_in_flight(p, order);
     l.read_gbs = measure_reads(p, 8);
     l.vector_read_gbs = measure_reads(p, width);
-    l.store_gbs = measure_stores(p);  // last two: they overwrite the chase
+    l.store_gbs = measure_writes(  // last two: they overwrite the chase
+        p, [](std::uint64_t* w, std::size_t count, std::size_t passes) { store_words(w, count, passes); }, "stores");
     l.stream_store_gbs = measure_stream_stores(p);
     return l;
 }
