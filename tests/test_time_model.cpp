@@ -70,6 +70,116 @@ TEST_CASE("time model: the core's work, when it is the largest, sets the time", 
     CHECK(predict(l1, {{{1000, 8000}}, false, false, 1000}, Combine::added).ns == 1100.0);
 }
 
+TEST_CASE("time model: the core's chained adds, priced at the profile's latency of one add", "[time_model]") {
+    const cachebook::CorePrice core{0.25, 0.5};
+    CHECK(cachebook::core_ns(core, {0.5, 0}, 1000) == 125.0);  // the row sum: two paddq a four ints
+    CHECK(cachebook::core_ns(core, {1, 0}, 1000) == 250.0);    // a column sum: one add a load
+    CHECK(cachebook::core_ns(core, {1, 0.5}, 1000) == 500.0);  // 250 + 1000 x 0.5 x 0.5
+    CHECK(cachebook::core_ns(core, {}, 1000) == 0.0);          // no chain: the loads alone
+}
+
+namespace {
+
+// L1 of 4 sets x 2 ways of 64 B (512 B, within a page: placement moves none of its sets), then memory.
+cachebook::PricedMachine small_machine(double int_add_ns, double fp_add_ns) {
+    cachebook::PricedMachine m;
+    m.caches = {{4, 2, 64}};
+    m.prices = {{"L1", 1, 8, 1}, {"memory", 100, 64, 16}};
+    m.core = {int_add_ns, fp_add_ns};
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("predict_walk: the larger of the core's chain and the levels, or their sum", "[time_model]") {
+    // A row sum of 16 x 16 ints (1 KiB, 16 lines) through 512 B: the warm pass leaves none of the
+    // lines the counted pass starts with, so memory serves all 16 lines (1024 B at 64 GB/s: 16 ns,
+    // prefetched) and L1 the other 240 loads; 256 loads of 4 B pass L1's ports: 1024 B at 8 GB/s,
+    // 128 ns. The core: 256 loads x 0.5 adds x 2 ns = 256 ns.
+    const auto m = small_machine(2, 1);
+    const auto p = cachebook::predict_walk(m, {cachebook::row_walk(16), 4, false, true, {}, 1, cachebook::kRowSumCore});
+    CHECK(p.loads == 256);
+    CHECK(p.overlapped.levels[0].ns() == 128.0);
+    CHECK(p.overlapped.levels[1].ns() == 16.0);
+    CHECK(p.overlapped.ns == 256.0);
+    CHECK(p.overlapped.bottleneck == "core-bound");
+    CHECK(p.added.ns == 400.0);  // 256 + 128 + 16
+    // A faster core (0.5 ns an add: 64 ns) leaves L1's ports the bottleneck.
+    const auto fast = cachebook::predict_walk(small_machine(0.5, 1),
+                                              {cachebook::row_walk(16), 4, false, true, {}, 1, cachebook::kRowSumCore});
+    CHECK(fast.overlapped.ns == 128.0);
+    CHECK(fast.overlapped.bottleneck == "bandwidth-bound in L1");
+}
+
+TEST_CASE("predict_walk: a column whose lines share one L1 set waits for the set's refills", "[time_model]") {
+    // 16 rows a page apart, 4 columns: the L1 of 4 sets x 2 ways keeps 2 of a column's 16 lines
+    // (all in set 0), so each of the 64 loads misses it, all but the first to the set of the miss
+    // before: 63 refills at 3 ns = 189 ns, over L2's latency 64 x 4 / 16 = 16 ns.
+    auto m = small_machine(0.25, 0.5);
+    m.caches = {{4, 2, 64}, {1024, 16, 64}};
+    m.prices = {{"L1", 1, 1000, 1, 3}, {"L2", 4, 1000, 16}, {"memory", 100, 1000, 16}};
+    const cachebook::Walk column = [](cachebook::Hierarchy& h) {
+        for (std::uint64_t j = 0; j < 4; ++j)
+            for (std::uint64_t i = 0; i < 16; ++i) h.access(i * 4096 + j * 4);
+    };
+    const auto p = cachebook::predict_walk(m, {column, 4, false, false, {}, 1, {}}, 1);
+    CHECK(p.overlapped.levels[0].refill_ns == 189.0);
+    CHECK(p.overlapped.ns == 189.0);
+    CHECK(p.overlapped.bottleneck == "refill-bound in L1");
+}
+
+TEST_CASE("predict_matmul: an inner loop over k chains one double add a multiply-add, the others none",
+          "[time_model]") {
+    // Levels nearly free, so that the core's work shows: ijk at n = 4 is 64 multiply-adds, 64 addsd
+    // in one chain at 0.5 ns.
+    auto m = small_machine(0.25, 0.5);
+    m.prices = {{"L1", 1e-9, 1e9, 1}, {"memory", 1e-9, 1e9, 1}};
+    const auto ijk = cachebook::predict_matmul(m, cachebook::LoopOrder::ijk, 4, 0, false);
+    REQUIRE(ijk.has_value());
+    CHECK(ijk->loads == 4 * 4 * 9);  // per (i, j): C once, then A and B four times each
+    CHECK(ijk->overlapped.ns == Approx(32.0).epsilon(1e-12));
+    CHECK(ijk->overlapped.bottleneck == "core-bound");
+    const auto ikj = cachebook::predict_matmul(m, cachebook::LoopOrder::ikj, 4, 0, true);
+    REQUIRE(ikj.has_value());
+    CHECK(ikj->overlapped.ns < 1e-3);
+    CHECK(ikj->overlapped.bottleneck != "core-bound");
+}
+
+TEST_CASE("time model: L1 misses to the set of the miss before wait for the set's refill", "[time_model]") {
+    // 1000 loads miss L1, 900 of them to the set of the miss before; L2 serves all 1000.
+    // L1: 1000 loads of 4 B at 80 GB/s = 50 ns; refills 900 x 2 ns = 1800 ns.
+    // L2: 64000 B at 64 GB/s = 1000 ns; latency 1000 x 4 / 10 = 400 ns.
+    const std::vector<LevelPrice> levels = {{"L1", 1, 80, 20, 2}, {"L2", 4, 64, 10}};
+    const Work work{{{0, 4000, 900}, {1000, 64000}}, false, false, 0};
+    const auto p = predict(levels, work, Combine::overlapped);
+    CHECK(p.levels[0].refill_ns == 1800.0);
+    CHECK(p.levels[0].ns() == 1800.0);
+    CHECK(p.ns == 1800.0);
+    CHECK(p.bottleneck == "refill-bound in L1");
+    CHECK(predict(levels, work, Combine::added).ns == 2800.0);  // 1800 + 1000
+    // A chain of dependent loads pays latencies only: the refill is inside each load's latency.
+    CHECK(predict(levels, {work.levels, true, false, 0}, Combine::overlapped).levels[0].refill_ns == 0.0);
+}
+
+TEST_CASE("hierarchy: misses to the set of the miss before, counted at the first level", "[time_model]") {
+    // L1 of 4 sets x 2 ways of 64 B. Three lines 256 B apart share set 0 and overflow its two
+    // ways: walked twice, the second walk misses all three, each to set 0 as the miss before.
+    cachebook::Hierarchy h({{4, 2, 64}, {64, 4, 64}});
+    for (int pass = 0; pass < 2; ++pass)
+        for (std::uint64_t a : {0, 256, 512}) h.access(a);
+    CHECK(h.counts()[0].misses == 6);
+    CHECK(h.counts()[0].same_set_misses == 5);  // every miss but the first
+    CHECK(h.counts()[1].same_set_misses == 0);  // the first level's only
+    h.reset_counts();
+    for (std::uint64_t a : {0, 64, 256, 320, 512, 576}) h.access(a);  // sets 0, 1, 0, 1, ...: none follows its own
+    CHECK(h.counts()[0].misses == 6);
+    CHECK(h.counts()[0].same_set_misses == 0);
+    // Through traffic_of, L1's same-set misses go with its traffic, and no other level's.
+    const auto t = cachebook::traffic_of({{10, 6, 5}, {6, 0, 0}}, 8, 64);
+    CHECK(t[0].same_set_misses == 5);
+    CHECK(t[1].same_set_misses == 0);
+}
+
 TEST_CASE("time model: bad prices and mismatched levels are refused", "[time_model]") {
     const Work work{{{1, 64}}, false, false, 0};
     CHECK_THROWS_AS(predict({}, work, Combine::overlapped), std::invalid_argument);
@@ -141,6 +251,7 @@ TEST_CASE("profile: prices take latency, reads and loads in flight, and refuse a
     const auto json = cachebook::profile_json(p);
     CHECK(json["levels"][1]["latency_ns"]["value"] == 100.0);
     CHECK(json["levels"][0]["store_gbs"]["value"].is_null());
+    CHECK(json["levels"][0]["stream_store_gbs"]["value"].is_null());
 }
 
 TEST_CASE("profile: a level of unknown size is not measured, and says why", "[time_model]") {
@@ -151,6 +262,13 @@ TEST_CASE("profile: a level of unknown size is not measured, and says why", "[ti
         CHECK_FALSE(l.latency_ns.value.has_value());
         CHECK(l.latency_ns.source.rfind("not measured: ", 0) == 0);
     }
+    // The core needs no cache size: measured on every machine, a double add no faster than an integer one.
+    REQUIRE(p.core.int_add_ns.value.has_value());
+    REQUIRE(p.core.fp_add_ns.value.has_value());
+    REQUIRE(p.core.peak_gflops.value.has_value());
+    CHECK(*p.core.int_add_ns.value > 0);
+    CHECK(*p.core.fp_add_ns.value >= 0.9 * *p.core.int_add_ns.value);
+    CHECK(*p.core.peak_gflops.value > 0);
 }
 
 TEST_CASE("knee_of over counts past sixteen: the knee is a count, in flight the first over the best", "[time_model]") {
@@ -180,9 +298,12 @@ cachebook::Profile two_levels() {
     memory.bytes = 1 << 26;
     memory.latency_ns = {100.0, 0.25, "chase"};
     memory.read_gbs = {20.0, 0, "reads"};
+    memory.stream_store_gbs = {12.5, 0.1, "streaming stores"};
     memory.in_flight = {24.0, 0, "knee"};
     p.levels = {l1, memory};
     p.l3_reach = {std::nullopt, 0, "not measured: no L3"};
+    p.core = {{0.25, 0.02, "integer chain"}, {0.5, 0, "double chain"}, {std::nullopt, 0, "not measured"}};
+    p.l1_set_refill_ns = {2.0, 0.05, "chases in one set"};
     p.vector_bytes = 32;
     p.probe_seconds = 1.5;
     return p;
@@ -200,7 +321,26 @@ TEST_CASE("profile: its JSON reads back figure for figure", "[time_model]") {
     CHECK_FALSE(p.levels[0].store_gbs.value.has_value());
     CHECK_FALSE(p.l3_reach.value.has_value());
     CHECK(p.vector_bytes == 32);
+    CHECK(p.levels[1].stream_store_gbs.value == 12.5);
+    CHECK(p.levels[1].stream_store_gbs.spread == 0.1);
+    CHECK_FALSE(p.levels[0].stream_store_gbs.value.has_value());
+    CHECK(p.l1_set_refill_ns.value == 2.0);
+    CHECK(p.prices({"L1", "memory"})->front().set_refill_ns == 2.0);  // L1's alone
+    CHECK(p.prices({"L1", "memory"})->back().set_refill_ns == 0.0);
+    CHECK(p.core.int_add_ns.value == 0.25);
+    CHECK(p.core.int_add_ns.spread == 0.02);
+    CHECK(p.core.fp_add_ns.source == "double chain");
+    CHECK_FALSE(p.core.peak_gflops.value.has_value());
     CHECK(cachebook::profile_json(p) == cachebook::profile_json(two_levels()));
+    REQUIRE(p.core_price().has_value());
+    CHECK(p.core_price()->int_add_ns == 0.25);
+    CHECK(p.core_price()->fp_add_ns == 0.5);
+    auto without = two_levels();
+    without.core.fp_add_ns = {};
+    CHECK_FALSE(without.core_price().has_value());
+    auto old = cachebook::profile_json(two_levels());
+    old.erase("core");  // a file of the shape before the core's figures: refused, so measured again
+    CHECK_THROWS_AS(cachebook::profile_from_json(old), nlohmann::json::exception);
 }
 
 TEST_CASE("profile: with CACHEBOOK_PROFILE_DIR the programs of a run read the one file of this machine and build",

@@ -117,8 +117,10 @@ SumPrice price_sums(std::size_t n) {
     p.profile = cachebook::shared_profile();
     p.machine = cachebook::priced_machine(p.profile);
     if (!p.machine.usable()) return p;
-    p.row = cachebook::predict_walk(p.machine, {cachebook::row_walk(n), sizeof(int), false, true, {}, 1});
-    p.column = cachebook::predict_walk(p.machine, {cachebook::column_walk(n), sizeof(int), false, false, {}, 1});
+    p.row = cachebook::predict_walk(p.machine,
+                                    {cachebook::row_walk(n), sizeof(int), false, true, {}, 1, cachebook::kRowSumCore});
+    p.column = cachebook::predict_walk(
+        p.machine, {cachebook::column_walk(n), sizeof(int), false, false, {}, 1, cachebook::kColumnSumCore});
     return p;
 }
 
@@ -250,7 +252,8 @@ ConflictPrice price_conflict() {
     if (!p.machine.usable()) return p;
     for (auto [stride, out] :
          {std::pair{kConflictStride, &p.power}, std::pair{kConflictStride + kConflictPad, &p.padded}})
-        *out = cachebook::predict_walk(p.machine, {conflict_walk(stride), sizeof(int), false, false, {}, 1});
+        *out = cachebook::predict_walk(
+            p.machine, {conflict_walk(stride), sizeof(int), false, false, {}, 1, cachebook::kColumnSumCore});
     return p;
 }
 

@@ -151,7 +151,7 @@ std::size_t model_bytes(const PricedHierarchy& h) {
 namespace {
 
 // The time model's walks: the sums (the row sum a stream the prefetcher follows), the chase
-// (dependent), the strided sum (a stream, 8 bytes a line).
+// (dependent), the strided sum (a stream, 8 bytes a line; compiled to one add a load, `add (%rax),%rdi`).
 struct ModelWalks {
     std::optional<cachebook::WalkPrediction> row, column, chase, strided;
 };
@@ -160,11 +160,13 @@ ModelWalks predict_walks(const cachebook::PricedMachine& model, std::size_t n, s
                          std::uint64_t seed) {
     ModelWalks w;
     if (!model.usable()) return w;
-    w.row = cachebook::predict_walk(model, {row_walk(n), sizeof(int), false, true, {}, 1});
-    w.column = cachebook::predict_walk(model, {column_walk(n), sizeof(int), false, false, {}, 1});
+    w.row = cachebook::predict_walk(model, {row_walk(n), sizeof(int), false, true, {}, 1, cachebook::kRowSumCore});
+    w.column =
+        cachebook::predict_walk(model, {column_walk(n), sizeof(int), false, false, {}, 1, cachebook::kColumnSumCore});
     const auto cycle = cachebook::single_cycle(curve_bytes / kNodeBytes, seed);
     w.chase = cachebook::predict_walk(model, {chase_walk(cycle, kNodeBytes), sizeof(void*), true, false, {}, 1});
-    w.strided = cachebook::predict_walk(model, {sequential_walk(curve_bytes, kNodeBytes), 8, false, true, {}, 1});
+    w.strided =
+        cachebook::predict_walk(model, {sequential_walk(curve_bytes, kNodeBytes), 8, false, true, {}, 1, {1, 0}});
     return w;
 }
 

@@ -26,13 +26,19 @@ void Hierarchy::access(std::uint64_t address) {
     if (placement_) address = placement_->physical(address);
     for (std::size_t k = 0; k < caches_.size(); ++k) {
         ++counts_[k].accesses;
-        if (caches_[k].access(address).hit) return;  // this level holds it: the load stops here
-        ++counts_[k].misses;                         // else it goes on to the next level
+        const auto result = caches_[k].access(address);
+        if (result.hit) return;  // this level holds it: the load stops here
+        ++counts_[k].misses;     // else it goes on to the next level
+        if (k == 0) {
+            if (last_miss_set_ == result.set) ++counts_[0].same_set_misses;
+            last_miss_set_ = result.set;
+        }
     }
 }
 
 void Hierarchy::reset_counts() {
     for (auto& c : counts_) c = {};
+    last_miss_set_.reset();
 }
 // [end: hierarchy]
 
@@ -185,10 +191,11 @@ std::vector<LevelCounts> placed_counts(const std::vector<CacheConfig>& levels, c
         for (std::size_t k = 0; k < sum.size(); ++k) {
             sum[k].accesses += h.counts()[k].accesses;
             sum[k].misses += h.counts()[k].misses;
+            sum[k].same_set_misses += h.counts()[k].same_set_misses;
         }
     }
-    for (auto& c : sum)
-        c = {c.accesses / static_cast<std::uint64_t>(placements), c.misses / static_cast<std::uint64_t>(placements)};
+    const auto n = static_cast<std::uint64_t>(placements);
+    for (auto& c : sum) c = {c.accesses / n, c.misses / n, c.same_set_misses / n};
     return sum;
 }
 

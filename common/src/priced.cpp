@@ -67,7 +67,13 @@ PricedMachine priced_machine(const Profile& profile) {
         m.why_not = "the profile lacks a figure of a level the model needs";
         return m;
     }
+    const auto core = profile.core_price();
+    if (!core) {
+        m.why_not = "the profile lacks the core's add latencies";
+        return m;
+    }
     m.prices = *prices;
+    m.core = *core;
     return m;
 }
 
@@ -77,6 +83,8 @@ std::string levels_text(const PricedMachine& m) {
     for (const auto& l : m.prices)
         text += fmt::format("{}{} {:.1f} ns, {:.0f} GB/s, {:.1f} in flight", text.empty() ? "the levels: " : "; ",
                             l.name, l.latency_ns, l.gbs, l.in_flight);
+    text += fmt::format("; the core: an integer add {:.3f} ns, a double add {:.3f} ns", m.core.int_add_ns,
+                        m.core.fp_add_ns);
     return m.note.empty() ? text : text + " (" + m.note + ")";
 }
 
@@ -84,10 +92,13 @@ WalkPrediction predict_walk(const PricedMachine& m, const WalkShape& shape, int 
     const auto counts = shape.warm ? placed_counts(m.caches, shape.warm, shape.walk, placements)
                                    : placed_counts(m.caches, shape.walk, placements);
     const auto line = static_cast<double>(m.caches.front().line_bytes);
-    Work work{traffic_of(counts, shape.bytes_per_load, line), shape.dependent, shape.prefetched, 0};
-    for (auto& level : work.levels) level = {level.loads * shape.scale, level.bytes * shape.scale};
-    return {static_cast<std::uint64_t>(static_cast<double>(counts.front().accesses) * shape.scale),
-            predict(m.prices, work, Combine::overlapped), predict(m.prices, work, Combine::added)};
+    const double loads = static_cast<double>(counts.front().accesses) * shape.scale;
+    Work work{traffic_of(counts, shape.bytes_per_load, line), shape.dependent, shape.prefetched,
+              core_ns(m.core, shape.in_core, loads)};
+    for (auto& level : work.levels)
+        level = {level.loads * shape.scale, level.bytes * shape.scale, level.same_set_misses * shape.scale};
+    return {static_cast<std::uint64_t>(loads), predict(m.prices, work, Combine::overlapped),
+            predict(m.prices, work, Combine::added)};
 }
 
 std::optional<WalkPrediction> predict_matmul(const PricedMachine& m, LoopOrder order, std::size_t n, std::size_t tile,
@@ -100,8 +111,12 @@ std::optional<WalkPrediction> predict_matmul(const PricedMachine& m, LoopOrder o
     // The whole over the part, in multiply-adds: a unit is n^2 of them, or a T x T tile of C's n T^2
     // (the units counted are whole tiles; those at the edges of a size T does not divide are smaller).
     const auto size = static_cast<double>(n), unit = tile == 0 ? size * size : static_cast<double>(tile * tile) * size;
+    // An inner loop over k loads A and B each multiply-add, and C once before it: n multiply-adds,
+    // n addsd in one chain, for 2n + 1 loads. The other orders' inner loops chain nothing.
+    const bool inner_k = tile == 0 && order_name(order)[2] == 'k';
+    const InCore in_core{0, inner_k ? size / (2 * size + 1) : 0};
     WalkShape shape{matmul_walk(order, n, tile, kWarm, kCounted), sizeof(double), false, prefetched, {},
-                    size * size * size / (unit * kCounted)};
+                    size * size * size / (unit * kCounted),       in_core};
     shape.warm = [touch, warm_units](Hierarchy& h) {
         touch(h);
         warm_units(h);

@@ -4,6 +4,9 @@
 #include "cachebook/profile.hpp"
 
 #include <fmt/format.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -93,9 +96,21 @@ struct Probe {
     std::uint64_t seed;
 };
 
-Figure measure_latency(const Probe& p, const std::string& pages) {
-    const std::size_t nodes = p.bytes / kNodeBytes;
-    const void* start = link_chase(p.buf, nodes, kNodeBytes, p.seed);
+// Lays a chase that visits the nodes of `buf` (`node_bytes` apart) in `order`, the last back to
+// the first; returns the first. A random permutation read as a visiting order is a random single
+// cycle whose order is known without following it (following 2 M nodes costs a miss each).
+const void* link_order(const PageBuffer& buf, const std::vector<std::uint32_t>& order, std::size_t node_bytes) {
+    std::byte* base = buf.data();
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        void* target = base + std::size_t{order[(i + 1) % order.size()]} * node_bytes;
+        std::memcpy(base + std::size_t{order[i]} * node_bytes, &target, sizeof target);
+    }
+    return base + std::size_t{order.front()} * node_bytes;
+}
+
+Figure measure_latency(const Probe& p, const std::vector<std::uint32_t>& order, const std::string& pages) {
+    const std::size_t nodes = order.size();
+    const void* start = link_order(p.buf, order, kNodeBytes);
     const std::size_t hops = p.memory ? 1 << 13 : 1 << 15;
     const std::size_t warmup = p.memory ? 1 << 10 : std::min<std::size_t>(nodes, 1 << 17);
     std::vector<double> ns;
@@ -130,8 +145,7 @@ double chases_ns(const Probe& p, const std::vector<std::uint32_t>& order, std::s
 // Loads in flight: ns a hop of one chase over the best ns an access of any count of chase_counts
 // (the knee of in_flight.hpp), every count once a round. The spread is that of one chase's runs.
 // A knee at the largest count is a lower bound, and the source says so.
-Figure measure_in_flight(const Probe& p) {
-    const auto order = cycle_order(single_cycle(p.bytes / kNodeBytes, p.seed));  // link_chase laid this cycle
+Figure measure_in_flight(const Probe& p, const std::vector<std::uint32_t>& order) {  // the order link_order laid
     const auto counts = chase_counts();
     std::vector<std::vector<double>> runs_by_k(counts.size());
     for (int r = 0; r < p.runs; ++r)
@@ -142,12 +156,31 @@ Figure measure_in_flight(const Probe& p) {
     for (auto& runs : runs_by_k) best.push_back(*std::min_element(runs.begin(), runs.end()));
     const Knee knee = knee_of(counts, best);
     Figure f = figure_of(runs_by_k[0], true, "");
-    f.value = knee.in_flight;
-    f.source = fmt::format("1 to {} chases at once over {}, best of {}: the knee at {} chases{}", kMostChases,
+    // k chases keep at most k loads in flight: a larger ratio means the one chase's runs were all
+    // slowed (other programs sharing the L3 on a busy machine), and the count of the best time bounds it.
+    const auto at_best = static_cast<double>(
+        counts[static_cast<std::size_t>(std::min_element(best.begin(), best.end()) - best.begin())]);
+    f.value = std::min(knee.in_flight, at_best);
+    f.source = fmt::format("1 to {} chases at once over {}, best of {}: the knee at {} chases{}{}", kMostChases,
                            size_text(p.bytes), p.runs, knee.k,
-                           knee.k == kMostChases ? " (the most the probe runs: a lower bound)" : "");
+                           knee.k == kMostChases ? " (the most the probe runs: a lower bound)" : "",
+                           knee.in_flight > at_best ? fmt::format(" (one chase {:.1f} times the best: bounded by the "
+                                                                  "{:.0f} chases of the best)",
+                                                                  knee.in_flight, at_best)
+                                                    : "");
     return f;
 }
+
+// Writes every word `passes` times with streaming stores, which send the line to memory without
+// reading it first (no read for ownership), then waits for them to drain.
+#if defined(__x86_64__)
+void stream_words(std::uint64_t* words, std::size_t count, std::size_t passes) {
+    for (std::size_t pass = 0; pass < passes; ++pass)
+        for (std::size_t i = 0; i < count; ++i)
+            _mm_stream_si64(reinterpret_cast<long long*>(words + i), static_cast<long long>(i + pass));
+    _mm_sfence();
+}
+#endif
 
 Figure measure_reads(const Probe& p, std::size_t width) {
     const std::size_t min_bytes = std::size_t{1} << 22;
@@ -167,40 +200,211 @@ Figure measure_reads(const Probe& p, std::size_t width) {
                      fmt::format("reads of {}-byte words over {}, best of {}", width, size_text(p.bytes), p.runs));
 }
 
-Figure measure_stores(const Probe& p) {
+// GB/s of `write` over the level's words, best of the probe's runs, after an untimed pass.
+// A template, so that each kernel is inlined into its timed loop as it was when called by name.
+template <class WriteWords>
+Figure measure_writes(const Probe& p, WriteWords write, const std::string& what) {
     auto* words = reinterpret_cast<std::uint64_t*>(p.buf.data());
     const std::size_t count = p.bytes / sizeof(std::uint64_t);
-    store_words(words, count, 1);
+    write(words, count, 1);
     std::vector<double> gbs;
     for (int r = 0; r < p.runs; ++r)
-        gbs.push_back(
-            gbs_of([&](std::size_t passes) { store_words(words, count, passes); }, p.bytes, std::size_t{1} << 22));
+        gbs.push_back(gbs_of([&](std::size_t passes) { write(words, count, passes); }, p.bytes, std::size_t{1} << 22));
     do_not_optimize(words[count / 2]);
-    return figure_of(gbs, false, fmt::format("stores of 8-byte words over {}, best of {}", size_text(p.bytes), p.runs));
+    return figure_of(gbs, false,
+                     fmt::format("{} of 8-byte words over {}, best of {}", what, size_text(p.bytes), p.runs));
+}
+
+Figure measure_stream_stores(const Probe& p) {
+#if defined(__x86_64__)
+    return measure_writes(
+        p, [](std::uint64_t* w, std::size_t count, std::size_t passes) { stream_words(w, count, passes); },
+        "streaming stores (movnti)");
+#else
+    (void)p;
+    return {std::nullopt, 0, "not measured: the probe has streaming stores for x86-64 only"};
+#endif
 }
 
 LevelProfile measure_level(const std::string& name, const Probe& p, std::size_t width, const std::string& pages) {
     LevelProfile l;
     l.name = name;
     l.bytes = p.bytes;
-    l.latency_ns = measure_latency(p, pages);  // lays the chase the next one follows
-    l.in_flight = measure_in_flight(p);
+    const auto order = random_permutation(p.bytes / kNodeBytes, p.seed);
+    l.latency_ns = measure_latency(p, order, pages);  // lays the chase the next one follows
+    l.in_flight = measure_in_flight(p, order);
     l.read_gbs = measure_reads(p, 8);
     l.vector_read_gbs = measure_reads(p, width);
-    l.store_gbs = measure_stores(p);  // last: it overwrites the chase
+    l.store_gbs = measure_writes(  // last two: they overwrite the chase
+        p, [](std::uint64_t* w, std::size_t count, std::size_t passes) { store_words(w, count, passes); }, "stores");
+    l.stream_store_gbs = measure_stream_stores(p);
     return l;
 }
 
-// ns a hop of a dependent chase over `bytes`, after one whole lap: what a level of that working
-// set costs when it has held the whole set once.
-double lap_latency(const PageBuffer& buf, std::size_t bytes, std::uint64_t seed) {
-    const std::size_t nodes = bytes / kNodeBytes, hops = 1 << 13;
-    const void* at = chase(link_chase(buf, nodes, kNodeBytes, seed), nodes);
-    const double t0 = thread_cpu_seconds();
-    at = chase(at, hops);
-    const double ns = (thread_cpu_seconds() - t0) / static_cast<double>(hops) * 1e9;
+// ns a hop of a dependent chase over `bytes`, after one whole lap, best of `runs` runs that go on
+// from where the last stopped: what a level of that working set costs when it has held the whole
+// set once.
+double lap_latency(const PageBuffer& buf, std::size_t bytes, std::uint64_t seed, int runs) {
+    const std::size_t hops = 1 << 13;
+    const void* at = link_order(buf, random_permutation(bytes / kNodeBytes, seed), kNodeBytes);
+    at = chase(at, bytes / kNodeBytes);
+    double best = 1e300;
+    for (int r = 0; r < runs; ++r) {
+        const double t0 = thread_cpu_seconds();
+        at = chase(at, hops);
+        best = std::min(best, (thread_cpu_seconds() - t0) / static_cast<double>(hops) * 1e9);
+    }
     do_not_optimize(at);
-    return ns;
+    return best;
+}
+
+// The core's own work: loops of adds with no load in them, so nothing but the core is timed.
+
+// `adds` integer adds in one chain. The empty asm after each says x may have changed: the
+// compiler must do every add in turn, and cannot fold them into one multiply.
+#define CACHEBOOK_CHAINED_ADD \
+    x += step;                \
+    __asm__("" : "+r"(x));
+std::uint64_t int_add_chain(std::uint64_t x, std::uint64_t step, std::size_t adds) {
+    for (std::size_t i = 0; i < adds; i += 8) {
+        CACHEBOOK_CHAINED_ADD CACHEBOOK_CHAINED_ADD CACHEBOOK_CHAINED_ADD CACHEBOOK_CHAINED_ADD CACHEBOOK_CHAINED_ADD
+            CACHEBOOK_CHAINED_ADD CACHEBOOK_CHAINED_ADD CACHEBOOK_CHAINED_ADD
+    }
+    return x;
+}
+#undef CACHEBOOK_CHAINED_ADD
+
+// `adds` double adds in one chain: without -ffast-math the compiler keeps their order, so each
+// waits for the one before (addsd, as the sums of the matrix products compile to).
+double fp_add_chain(double x, double step, std::size_t adds) {
+    for (std::size_t i = 0; i < adds; i += 4) {
+        x += step;
+        x += step;
+        x += step;
+        x += step;
+    }
+    return x;
+}
+
+// Twelve chains of fused multiply-adds over the widest vectors: more chains than FMA units times
+// their latency on the cores of today (two units, four cycles), so the units, not a chain, set the
+// pace. Returns the double flops done (two a lane of each multiply-add) through `flops`.
+constexpr int kFmaChains = 12;
+// One width's chains, with its intrinsics: the vector type, its lanes, and set1, fmadd, storeu.
+#define CACHEBOOK_FMA_CHAINS(NAME, TARGET, VEC, LANES, SET1, FMADD, STOREU)            \
+    TARGET double NAME(std::size_t steps, double& flops) {                             \
+        VEC acc[kFmaChains];                                                           \
+        for (auto& a : acc) a = SET1(1.0);                                             \
+        const VEC m = SET1(0.999999), add = SET1(1e-3);                                \
+        for (std::size_t s = 0; s < steps; ++s)                                        \
+            for (auto& a : acc) a = FMADD(a, m, add);                                  \
+        double lanes[(LANES)*kFmaChains]; /* not reduced by intrinsic: GCC 12 warns */ \
+        for (int k = 0; k < kFmaChains; ++k) STOREU(lanes + (LANES)*k, acc[k]);        \
+        double out = 0;                                                                \
+        for (double v : lanes) out += v;                                               \
+        flops = 2.0 * (LANES)*kFmaChains * static_cast<double>(steps);                 \
+        return out;                                                                    \
+    }
+#if defined(__x86_64__)
+CACHEBOOK_FMA_CHAINS(fma_chains_64, __attribute__((target("avx512f"))), __m512d, 8, _mm512_set1_pd, _mm512_fmadd_pd,
+                     _mm512_storeu_pd)
+CACHEBOOK_FMA_CHAINS(fma_chains_32, __attribute__((target("avx2,fma"))), __m256d, 4, _mm256_set1_pd, _mm256_fmadd_pd,
+                     _mm256_storeu_pd)
+#endif
+#undef CACHEBOOK_FMA_CHAINS
+// Without FMA: a multiply and an add of 16-byte vectors, two flops a lane as well.
+double fma_chains_16(std::size_t steps, double& flops) {
+    using V = double __attribute__((vector_size(16)));
+    V acc[kFmaChains];
+    for (auto& a : acc) a = V{1.0, 1.0};
+    const V m = {0.999999, 0.999999}, add = {1e-3, 1e-3};
+    for (std::size_t s = 0; s < steps; ++s)
+        for (auto& a : acc) a = a * m + add;
+    double out = 0;
+    for (auto& a : acc) out += a[0] + a[1];
+    flops = 2.0 * 2 * kFmaChains * static_cast<double>(steps);
+    return out;
+}
+
+double fma_chains(std::size_t width, std::size_t steps, double& flops) {
+#if defined(__x86_64__)
+    if (width == 64) return fma_chains_64(steps, flops);
+    if (width == 32 && cpu_features().fma) return fma_chains_32(steps, flops);
+#endif
+    (void)width;
+    return fma_chains_16(steps, flops);
+}
+
+// ns a unit of `run(units)`, best of `runs`, after one untimed run.
+Figure ns_per_unit(const std::function<void(std::size_t)>& run, std::size_t units, int runs, std::string source) {
+    run(units / 8);
+    std::vector<double> ns;
+    for (int r = 0; r < runs; ++r) {
+        const double t0 = thread_cpu_seconds();
+        run(units);
+        ns.push_back((thread_cpu_seconds() - t0) / static_cast<double>(units) * 1e9);
+    }
+    return figure_of(ns, true, std::move(source));
+}
+
+CoreProfile measure_core(std::size_t width, int runs) {
+    constexpr std::size_t kAdds = std::size_t{1} << 22;
+    CoreProfile c;
+    std::uint64_t int_sink = 0;
+    double fp_sink = 0;
+    c.int_add_ns = ns_per_unit([&](std::size_t adds) { int_sink += int_add_chain(int_sink, 3, adds); }, kAdds, runs,
+                               fmt::format("a chain of {} dependent integer adds, best of {}", kAdds, runs));
+    c.fp_add_ns = ns_per_unit([&](std::size_t adds) { fp_sink += fp_add_chain(fp_sink, 1e-9, adds); }, kAdds, runs,
+                              fmt::format("a chain of {} dependent double adds, best of {}", kAdds, runs));
+    constexpr std::size_t kSteps = std::size_t{1} << 18;
+    double flops = 0;
+    std::vector<double> gflops;
+    fp_sink += fma_chains(width, kSteps / 8, flops);
+    for (int r = 0; r < runs; ++r) {
+        const double t0 = thread_cpu_seconds();
+        fp_sink += fma_chains(width, kSteps, flops);
+        gflops.push_back(flops / (thread_cpu_seconds() - t0) / 1e9);
+    }
+    c.peak_gflops = figure_of(gflops, false,
+                              fmt::format("{} chains of {}-byte {} of doubles, best of {}", kFmaChains, width,
+                                          width >= 32 ? "fused multiply-adds" : "multiplies and adds", runs));
+    do_not_optimize(int_sink);
+    do_not_optimize(fp_sink);
+    return c;
+}
+
+// ns between refills of one L1 set: kMaxChases chases at once over 8 x ways lines one way of the L1
+// apart (sets x line bytes: the same set, on pages at least that large), best ns an access of
+// `runs`. Eight times the ways, so that no replacement policy keeps a share of them (at four times
+// the ways some loads still hit); few enough for L2 to hold them all.
+Figure measure_set_refill(const PageBuffer& buf, const std::optional<CacheInfo>& l1, int runs) {
+    Figure f;
+    if (!l1 || l1->size_bytes == 0 || l1->ways == 0 || l1->line_bytes == 0) {
+        f.source = "not measured: " + machine().why_unknown("the L1d's size, ways or line size");
+        return f;
+    }
+    const std::size_t way_bytes = l1->size_bytes / l1->ways, nodes = 8 * l1->ways;
+    if (nodes * way_bytes > buf.size() || nodes < kMaxChases) {
+        f.source = "not measured: the L1d's ways too few or its ways too large for the probe's buffer";
+        return f;
+    }
+    const auto order = random_permutation(nodes, 7);
+    link_order(buf, order, way_bytes);
+    std::vector<const void*> chases;
+    for (std::uint32_t node : spaced_starts(order, kMaxChases))
+        chases.push_back(buf.data() + std::size_t{node} * way_bytes);
+    const std::size_t hops = (std::size_t{1} << 14) / kMaxChases;
+    chase_together(chases, hops);
+    std::vector<double> ns;
+    for (int r = 0; r < runs; ++r) {
+        const double t0 = thread_cpu_seconds();
+        chase_together(chases, hops);
+        ns.push_back((thread_cpu_seconds() - t0) / static_cast<double>(hops * kMaxChases) * 1e9);
+    }
+    do_not_optimize(chases);
+    return figure_of(ns, true,
+                     fmt::format("{} chases at once over {} lines {} apart (one L1 set), best of {}", kMaxChases, nodes,
+                                 size_text(way_bytes), runs));
 }
 
 // How far the L3 serves: working sets doubling from twice the L3 probe's to half the memory
@@ -216,10 +420,7 @@ Figure measure_l3_reach(const PageBuffer& buf, const LevelProfile& l3, const Lev
     const double midpoint = std::sqrt(*l3.latency_ns.value * *memory.latency_ns.value);
     std::size_t reach = l3.bytes;
     for (std::size_t bytes = 2 * l3.bytes; bytes <= memory.bytes / 2; bytes *= 2) {
-        double best = 1e300;
-        for (int r = 0; r < runs; ++r)
-            best = std::min(best, lap_latency(buf, bytes, 100 + static_cast<std::uint64_t>(r)));
-        if (best >= midpoint) break;
+        if (lap_latency(buf, bytes, 100, runs) >= midpoint) break;
         reach = bytes;
     }
     f.value = static_cast<double>(reach);
@@ -260,7 +461,7 @@ Profile measure_profile(const LevelSizes& sizes, const ProfileOptions& options) 
             l.name = name;
             const std::string why = "not measured: " + machine().why_unknown(std::string(name) + "'s size");
             l.latency_ns.source = l.read_gbs.source = l.vector_read_gbs.source = l.store_gbs.source =
-                l.in_flight.source = why;
+                l.stream_store_gbs.source = l.in_flight.source = why;
             profile.levels.push_back(l);
             continue;
         }
@@ -269,6 +470,8 @@ Profile measure_profile(const LevelSizes& sizes, const ProfileOptions& options) 
     }
     const LevelProfile *l3 = profile.level("L3"), *memory = profile.level("memory");
     profile.l3_reach = measure_l3_reach(buf, *l3, *memory, std::min(options.runs, 2));
+    profile.core = measure_core(profile.vector_bytes, options.runs);
+    profile.l1_set_refill_ns = measure_set_refill(buf, machine().data_cache(1), options.runs);
     profile.probe_seconds = seconds_since(started);
     return profile;
 }
@@ -277,6 +480,11 @@ const LevelProfile* Profile::level(const std::string& name) const {
     for (const auto& l : levels)
         if (l.name == name) return &l;
     return nullptr;
+}
+
+std::optional<CorePrice> Profile::core_price() const {
+    if (!core.int_add_ns.value || !core.fp_add_ns.value) return std::nullopt;
+    return CorePrice{*core.int_add_ns.value, *core.fp_add_ns.value};
 }
 
 std::optional<std::vector<LevelPrice>> Profile::prices(const std::vector<std::string>& names) const {
@@ -288,7 +496,7 @@ std::optional<std::vector<LevelPrice>> Profile::prices(const std::vector<std::st
         // which the widest loads measure without the load ports in the way.
         const bool lines = name != "L1" && l->vector_read_gbs.value;
         out.push_back({name, *l->latency_ns.value, lines ? *l->vector_read_gbs.value : *l->read_gbs.value,
-                       std::max(1.0, *l->in_flight.value)});
+                       std::max(1.0, *l->in_flight.value), name == "L1" ? l1_set_refill_ns.value.value_or(0) : 0});
     }
     return out;
 }
@@ -317,9 +525,15 @@ nlohmann::json profile_json(const Profile& p) {
                           {"read_gbs", figure_json(l.read_gbs)},
                           {"vector_read_gbs", figure_json(l.vector_read_gbs)},
                           {"store_gbs", figure_json(l.store_gbs)},
+                          {"stream_store_gbs", figure_json(l.stream_store_gbs)},
                           {"in_flight", figure_json(l.in_flight)}});
     // The width as text: a whole number here would read, to the typed-number check, as one the prose must substitute.
     return {{"levels", levels},
+            {"core",
+             {{"int_add_ns", figure_json(p.core.int_add_ns)},
+              {"fp_add_ns", figure_json(p.core.fp_add_ns)},
+              {"peak_gflops", figure_json(p.core.peak_gflops)}}},
+            {"l1_set_refill_ns", figure_json(p.l1_set_refill_ns)},
             {"l3_reach_bytes", figure_json(p.l3_reach)},
             {"origin", p.origin},
             {"vector_loads", fmt::format("{} B", p.vector_bytes)},
@@ -333,12 +547,18 @@ std::vector<std::string> profile_lines(const Profile& p) {
             lines.push_back(fmt::format("{:<6} {}", l.name, l.latency_ns.source));
             continue;
         }
-        lines.push_back(fmt::format("{:<6} {:>9}: latency {}, {} in flight; reads {} (8 B), {} ({} B); stores {}",
-                                    l.name, size_text(l.bytes), figure_text(l.latency_ns, "{:.2f} ns"),
-                                    figure_text(l.in_flight, "{:.1f}"), figure_text(l.read_gbs, "{:.1f} GB/s"),
-                                    figure_text(l.vector_read_gbs, "{:.1f} GB/s"), p.vector_bytes,
-                                    figure_text(l.store_gbs, "{:.1f} GB/s")));
+        lines.push_back(fmt::format(
+            "{:<6} {:>9}: latency {}, {} in flight; reads {} (8 B), {} ({} B); stores {}, {} streaming", l.name,
+            size_text(l.bytes), figure_text(l.latency_ns, "{:.2f} ns"), figure_text(l.in_flight, "{:.1f}"),
+            figure_text(l.read_gbs, "{:.1f} GB/s"), figure_text(l.vector_read_gbs, "{:.1f} GB/s"), p.vector_bytes,
+            figure_text(l.store_gbs, "{:.1f} GB/s"), figure_text(l.stream_store_gbs, "{:.1f} GB/s")));
     }
+    lines.push_back(fmt::format("{:<6} an integer add {}, a double add {} (each of one dependent chain); peak {}",
+                                "core", figure_text(p.core.int_add_ns, "{:.3f} ns"),
+                                figure_text(p.core.fp_add_ns, "{:.3f} ns"),
+                                figure_text(p.core.peak_gflops, "{:.1f} GFLOPS")));
+    lines.push_back(fmt::format("{:<6} one L1 set refilled every {} ({})", "set",
+                                figure_text(p.l1_set_refill_ns, "{:.2f} ns"), p.l1_set_refill_ns.source));
     lines.push_back(fmt::format("{:<6} {}", "reach",
                                 p.l3_reach.value
                                     ? "the L3 serves up to " + size_text(static_cast<std::size_t>(*p.l3_reach.value)) +

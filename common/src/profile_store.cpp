@@ -48,9 +48,14 @@ Profile profile_from_json(const nlohmann::json& j) {
         level.read_gbs = figure_from_json(l.at("read_gbs"));
         level.vector_read_gbs = figure_from_json(l.at("vector_read_gbs"));
         level.store_gbs = figure_from_json(l.at("store_gbs"));
+        level.stream_store_gbs = figure_from_json(l.at("stream_store_gbs"));
         level.in_flight = figure_from_json(l.at("in_flight"));
         p.levels.push_back(level);
     }
+    const auto& core = j.at("core");
+    p.core = {figure_from_json(core.at("int_add_ns")), figure_from_json(core.at("fp_add_ns")),
+              figure_from_json(core.at("peak_gflops"))};
+    p.l1_set_refill_ns = figure_from_json(j.at("l1_set_refill_ns"));
     p.l3_reach = figure_from_json(j.at("l3_reach_bytes"));
     p.vector_bytes = std::stoul(j.at("vector_loads").get<std::string>());
     p.probe_seconds = j.at("probe_seconds").get<double>();

@@ -17,10 +17,21 @@ LevelTime level_time(const LevelPrice& price, const LevelTraffic& traffic, const
     }
     t.bandwidth_ns = traffic.bytes / price.gbs;                                               // GB/s is bytes per ns
     if (!work.prefetched) t.latency_ns = traffic.loads * price.latency_ns / price.in_flight;  // misses overlapped
+    t.refill_ns = traffic.same_set_misses * price.set_refill_ns;  // one set refilled a line at a time
     return t;
 }
 
+// A level's bottleneck: what the largest of its three times is.
+std::string level_bound(const LevelTime& t, const std::string& name) {
+    if (t.refill_ns > t.latency_ns && t.refill_ns > t.bandwidth_ns) return "refill-bound in " + name;
+    return (t.latency_ns > t.bandwidth_ns ? "latency-bound in " : "bandwidth-bound in ") + name;
+}
+
 }  // namespace
+
+double LevelTime::ns() const {
+    return std::max({bandwidth_ns, latency_ns, refill_ns});
+}
 // [end: level]
 
 // [snippet: predict]
@@ -38,8 +49,7 @@ Prediction predict(const std::vector<LevelPrice>& levels, const Work& work, Comb
         sum += t.ns();
         if (t.ns() > largest) {
             largest = t.ns();
-            const bool latency = t.latency_ns > t.bandwidth_ns;
-            p.bottleneck = (latency ? "latency-bound in " : "bandwidth-bound in ") + levels[k].name;
+            p.bottleneck = level_bound(t, levels[k].name);
         }
     }
     p.ns = work.dependent || combine == Combine::added ? sum : largest;
@@ -47,13 +57,19 @@ Prediction predict(const std::vector<LevelPrice>& levels, const Work& work, Comb
 }
 // [end: predict]
 
+// [snippet: core]
+double core_ns(const CorePrice& price, const InCore& in_core, double loads) {
+    return loads * (in_core.int_adds * price.int_add_ns + in_core.fp_adds * price.fp_add_ns);
+}
+// [end: core]
+
 // [snippet: traffic]
 std::vector<LevelTraffic> traffic_of(const std::vector<LevelCounts>& counts, double bytes_per_load, double line_bytes) {
     std::vector<LevelTraffic> out;
     for (std::size_t k = 0; k < counts.size(); ++k) {
         const auto hits = static_cast<double>(counts[k].accesses - counts[k].misses);
         const double bytes = k == 0 ? static_cast<double>(counts[0].accesses) * bytes_per_load : hits * line_bytes;
-        out.push_back({hits, bytes});
+        out.push_back({hits, bytes, k == 0 ? static_cast<double>(counts[0].same_set_misses) : 0});
     }
     const auto memory = static_cast<double>(counts.empty() ? 0 : counts.back().misses);
     out.push_back({memory, memory * line_bytes});

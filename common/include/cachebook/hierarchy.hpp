@@ -22,6 +22,9 @@ namespace cachebook {
 struct LevelCounts {
     std::uint64_t accesses = 0;
     std::uint64_t misses = 0;
+    /// Of the misses, those to the set of the miss before (counted at the first level only): one
+    /// set refilled line after line, which the hardware does one line at a time (profile.hpp).
+    std::uint64_t same_set_misses = 0;
     /// misses / accesses (the local miss rate); 0 when nothing reached the level.
     [[nodiscard]] double miss_rate() const;
 };
@@ -57,6 +60,7 @@ public:
 private:
     std::vector<Cache> caches_;
     std::vector<LevelCounts> counts_;
+    std::optional<std::size_t> last_miss_set_;  // the first level's set of the last miss
     std::optional<PagePlacement> placement_;
 };
 
@@ -94,7 +98,7 @@ std::vector<LevelCounts> placed_counts(const std::vector<CacheConfig>& levels, c
                                        int placements);
 
 /// warm_counts with pages placed at random, `placements` times (seeds 1, 2, ...): each level's
-/// accesses and misses summed over the placements and divided by their number, rounded down.
+/// accesses, misses and same-set misses summed over the placements and divided by their number, rounded down.
 std::vector<LevelCounts> placed_counts(const std::vector<CacheConfig>& levels, const Walk& walk, int placements);
 
 }  // namespace cachebook

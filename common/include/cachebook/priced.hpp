@@ -23,6 +23,7 @@ namespace cachebook {
 struct PricedMachine {
     std::vector<CacheConfig> caches;
     std::vector<LevelPrice> prices;  ///< one per cache, then memory
+    CorePrice core;                  ///< the core's own work: an add of a dependent chain
     std::string why_not;             ///< not empty: the model cannot price here, and why
     std::string note;  ///< how a level the machine describes in part is run ("the L3's ways unknown: ...")
     [[nodiscard]] bool usable() const { return why_not.empty(); }
@@ -34,7 +35,7 @@ struct PricedMachine {
 std::optional<CacheConfig> modelled_l3(const std::optional<CacheInfo>& l3, const CacheConfig& l2,
                                        const Profile& profile, std::string& note);
 
-/// "the levels: L1 1.1 ns, 72 GB/s, 10.2 in flight; ...", or "no model: why".
+/// "the levels: L1 1.1 ns, 72 GB/s, 10.2 in flight; ...; the core: an add 0.27 ns, ...", or "no model: why".
 std::string levels_text(const PricedMachine& m);
 
 /// This machine's caches (machine()) priced by `profile`.
@@ -50,7 +51,15 @@ struct WalkShape {
     /// (empty: one pass of `walk` itself), and the whole is `scale` times the part.
     Walk warm;
     double scale = 1;
+    InCore in_core{};  ///< the loop's chained adds a load, from its compiled code (time_model.hpp)
 };
+
+/// The chains of walks.hpp's sums as GCC -O3 compiles them for plain x86-64 (objdump -d): the row
+/// sum loads four ints a movdqu and adds them in two paddq to one accumulator, half an add a load;
+/// a column sum (sum_by_columns, sum_columns) loads one int a movslq and adds it to one register,
+/// one add a load. Both adds take one cycle, as the profile's integer chain does.
+inline constexpr InCore kRowSumCore{0.5, 0};
+inline constexpr InCore kColumnSumCore{1, 0};
 
 /// The model's time for one pass of the walk (warm, pages placed at random `placements` times),
 /// with the levels overlapped and added; `loads` is the whole walk's, scale included.
@@ -64,7 +73,9 @@ WalkPrediction predict_walk(const PricedMachine& m, const WalkShape& shape, int 
 /// blocked product): the three matrices touched once, two outer units run to warm the caches, the
 /// next two counted and the whole scaled from them (every unit of a nest walks alike). `prefetched`:
 /// the inner loop walks rows, which the prefetcher follows. nullopt when the product has fewer than
-/// four units (whole tiles in a row of tiles) to sample.
+/// four units (whole tiles in a row of tiles) to sample. The core's work: an inner loop over k sums
+/// into one double, a chain of one addsd a multiply-add; the others carry no chain from one
+/// iteration to the next (matmul_orders.cpp, compiled at -O3 without -ffast-math).
 std::optional<WalkPrediction> predict_matmul(const PricedMachine& m, LoopOrder order, std::size_t n, std::size_t tile,
                                              bool prefetched);
 

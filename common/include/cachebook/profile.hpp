@@ -27,17 +27,31 @@ struct Figure {
 
 /// One level's figures.
 struct LevelProfile {
-    std::string name;        ///< "L1", "L2", "L3", "memory"
-    std::size_t bytes = 0;   ///< the working set (0: the level's size is unknown, nothing measured)
-    Figure latency_ns;       ///< ns a hop of one dependent chase
-    Figure read_gbs;         ///< GB/s of 8-byte loads (read_sum)
-    Figure vector_read_gbs;  ///< GB/s of the widest vector loads (Profile::vector_bytes)
-    Figure store_gbs;        ///< GB/s of 8-byte stores, each line read for ownership first
-    Figure in_flight;        ///< ns a hop of one chase over the best ns an access of 1 to 48 chases (in_flight.hpp)
+    std::string name;         ///< "L1", "L2", "L3", "memory"
+    std::size_t bytes = 0;    ///< the working set (0: the level's size is unknown, nothing measured)
+    Figure latency_ns;        ///< ns a hop of one dependent chase
+    Figure read_gbs;          ///< GB/s of 8-byte loads (read_sum)
+    Figure vector_read_gbs;   ///< GB/s of the widest vector loads (Profile::vector_bytes)
+    Figure store_gbs;         ///< GB/s of 8-byte stores, each line read for ownership first
+    Figure stream_store_gbs;  ///< GB/s of 8-byte streaming stores (x86-64 movnti): no read for ownership
+    Figure in_flight;         ///< ns a hop of one chase over the best ns an access of 1 to 48 chases (in_flight.hpp)
+};
+
+/// What the core needs apart from its loads: measured by loops of adds alone, no load in them.
+struct CoreProfile {
+    Figure int_add_ns;  ///< ns an integer add of one dependent chain (the core's cycle, where adds take one)
+    Figure fp_add_ns;   ///< ns a double add of one dependent chain
+    Figure
+        peak_gflops;  ///< double flops a ns: fused multiply-adds of the widest vectors, chains enough to fill the units
 };
 
 struct Profile {
     std::vector<LevelProfile> levels;  ///< L1, L2, L3, memory
+    CoreProfile core;
+    /// ns between two lines brought into one L1 set: sixteen chases at once over lines one L1 way
+    /// apart (all in one set), eight times the set's ways of them, so that every load misses L1 and
+    /// L2 serves it. The time model prices a walk's misses to the set of the miss before with it.
+    Figure l1_set_refill_ns;
     Figure l3_reach;               ///< bytes: the largest working set the L3 serves at nearer its latency than memory's
     std::size_t vector_bytes = 0;  ///< the width of the vector loads measured
     double probe_seconds = 0;      ///< how long the probe took
@@ -48,6 +62,8 @@ struct Profile {
     /// serves whole lines, or with 8-byte loads where those were not measured), loads in flight.
     /// nullopt when one of them lacks a figure.
     [[nodiscard]] std::optional<std::vector<LevelPrice>> prices(const std::vector<std::string>& names) const;
+    /// The core's prices for the time model; nullopt without both add latencies.
+    [[nodiscard]] std::optional<CorePrice> core_price() const;
     /// The level of that name, or nullptr.
     [[nodiscard]] const LevelProfile* level(const std::string& name) const;
 };
@@ -79,7 +95,8 @@ Profile profile_from_json(const nlohmann::json& j);
 std::size_t widest_vector_bytes();
 
 /// The profile as the JSON records it (key "profile"): levels [{name, bytes, latency_ns,
-/// read_gbs, vector_read_gbs, store_gbs, in_flight, each a value with its spread and source}],
+/// read_gbs, vector_read_gbs, store_gbs, stream_store_gbs, in_flight, each a value with its spread and source}],
+/// core {int_add_ns, fp_add_ns, peak_gflops, the same}, l1_set_refill_ns (the same),
 /// l3_reach_bytes (the same), origin, vector_loads ("64 B"), probe_seconds (the runs are in each source);
 /// null where not measured.
 nlohmann::json profile_json(const Profile& p);

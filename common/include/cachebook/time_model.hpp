@@ -28,13 +28,36 @@ struct LevelPrice {
     double latency_ns = 0;  ///< one dependent load served here
     double gbs = 0;         ///< bytes a ns (GB/s) it delivers to a stream of loads
     double in_flight = 1;   ///< loads the core keeps in flight to it (the k-chase knee), at least 1
+    /// L1 only: ns between two lines brought into one set (0: not priced). Misses to the set of
+    /// the miss before wait for it, however many loads the core keeps in flight elsewhere.
+    double set_refill_ns = 0;
 };
 
 /// What a walk asks of one level: the loads it serves and the bytes they bring to the core.
 struct LevelTraffic {
     double loads = 0;
     double bytes = 0;
+    double same_set_misses = 0;  ///< L1 only: its misses to the set of the miss before
 };
+
+/// What the core's own work costs: one add of a dependency chain (each waits for the one
+/// before), as the profile measured it. A chain of adds runs at one add a latency however many
+/// ports the core has, so a loop whose loads are fast waits for its chain.
+struct CorePrice {
+    double int_add_ns = 0;  ///< an integer add (scalar or SSE2 paddq: one cycle on x86-64 cores alike)
+    double fp_add_ns = 0;   ///< a double add (addsd), never reordered without -ffast-math
+};
+
+/// The core's work of a loop, read from its compiled code: the adds in the loop's one dependency
+/// chain, per load of the walk (the sum's accumulator). A vectorised sum with one accumulator of
+/// four ints in two paddq has 0.5 a load; a scalar sum 1; a loop with no chain across iterations 0.
+struct InCore {
+    double int_adds = 0;
+    double fp_adds = 0;
+};
+
+/// The core's time for `loads` loads of a loop with `in_core` chained adds a load.
+double core_ns(const CorePrice& price, const InCore& in_core, double loads);
 
 /// How the levels' times combine.
 enum class Combine { overlapped, added };
@@ -51,13 +74,14 @@ struct Work {
 struct LevelTime {
     double bandwidth_ns = 0;  ///< bytes / bandwidth (independent loads only)
     double latency_ns = 0;    ///< loads x latency, over the loads in flight when independent
-    [[nodiscard]] double ns() const { return bandwidth_ns > latency_ns ? bandwidth_ns : latency_ns; }
+    double refill_ns = 0;     ///< L1: same-set misses x the set's refill time (independent loads only)
+    [[nodiscard]] double ns() const;
 };
 
 /// The model's answer.
 struct Prediction {
     double ns = 0;
-    std::string bottleneck;  ///< "latency-bound in L3", "bandwidth-bound in memory", "core-bound"
+    std::string bottleneck;  ///< "latency-bound in L3", "bandwidth-bound in memory", "refill-bound in L1", "core-bound"
     std::vector<LevelTime> levels;
 };
 
@@ -67,8 +91,8 @@ Prediction predict(const std::vector<LevelPrice>& levels, const Work& work, Comb
 
 /// The traffic of a walk from the hierarchy's counts (`counts[k]` for level k of `levels`, the
 /// last entry of `levels` being memory): L1 serves the loads that hit it, and all `loads` x
-/// `bytes_per_load` bytes pass its ports; a lower level serves the lines that hit it, memory
-/// the misses of the last cache, `line_bytes` each.
+/// `bytes_per_load` bytes pass its ports, and refills a set for each same-set miss; a lower level
+/// serves the lines that hit it, memory the misses of the last cache, `line_bytes` each.
 std::vector<LevelTraffic> traffic_of(const std::vector<LevelCounts>& counts, double bytes_per_load, double line_bytes);
 
 /// "overlapped" or "added".
