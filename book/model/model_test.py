@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import queue
 import random
 import subprocess
 import sys
@@ -36,14 +37,58 @@ REFERENCE_ROWS = [(1, 1, 1, "yi2.trace"), (4, 2, 4, "yi.trace"), (2, 1, 4, "dave
 POLICIES = ["lru", "fifo", "random", "plru", "opt"]  # opt: Belady's, offline (miss_kinds.cpp)
 
 failures: list[str] = []
-# Each comparison starts two processes, mostly waiting on Node's start-up: a few at once.
-pool = ThreadPoolExecutor(max_workers=3)
+# A few comparisons at once: each runs native cachesim and asks one of the Node processes.
+WORKERS = 3
+pool = ThreadPoolExecutor(max_workers=WORKERS)
 pending: list = []
 checked = {"lines": 0, "verbose": 0, "tables": 0, "errors": 0}
 
 
 def run(cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+
+
+class NodeModel:
+    """One Node process running model_check.mjs's batch: the model loaded once for many requests."""
+
+    def __init__(self, model: Path) -> None:
+        self.proc = subprocess.Popen(["node", str(HERE / "model_check.mjs"), str(model), "batch"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, errors="replace")
+
+    def ask(self, kind: str, arg: object) -> subprocess.CompletedProcess:
+        """What `node cachesim.mjs ARGS` (kind cachesim) or `node model_check.mjs MODEL trace|counts ARG` gives."""
+        cmd = ["node", kind, json.dumps(arg)]
+        try:
+            self.proc.stdin.write(json.dumps([kind, arg]) + "\n")
+            self.proc.stdin.flush()
+            answer = self.proc.stdout.readline()
+        except BrokenPipeError:
+            answer = ""
+        if not answer:
+            return subprocess.CompletedProcess(cmd, -1, "", f"the Node process ended (status {self.proc.poll()})")
+        a = json.loads(answer)
+        return subprocess.CompletedProcess(cmd, a["status"], a["stdout"], a["stderr"])
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+nodes: queue.Queue = queue.Queue()
+
+
+def ask_node(kind: str, arg: object) -> subprocess.CompletedProcess:
+    """Asks whichever Node process is free."""
+    n = nodes.get()
+    try:
+        return n.ask(kind, arg)
+    finally:
+        nodes.put(n)
+
+
+def node_cachesim(args: list[str]) -> subprocess.CompletedProcess:
+    """What `node cachesim.mjs ARGS` prints and its exit status."""
+    return ask_node("cachesim", args)
 
 
 def policies_for(ways: int) -> list[str]:
@@ -61,7 +106,7 @@ def same_verbose(bin_dir: Path, model: Path, args: list[str], what: str) -> None
 
 def compare_line(bin_dir: Path, model: Path, args: list[str], what: str) -> None:
     native = run([str(bin_dir / "cachesim"), *args])
-    node = run(["node", str(model / "cachesim.mjs"), *args])
+    node = node_cachesim(args)
     checked["lines"] += 1
     if native.returncode != 0:
         failures.append(f"{what}: native cachesim failed: {native.stderr.strip()}")
@@ -72,7 +117,7 @@ def compare_line(bin_dir: Path, model: Path, args: list[str], what: str) -> None
 
 def compare_verbose(bin_dir: Path, model: Path, args: list[str], what: str) -> None:
     native = run([str(bin_dir / "cachesim"), "-v", *args])
-    node = run(["node", str(model / "cachesim.mjs"), "-v", *args])
+    node = node_cachesim(["-v", *args])
     checked["verbose"] += 1
     if native.returncode != 0 or node.stdout != native.stdout:
         a, b = native.stdout.splitlines(), node.stdout.splitlines()
@@ -143,7 +188,7 @@ WALKS += [({"kind": "column", "rows": 256, "cols": 64, "leading": 257}, (6, 8, 6
 def walk_verbose(bin_dir: Path, model: Path, tmp: Path) -> None:
     for k, (walk, (s, e, b)) in enumerate(WALKS):
         trace = tmp / f"walk{k}.trace"
-        made = run(["node", str(HERE / "model_check.mjs"), str(model), "trace", json.dumps(walk)])
+        made = ask_node("trace", walk)
         if made.returncode != 0:
             failures.append(f"walk {walk}: {made.stderr.strip()}")
             continue
@@ -157,7 +202,7 @@ def walk_verbose(bin_dir: Path, model: Path, tmp: Path) -> None:
 
 
 def api_counts(model: Path, cache: dict, walks: list[dict]) -> list[dict]:
-    r = run(["node", str(HERE / "model_check.mjs"), str(model), "counts", json.dumps({"cache": cache, "walks": walks})])
+    r = ask_node("counts", {"cache": cache, "walks": walks})
     if r.returncode != 0:
         failures.append(f"API counts: {r.stderr.strip()}")
         return []
@@ -195,8 +240,7 @@ def course_tables(bin_dir: Path, model: Path, tmp: Path) -> None:
         if got:
             expect(f"six loop orders, {order}", tuple(round(got[i]["streams"][s]["misses"] / 64**3, 3) for s in (1, 2, 3)), want)
     # The transpose walk is native cachesim's --generate-transpose trace (4-byte floats).
-    made = run(["node", str(HERE / "model_check.mjs"), str(model), "trace", json.dumps(
-        {"kind": "transpose", "n": 20, "elem": 4})])
+    made = ask_node("trace", {"kind": "transpose", "n": 20, "elem": 4})
     native = run([str(bin_dir / "cachesim"), "--generate-transpose", "20"]).stdout
     def accesses(text: str) -> list[tuple[str, int]]:
         return [(op, int(a.split(",")[0], 16)) for op, a in (line.split() for line in text.splitlines())]
@@ -217,7 +261,7 @@ def bad_input(bin_dir: Path, model: Path) -> None:
     cases += [["-s", "1", "-E", "1", "-b", "1", "-t", str(p)] for p in sorted(BAD_TRACES.glob("*.trace"))]
     for args in cases:
         native = run([str(bin_dir / "cachesim"), *args])
-        node = run(["node", str(model / "cachesim.mjs"), *args])
+        node = node_cachesim(args)
         checked["errors"] += 1
         lines = node.stderr.strip().splitlines()
         if node.returncode != 2 or len(lines) != 1 or node.stdout:
@@ -243,6 +287,9 @@ def main() -> int:
         sys.stderr.write(built.stderr)
         return built.returncode
     print(built.stdout.strip())
+    started = [NodeModel(args.model) for _ in range(WORKERS)]
+    for n in started:
+        nodes.put(n)
     with tempfile.TemporaryDirectory() as tmp:
         for part in (cachelab_traces, bad_input):
             part(args.bin, args.model)
@@ -251,6 +298,8 @@ def main() -> int:
         random_cases(args.bin, args.model, Path(tmp), args.random)
         for job in pending:
             job.result()
+    for n in started:
+        n.close()
     print("model_test: " + ", ".join(f"{v} {k}" for k, v in checked.items()) + " compared")
     for f in failures:
         print("DIFFERS: " + f)
