@@ -2,7 +2,8 @@
 """The model in the pages against the native one: `model_test.py --bin BUILD/bin --model DIR`.
 
 Builds the wasm model into DIR (book/model/build_model.py), then requires:
-1. the Node entry point (cachesim.mjs) prints native cachesim's lines, on the cachelab
+1. the Node cachesim (cachesim.mjs; its run asked of a few Node processes that each load the
+   model once, and the program itself twice) prints native cachesim's lines, on the cachelab
    reference traces, generated transpose traces and random traces, under every policy
    (OPT too), with and without --classify (the misses by kind), and on random geometries
    in the manner of tests/test_cachesim.cpp's differential cases;
@@ -41,7 +42,7 @@ failures: list[str] = []
 WORKERS = 3
 pool = ThreadPoolExecutor(max_workers=WORKERS)
 pending: list = []
-checked = {"lines": 0, "verbose": 0, "tables": 0, "errors": 0}
+checked = {"lines": 0, "verbose": 0, "tables": 0, "errors": 0, "command lines": 0}
 
 
 def run(cmd: list[str]) -> subprocess.CompletedProcess:
@@ -272,6 +273,18 @@ def bad_input(bin_dir: Path, model: Path) -> None:
             failures.append(f"bad trace {args[-1]}: native says {native.stderr.strip()!r}, node {lines[0]!r}")
 
 
+def command_line(bin_dir: Path, model: Path) -> None:
+    # The rest ask the batch, which calls cachesim.mjs's run: here the program itself, as a reader
+    # runs it, a good run and a bad one.
+    for args in (["-s", "2", "-E", "2", "-b", "3", "-t", str(CACHELAB / "yi.trace")], ["-s", "1", "-E", "1"]):
+        native = run([str(bin_dir / "cachesim"), *args])
+        node = run(["node", str(model / "cachesim.mjs"), *args])
+        checked["command lines"] += 1
+        if (node.returncode, node.stdout, node.stderr) != (native.returncode, native.stdout, native.stderr):
+            failures.append(f"node cachesim.mjs {' '.join(args)}: status {node.returncode}, {node.stdout!r} "
+                            f"{node.stderr!r}; native: status {native.returncode}, {native.stdout!r} {native.stderr!r}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", type=Path, required=True, help="holds the native cachesim")
@@ -291,7 +304,7 @@ def main() -> int:
     for n in started:
         nodes.put(n)
     with tempfile.TemporaryDirectory() as tmp:
-        for part in (cachelab_traces, bad_input):
+        for part in (command_line, cachelab_traces, bad_input):
             part(args.bin, args.model)
         for part in (transpose_traces, walk_verbose, course_tables):
             part(args.bin, args.model, Path(tmp))
