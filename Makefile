@@ -336,10 +336,12 @@ aarch64-ci:
 	@echo "  chapter 6's program as a threads test (not built here; the [threads] unit tests run)"
 	@echo "  and what aarch64-check leaves out too: exercise graders, bad-argument table, cachesim's"
 	@echo "  command line, lackey fuzz, book, valgrind (all run natively in make test)"
+	@echo "  the tests that run no program of this build (label pattern, flake_check.table): Python"
+	@echo "    on the sources, the same run make test makes"
 	@echo "  chapter 9's 1000 x 1000 exactness shape (CACHEBOOK_SMALL_SHAPES_ONLY=1): minutes of emulated"
 	@echo "    arithmetic; the ten other shapes reach every edge of every NEON kernel and of step 6's loops"
 	cd build-aarch64 && CACHEBOOK_SMALL_SHAPES_ONLY=1 ctest --output-on-failure -j $(JOBS) \
-	  -LE 'book|valgrind|cli|exercise|golden|timing' -E '^(cachesim|fuzz)\.|^threads\.ch0'
+	  -LE 'book|valgrind|cli|exercise|golden|timing|pattern' -E '^(cachesim|fuzz)\.|^threads\.ch0|^flake_check\.'
 	cd build-aarch64 && ctest --output-on-failure -L golden -R '^golden\.($(subst $(space),|,$(AARCH64_CI_CHAPTERS)))$$'
 
 format-check:

@@ -28,12 +28,10 @@ starter=$(grep '^score:' grade_starter.txt) || die "no score line: $(tail -5 gra
 max=${BASH_REMATCH[1]}
 if ./build/grader --list | grep -q 'held back'; then die "the handout's grader runs held-back cases"; fi
 
-cp "$root/chapters/${ch}_"*/exercises/solution.cpp starter.cpp
-make grade JOBS=2 >grade_solution.txt 2>&1 || die "make grade failed on the solution: $(tail -5 grade_solution.txt)"
-solution=$(grep '^score:' grade_solution.txt)
-[[ $solution =~ ^score:\ $max\ /\ $max($|\ ) ]] || die "the solution scores '$solution', not $max / $max"
-
-mkdir -p submission && cp "$root/chapters/${ch}_"*/exercises/solution.cpp submission/starter.cpp
+# The solution through run_autograder first, which copies it over starter.cpp and builds the grader
+# in build/; then make grade on the same starter.cpp finds the grader built and only runs it.
+solution_cpp=$(echo "$root/chapters/${ch}_"*/exercises/solution.cpp)
+mkdir -p submission && cp "$solution_cpp" submission/starter.cpp
 ./run_autograder "$PWD/submission" "$PWD/results/results.json" >/dev/null
 /usr/bin/python3 -c '
 import json, sys
@@ -41,4 +39,9 @@ r = json.load(open(sys.argv[1]))
 assert r["score"] == sum(t["max_score"] for t in r["tests"]) == int(sys.argv[2]), r
 assert all(t["status"] == "passed" or t["max_score"] == 0 for t in r["tests"]), r' results/results.json "$max" \
   || die "run_autograder did not give the solution full marks"
+
+cmp -s "$solution_cpp" starter.cpp || die "run_autograder did not put the submission in starter.cpp"
+make grade JOBS=2 >grade_solution.txt 2>&1 || die "make grade failed on the solution: $(tail -5 grade_solution.txt)"
+solution=$(grep '^score:' grade_solution.txt)
+[[ $solution =~ ^score:\ $max\ /\ $max($|\ ) ]] || die "the solution scores '$solution', not $max / $max"
 echo "ch$ch: starter '$starter', solution '$solution', run_autograder full marks"

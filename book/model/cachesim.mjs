@@ -6,7 +6,10 @@
 // An M line is a load then a store, as in the cachelab reference. The trace is read
 // by the rules of tools/cachesim/lackey.cpp; a malformed line stops the run with
 // its line number. Bad arguments: one line on stderr, exit status 2.
-import { openSync, readSync, closeSync } from "node:fs";
+// As a module, cachesim(argv, getModel) makes the same run in the calling process and returns
+// what the command would print and its exit status (book/model/model_check.mjs runs many so).
+import { openSync, readSync, closeSync, realpathSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 import { loadModel, ModelError } from "./cachebook_model.mjs";
 
 const PROGRAM = "cachesim";
@@ -188,6 +191,15 @@ function addressHalves(hex) {
 
 function simulate(model, options) {
   const cache = model.cache(options);
+  try {
+    return simulateIn(cache, options);
+  } finally {
+    cache.free(); // a process that makes many runs must not keep every cache
+  }
+}
+
+// The verbose lines, if any, then the counts' line (and the kinds' line), each ending in a newline.
+function simulateIn(cache, options) {
   const source = options.trace === "-" ? "<stdin>" : options.trace;
   const triples = new Uint32Array(3 * BATCH);
   const whole = options.optimal || options.classify ? [] : null; // every access, for OPT and the kinds
@@ -221,7 +233,6 @@ function simulate(model, options) {
   }
   cache.runTriples(triples, queued);
   if (records === 0) throw new UsageError(`${source}: empty trace: no I, L, S or M line`);
-  if (out.length) process.stdout.write(out.join(""));
   const all = whole ? Uint32Array.from(whole) : null;
   const t = options.optimal ? cache.optimal(all) : cache.totals();
   const printed = [`hits:${t.hits} misses:${t.misses} evictions:${t.evictions}`];
@@ -229,7 +240,7 @@ function simulate(model, options) {
     const k = cache.splitMisses(all, t.misses);
     printed.push(`compulsory:${k.compulsory} capacity:${k.capacity} conflict:${k.conflict}`);
   }
-  return printed.join("\n");
+  return out.join("") + printed.join("\n") + "\n";
 }
 
 // As native cachesim -v prints an access: "L 7ff000384,4 miss eviction" (an M: two outcomes).
@@ -245,21 +256,25 @@ function verboseLine(cache, r, lo, hi) {
   return text + "\n";
 }
 
-async function main() {
-  let options;
+// One run: {status, stdout, stderr}. getModel loads the model, called only once the arguments
+// parse, so that bad arguments need no model.
+export async function cachesim(argv, getModel) {
   try {
-    options = parseArguments(process.argv.slice(2));
-    if (options === null) { console.log(USAGE); return 0; }
-    const model = await loadModel();
-    console.log(simulate(model, options));
-    return 0;
+    const options = parseArguments(argv);
+    if (options === null) return { status: 0, stdout: USAGE + "\n", stderr: "" };
+    return { status: 0, stdout: simulate(await getModel(), options), stderr: "" };
   } catch (e) {
     if (e instanceof UsageError || e instanceof ModelError) {
-      process.stderr.write(`${PROGRAM}: error: ${e.message.split("\n")[0]}\n`);
-      return 2;
+      return { status: 2, stdout: "", stderr: `${PROGRAM}: error: ${e.message.split("\n")[0]}\n` };
     }
     throw e;
   }
 }
 
-process.exitCode = await main();
+// Run as a program (not imported): the arguments of the command line.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  const r = await cachesim(process.argv.slice(2), loadModel);
+  process.stdout.write(r.stdout);
+  process.stderr.write(r.stderr);
+  process.exitCode = r.status;
+}

@@ -2,7 +2,8 @@
 """The model in the pages against the native one: `model_test.py --bin BUILD/bin --model DIR`.
 
 Builds the wasm model into DIR (book/model/build_model.py), then requires:
-1. the Node entry point (cachesim.mjs) prints native cachesim's lines, on the cachelab
+1. the Node cachesim (cachesim.mjs; its run asked of a few Node processes that each load the
+   model once, and the program itself twice) prints native cachesim's lines, on the cachelab
    reference traces, generated transpose traces and random traces, under every policy
    (OPT too), with and without --classify (the misses by kind), and on random geometries
    in the manner of tests/test_cachesim.cpp's differential cases;
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import queue
 import random
 import subprocess
 import sys
@@ -36,14 +38,58 @@ REFERENCE_ROWS = [(1, 1, 1, "yi2.trace"), (4, 2, 4, "yi.trace"), (2, 1, 4, "dave
 POLICIES = ["lru", "fifo", "random", "plru", "opt"]  # opt: Belady's, offline (miss_kinds.cpp)
 
 failures: list[str] = []
-# Each comparison starts two processes, mostly waiting on Node's start-up: a few at once.
-pool = ThreadPoolExecutor(max_workers=3)
+# A few comparisons at once: each runs native cachesim and asks one of the Node processes.
+WORKERS = 3
+pool = ThreadPoolExecutor(max_workers=WORKERS)
 pending: list = []
-checked = {"lines": 0, "verbose": 0, "tables": 0, "errors": 0}
+checked = {"lines": 0, "verbose": 0, "tables": 0, "errors": 0, "command lines": 0}
 
 
 def run(cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+
+
+class NodeModel:
+    """One Node process running model_check.mjs's batch: the model loaded once for many requests."""
+
+    def __init__(self, model: Path) -> None:
+        self.proc = subprocess.Popen(["node", str(HERE / "model_check.mjs"), str(model), "batch"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, errors="replace")
+
+    def ask(self, kind: str, arg: object) -> subprocess.CompletedProcess:
+        """What `node cachesim.mjs ARGS` (kind cachesim) or `node model_check.mjs MODEL trace|counts ARG` gives."""
+        cmd = ["node", kind, json.dumps(arg)]
+        try:
+            self.proc.stdin.write(json.dumps([kind, arg]) + "\n")
+            self.proc.stdin.flush()
+            answer = self.proc.stdout.readline()
+        except BrokenPipeError:
+            answer = ""
+        if not answer:
+            return subprocess.CompletedProcess(cmd, -1, "", f"the Node process ended (status {self.proc.poll()})")
+        a = json.loads(answer)
+        return subprocess.CompletedProcess(cmd, a["status"], a["stdout"], a["stderr"])
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+nodes: queue.Queue = queue.Queue()
+
+
+def ask_node(kind: str, arg: object) -> subprocess.CompletedProcess:
+    """Asks whichever Node process is free."""
+    n = nodes.get()
+    try:
+        return n.ask(kind, arg)
+    finally:
+        nodes.put(n)
+
+
+def node_cachesim(args: list[str]) -> subprocess.CompletedProcess:
+    """What `node cachesim.mjs ARGS` prints and its exit status."""
+    return ask_node("cachesim", args)
 
 
 def policies_for(ways: int) -> list[str]:
@@ -61,7 +107,7 @@ def same_verbose(bin_dir: Path, model: Path, args: list[str], what: str) -> None
 
 def compare_line(bin_dir: Path, model: Path, args: list[str], what: str) -> None:
     native = run([str(bin_dir / "cachesim"), *args])
-    node = run(["node", str(model / "cachesim.mjs"), *args])
+    node = node_cachesim(args)
     checked["lines"] += 1
     if native.returncode != 0:
         failures.append(f"{what}: native cachesim failed: {native.stderr.strip()}")
@@ -72,7 +118,7 @@ def compare_line(bin_dir: Path, model: Path, args: list[str], what: str) -> None
 
 def compare_verbose(bin_dir: Path, model: Path, args: list[str], what: str) -> None:
     native = run([str(bin_dir / "cachesim"), "-v", *args])
-    node = run(["node", str(model / "cachesim.mjs"), "-v", *args])
+    node = node_cachesim(["-v", *args])
     checked["verbose"] += 1
     if native.returncode != 0 or node.stdout != native.stdout:
         a, b = native.stdout.splitlines(), node.stdout.splitlines()
@@ -143,7 +189,7 @@ WALKS += [({"kind": "column", "rows": 256, "cols": 64, "leading": 257}, (6, 8, 6
 def walk_verbose(bin_dir: Path, model: Path, tmp: Path) -> None:
     for k, (walk, (s, e, b)) in enumerate(WALKS):
         trace = tmp / f"walk{k}.trace"
-        made = run(["node", str(HERE / "model_check.mjs"), str(model), "trace", json.dumps(walk)])
+        made = ask_node("trace", walk)
         if made.returncode != 0:
             failures.append(f"walk {walk}: {made.stderr.strip()}")
             continue
@@ -157,7 +203,7 @@ def walk_verbose(bin_dir: Path, model: Path, tmp: Path) -> None:
 
 
 def api_counts(model: Path, cache: dict, walks: list[dict]) -> list[dict]:
-    r = run(["node", str(HERE / "model_check.mjs"), str(model), "counts", json.dumps({"cache": cache, "walks": walks})])
+    r = ask_node("counts", {"cache": cache, "walks": walks})
     if r.returncode != 0:
         failures.append(f"API counts: {r.stderr.strip()}")
         return []
@@ -195,8 +241,7 @@ def course_tables(bin_dir: Path, model: Path, tmp: Path) -> None:
         if got:
             expect(f"six loop orders, {order}", tuple(round(got[i]["streams"][s]["misses"] / 64**3, 3) for s in (1, 2, 3)), want)
     # The transpose walk is native cachesim's --generate-transpose trace (4-byte floats).
-    made = run(["node", str(HERE / "model_check.mjs"), str(model), "trace", json.dumps(
-        {"kind": "transpose", "n": 20, "elem": 4})])
+    made = ask_node("trace", {"kind": "transpose", "n": 20, "elem": 4})
     native = run([str(bin_dir / "cachesim"), "--generate-transpose", "20"]).stdout
     def accesses(text: str) -> list[tuple[str, int]]:
         return [(op, int(a.split(",")[0], 16)) for op, a in (line.split() for line in text.splitlines())]
@@ -217,7 +262,7 @@ def bad_input(bin_dir: Path, model: Path) -> None:
     cases += [["-s", "1", "-E", "1", "-b", "1", "-t", str(p)] for p in sorted(BAD_TRACES.glob("*.trace"))]
     for args in cases:
         native = run([str(bin_dir / "cachesim"), *args])
-        node = run(["node", str(model / "cachesim.mjs"), *args])
+        node = node_cachesim(args)
         checked["errors"] += 1
         lines = node.stderr.strip().splitlines()
         if node.returncode != 2 or len(lines) != 1 or node.stdout:
@@ -226,6 +271,18 @@ def bad_input(bin_dir: Path, model: Path) -> None:
             failures.append(f"bad input {args}: native cachesim gave status {native.returncode}")
         elif args[-1].startswith(str(BAD_TRACES)) and lines[0] != native.stderr.strip():
             failures.append(f"bad trace {args[-1]}: native says {native.stderr.strip()!r}, node {lines[0]!r}")
+
+
+def command_line(bin_dir: Path, model: Path) -> None:
+    # The rest ask the batch, which calls cachesim.mjs's run: here the program itself, as a reader
+    # runs it, a good run and a bad one.
+    for args in (["-s", "2", "-E", "2", "-b", "3", "-t", str(CACHELAB / "yi.trace")], ["-s", "1", "-E", "1"]):
+        native = run([str(bin_dir / "cachesim"), *args])
+        node = run(["node", str(model / "cachesim.mjs"), *args])
+        checked["command lines"] += 1
+        if (node.returncode, node.stdout, node.stderr) != (native.returncode, native.stdout, native.stderr):
+            failures.append(f"node cachesim.mjs {' '.join(args)}: status {node.returncode}, {node.stdout!r} "
+                            f"{node.stderr!r}; native: status {native.returncode}, {native.stdout!r} {native.stderr!r}")
 
 
 def main() -> int:
@@ -243,14 +300,19 @@ def main() -> int:
         sys.stderr.write(built.stderr)
         return built.returncode
     print(built.stdout.strip())
+    started = [NodeModel(args.model) for _ in range(WORKERS)]
+    for n in started:
+        nodes.put(n)
     with tempfile.TemporaryDirectory() as tmp:
-        for part in (cachelab_traces, bad_input):
+        for part in (command_line, cachelab_traces, bad_input):
             part(args.bin, args.model)
         for part in (transpose_traces, walk_verbose, course_tables):
             part(args.bin, args.model, Path(tmp))
         random_cases(args.bin, args.model, Path(tmp), args.random)
         for job in pending:
             job.result()
+    for n in started:
+        n.close()
     print("model_test: " + ", ".join(f"{v} {k}" for k, v in checked.items()) + " compared")
     for f in failures:
         print("DIFFERS: " + f)
