@@ -40,7 +40,7 @@ struct MeasuredOrders {
 };
 /// How time_orders sizes the runs of each order: an order of the claim (inner i, inner j) takes
 /// `claim`'s; an inner-k order, shown in the table only, takes `table`'s, and so does an order of
-/// the claim whose fastest run, after `table.floor` runs, is over kOutOfRace times its group's
+/// the claim whose fastest run, from `table.floor` runs on, is over kOutOfRace times its group's
 /// fastest: it cannot be the group's fastest within the claim's noise.
 struct OrderSizing {
     cachebook::RunBudget claim, table;
