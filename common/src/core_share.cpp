@@ -32,11 +32,4 @@ void CoreShares::clear() {
     races_ = 0;
 }
 
-ExperimentResult run_experiment(const Experiment& e, CoreShares& noted, bool quick, Instruments instruments) {
-    noted.clear();
-    auto probe = std::move(instruments.shares);
-    instruments.shares = [&noted, probe](int threads) { return noted.races() == 0 ? probe(threads) : noted.each(); };
-    return run_experiment(e, quick, instruments);
-}
-
 }  // namespace cachebook

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cachebook/claim.hpp"
+#include "cachebook/core_share.hpp"
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"
 
@@ -276,6 +277,15 @@ void report_ratio_of_ratios(Report& report, const RatioOfRatiosResult& outcome) 
         report.record(timed ? Value::measured(key + name + "_noise", ratio->noise, 2)
                             : Value::unknown(key + name + "_noise", "-"));
     }
+}
+
+// The kit run on sides that note their threads' shares (core_share.hpp); here, not in
+// core_share.cpp, so that CoreShares alone needs nothing of the kit.
+ExperimentResult run_experiment(const Experiment& e, CoreShares& noted, bool quick, Instruments instruments) {
+    noted.clear();
+    auto probe = std::move(instruments.shares);
+    instruments.shares = [&noted, probe](int threads) { return noted.races() == 0 ? probe(threads) : noted.each(); };
+    return run_experiment(e, quick, instruments);
 }
 
 }  // namespace cachebook
