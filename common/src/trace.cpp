@@ -17,20 +17,26 @@ std::vector<Cell> visit_order(std::size_t n, std::size_t tile) {
     return order;
 }
 
-std::vector<std::uint64_t> row_major_trace(std::size_t n, std::size_t elem, std::uint64_t base) {
+namespace {
+
+// The n x n addresses of a walk: its step (outer, inner) reads address_of(outer, inner).
+template <class AddressOf>
+std::vector<std::uint64_t> square_walk(std::size_t n, AddressOf address_of) {
     std::vector<std::uint64_t> t;
     t.reserve(n * n);
-    for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = 0; j < n; ++j) t.push_back(row_major_address(base, i, j, n, elem));
+    for (std::size_t outer = 0; outer < n; ++outer)
+        for (std::size_t inner = 0; inner < n; ++inner) t.push_back(address_of(outer, inner));
     return t;
 }
 
+}  // namespace
+
+std::vector<std::uint64_t> row_major_trace(std::size_t n, std::size_t elem, std::uint64_t base) {
+    return square_walk(n, [=](std::size_t i, std::size_t j) { return row_major_address(base, i, j, n, elem); });
+}
+
 std::vector<std::uint64_t> col_major_trace(std::size_t n, std::size_t elem, std::uint64_t base) {
-    std::vector<std::uint64_t> t;
-    t.reserve(n * n);
-    for (std::size_t j = 0; j < n; ++j)
-        for (std::size_t i = 0; i < n; ++i) t.push_back(row_major_address(base, i, j, n, elem));
-    return t;
+    return square_walk(n, [=](std::size_t j, std::size_t i) { return row_major_address(base, i, j, n, elem); });
 }
 
 std::string_view order_name(LoopOrder o) {
