@@ -17,7 +17,8 @@
 namespace cachebook_test {
 
 #ifdef CACHEBOOK_TEST_DATA
-/// The path of a file in tests/data.
+/// The path of a file in tests/data (in the targets that define CACHEBOOK_TEST_DATA: a test that
+/// uses it elsewhere does not compile).
 inline std::string test_data(const std::string& name) {
     return std::string(CACHEBOOK_TEST_DATA) + "/" + name;
 }

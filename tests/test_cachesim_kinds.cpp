@@ -19,10 +19,6 @@
 using namespace cachebook;
 using namespace cachesim;
 
-#ifndef CACHEBOOK_TEST_DATA
-#error "CACHEBOOK_TEST_DATA must name tests/data"
-#endif
-
 namespace {
 
 using cachebook_test::test_data;
