@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cachebook/claim.hpp"
+#include "kit_checks.hpp"
 
 using cachebook::ClaimRule;
 using cachebook::decide;
@@ -62,13 +63,6 @@ TEST_CASE("the rule gives no verdict from fewer than six runs a side", "[claim]"
 TEST_CASE("measure_claim times both sides in A B B A order, the runs the rule asks for", "[claim]") {
     std::string order;
     const auto r = cachebook::measure_claim([&] { order += 'S'; }, [&] { order += 'F'; }, ClaimRule{1.0, 6, 10.0});
-    CHECK(order ==
-          "SF"
-          "SF"
-          "FS"
-          "SF"
-          "FS"
-          "SF"
-          "FS");  // one untimed call each, then six timed each
+    CHECK(order == cachebook_test::kSixRunsAbba);  // one untimed call each, then six timed each
     CHECK(r.threshold == 1.0);
 }

@@ -9,6 +9,7 @@
 
 #include "cachebook/claim.hpp"
 #include "cachebook/experiment.hpp"
+#include "kit_checks.hpp"
 
 using cachebook::Claim;
 using cachebook::decide_claim;
@@ -56,20 +57,24 @@ std::vector<double> times(double seconds, int runs) {
     return std::vector<double>(static_cast<std::size_t>(runs), seconds);
 }
 
+// Prints a claim through a report titled "test" and checks the two lines printed, the claim's and
+// the rule's; returns what the report recorded under claims.<key>.
+template <class Print>
+nlohmann::json printed_claim(Print print, const std::string& key, const std::string& claim_line,
+                             const std::string& rule_line) {
+    std::ostringstream out;
+    cachebook::Report report("test", false, out);
+    print(report);
+    CHECK(out.str() == "test\n  " + claim_line + "\n  " + rule_line + "\n");
+    return report.json().at("claims").at(key);
+}
+
 }  // namespace
 
 TEST_CASE("the kit runs the sides in A B B A order after one untimed call of each", "[experiment]") {
     FakeMachine m;
     const auto o = cachebook::run_experiment(m.experiment({1.5}, {0, 6}), false, m.instruments());
-    // S F untimed, then S F, F S, S F, F S, S F, F S: each side first in three runs, second in three
-    CHECK(m.order ==
-          "SF"
-          "SF"
-          "FS"
-          "SF"
-          "FS"
-          "SF"
-          "FS");
+    CHECK(m.order == cachebook_test::kSixRunsAbba);
     CHECK(o.slow_runs == times(2.0, 6));
     CHECK(o.fast_runs == times(1.0, 6));
     CHECK(o.result.effect == Approx(2.0));
@@ -169,10 +174,7 @@ TEST_CASE("threads that did not each get a core give no verdict, with the share 
         cachebook::run_experiment(m.experiment({1.5, Direction::at_least, 2}, {0, 6}), false, m.instruments());
     CHECK(o.shares == std::vector<double>{0.97, 0.45});  // each thread's lesser look
     CHECK(o.result.effect == Approx(2.0));               // the effect is still measured and shown
-    CHECK(o.result.verdict == Verdict::inconclusive);
-    CHECK(o.result.reason ==
-          "2.00x against at least 1.50x, noise 0 %: the threads got 0.97, 0.45 of a core, one below 0.70: they did "
-          "not each have a core of their own");
+    cachebook_test::check_no_core_each(o.result, "2.00x against at least 1.50x, noise 0 %", "0.97, 0.45");
 }
 
 TEST_CASE("threads that each got a core keep the rule's verdict", "[experiment]") {
@@ -238,14 +240,10 @@ TEST_CASE("an experiment is recorded under its key, each figure as printed", "[e
     m.fast_costs = {1.0e-6};
     const auto e = m.experiment({1.5, Direction::at_least, 2}, {0, 6});
     const auto o = cachebook::run_experiment(e, false, m.instruments());
-    std::ostringstream out;
-    cachebook::Report report("test", false, out);
-    cachebook::report_experiment(report, o);
-    CHECK(out.str() ==
-          "test\n"
-          "  claim: slow / fast at least 1.50x: holds (2.00x, margin +33 %, noise 0 %)\n"
-          "  the rule: 2.00x against at least 1.50x, noise 0 %: clears the threshold by more than the noise\n");
-    const auto& c = report.json()["claims"]["fake"];
+    const auto c =
+        printed_claim([&](cachebook::Report& report) { cachebook::report_experiment(report, o); }, "fake",
+                      "claim: slow / fast at least 1.50x: holds (2.00x, margin +33 %, noise 0 %)",
+                      "the rule: 2.00x against at least 1.50x, noise 0 %: clears the threshold by more than the noise");
     CHECK(c["threshold"] == 1.5);
     CHECK(c["verdict"] == "holds");
     CHECK(c["effect"] == 2.0);
@@ -353,14 +351,10 @@ TEST_CASE("a ratio of ratios is recorded with both ratios and their noise", "[ex
     FourSides m;
     const auto o =
         cachebook::run_ratio_of_ratios(m.declared(8e-6, 2e-6, 1e-6, 1e-6, Claim{3.0}), true, m.instruments());
-    std::ostringstream out;
-    cachebook::Report report("test", false, out);
-    cachebook::report_ratio_of_ratios(report, o);
-    CHECK(out.str() ==
-          "test\n"
-          "  claim: a / b over c / d at least 3.00x: holds (4.00x, margin +33 %, noise 0 %)\n"
-          "  the rule: 4.00x against at least 3.00x, noise 0 %: clears the threshold by more than the noise\n");
-    const auto& c = report.json()["claims"]["ratios"];
+    const auto c =
+        printed_claim([&](cachebook::Report& report) { cachebook::report_ratio_of_ratios(report, o); }, "ratios",
+                      "claim: a / b over c / d at least 3.00x: holds (4.00x, margin +33 %, noise 0 %)",
+                      "the rule: 4.00x against at least 3.00x, noise 0 %: clears the threshold by more than the noise");
     CHECK(c["runs"] == 6);
     CHECK(c["a_ns"] == 8000.0);
     CHECK(c["b_ns"] == 2000.0);
