@@ -33,23 +33,52 @@ fs::path fresh_root(const std::string& name) {
     return root;
 }
 
+// A made-up /proc and /sys tree, as a machine set up for measuring has it; a test changes the
+// files it needs.
+struct Tree {
+    std::string governor = "performance";
+    std::string boost_file = "sys/devices/system/cpu/intel_pstate/no_turbo", boost = "1";
+    std::string thp = "always [madvise] never";
+    std::string loadavg = "0.00 0.00 0.00 1/100 1";
+    std::string meminfo = "MemAvailable: 8388608 kB";
+    std::string cpu_flags = "fpu sse2 avx2";
+    std::string perf_event_paranoid;  // no file when empty
+    bool one_core = false;            // every usable cpu a hardware thread of one core, or each its own
+
+    // Writes the tree under a fresh root named `name` and returns the root.
+    fs::path write_as(const std::string& name) const {
+        const fs::path root = fresh_root(name);
+        write(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", governor + "\n");
+        write(root, boost_file, boost + "\n");
+        write(root, "sys/kernel/mm/transparent_hugepage/enabled", thp + "\n");
+        write(root, "proc/loadavg", loadavg + "\n");
+        write(root, "proc/meminfo", meminfo + "\n");
+        write(root, "proc/cpuinfo", "processor\t: 0\nflags\t\t: " + cpu_flags + "\n");
+        if (!perf_event_paranoid.empty())
+            write(root, "proc/sys/kernel/perf_event_paranoid", perf_event_paranoid + "\n");
+        const std::string all = fmt::format("0-{}", cachebook::nth_usable_cpu(cachebook::usable_cpus() - 1));
+        for (int i = 0; cachebook::nth_usable_cpu(i) >= 0; ++i) {
+            const int cpu = cachebook::nth_usable_cpu(i);
+            write(root, fmt::format("sys/devices/system/cpu/cpu{}/topology/thread_siblings_list", cpu),
+                  (one_core ? all : std::to_string(cpu)) + "\n");
+        }
+        return root;
+    }
+};
+
 }  // namespace
 
 TEST_CASE("a machine set up badly for measuring: every condition found, with its fix", "[conditions]") {
-    const fs::path root = fresh_root("bad");
-    write(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "powersave\n");
-    write(root, "sys/devices/system/cpu/cpufreq/boost", "1\n");
-    write(root, "sys/kernel/mm/transparent_hugepage/enabled", "always madvise [never]\n");
-    write(root, "proc/loadavg", "9.00 8.00 7.00 3/200 12345\n");
-    write(root, "proc/meminfo", "MemTotal: 1000000 kB\nMemFree: 100000 kB\nMemAvailable: 524288 kB\n");
-    write(root, "proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu sse2 hypervisor avx2\n");
-    write(root, "proc/sys/kernel/perf_event_paranoid", "2\n");
-    const std::string all = fmt::format("0-{}", cachebook::nth_usable_cpu(cachebook::usable_cpus() - 1));
-    for (int i = 0; cachebook::nth_usable_cpu(i) >= 0; ++i)
-        write(root,
-              fmt::format("sys/devices/system/cpu/cpu{}/topology/thread_siblings_list", cachebook::nth_usable_cpu(i)),
-              all + "\n");
-    auto c = by_item(cachebook::run_conditions(root.string()));
+    Tree bad;
+    bad.governor = "powersave";
+    bad.boost_file = "sys/devices/system/cpu/cpufreq/boost";
+    bad.thp = "always madvise [never]";
+    bad.loadavg = "9.00 8.00 7.00 3/200 12345";
+    bad.meminfo = "MemTotal: 1000000 kB\nMemFree: 100000 kB\nMemAvailable: 524288 kB";
+    bad.cpu_flags = "fpu sse2 hypervisor avx2";
+    bad.perf_event_paranoid = "2";
+    bad.one_core = true;
+    auto c = by_item(cachebook::run_conditions(bad.write_as("bad").string()));
     CHECK(c.size() == 9);
     CHECK_FALSE(c["governor"].fit);
     CHECK(c["governor"].state == "powersave");
@@ -70,19 +99,7 @@ TEST_CASE("a machine set up badly for measuring: every condition found, with its
 }
 
 TEST_CASE("a machine set up for measuring passes, and Intel's no_turbo counts as boost", "[conditions]") {
-    const fs::path root = fresh_root("good");
-    write(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance\n");
-    write(root, "sys/devices/system/cpu/intel_pstate/no_turbo", "1\n");
-    write(root, "sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
-    write(root, "proc/loadavg", "0.00 0.00 0.00 1/100 1\n");
-    write(root, "proc/meminfo", "MemAvailable: 8388608 kB\n");
-    write(root, "proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu sse2 avx2\n");
-    for (int i = 0; cachebook::nth_usable_cpu(i) >= 0; ++i) {
-        const int cpu = cachebook::nth_usable_cpu(i);
-        write(root, fmt::format("sys/devices/system/cpu/cpu{}/topology/thread_siblings_list", cpu),
-              fmt::format("{}\n", cpu));
-    }
-    auto c = by_item(cachebook::run_conditions(root.string()));
+    auto c = by_item(cachebook::run_conditions(Tree{}.write_as("good").string()));
     for (const char* item : {"governor", "boost", "smt", "hypervisor", "thp", "load", "memory"}) {
         INFO(item << ": " << c[item].state);
         CHECK(c[item].fit);
