@@ -725,6 +725,8 @@ def setup(app):
     app.connect("build-finished", _repair_debian_furo)
     app.connect("builder-inited", _drop_unused_scripts)
     app.connect("build-finished", _remove_unused_files)
+    # What the widgets share, first: the widgets (these and conf.py's stepper.js) use it as they load.
+    app.add_js_file("dom.js")
     # The model in the page (book/model, shipped at _static/model/ by book/build.py) and its widgets.
     app.add_js_file("live.js")
     app.add_js_file("playground.js")
@@ -733,4 +735,4 @@ def setup(app):
     app.add_js_file("outputs.js")
     # env_version: raised when the pages' scripts or markup change, so that an incremental build
     # writes every page again (pages whose source did not change would keep the old script list).
-    return {"version": "1", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "env_version": 3, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -27,12 +27,7 @@
 
   class InputError extends Error {}
 
-  function el(tag, attrs, text) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const el = window.cachebookEl;  // dom.js
 
   function stateFromUrl() {
     const s = Object.assign({}, DEFAULTS);

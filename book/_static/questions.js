@@ -3,12 +3,7 @@
 (function () {
   "use strict";
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const el = window.cachebookEl;  // dom.js
 
   // The walk in the cache: totals, per array, and the lines touched (each one's first access misses).
   function count(model, spec) {

@@ -14,12 +14,7 @@
 (function () {
   "use strict";
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const el = window.cachebookEl;  // dom.js
 
   function count(n, word) {
     return n + " " + word + (n === 1 ? "" : /(s|ch|sh|x)$/.test(word) ? "es" : "s");

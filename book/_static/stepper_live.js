@@ -7,12 +7,7 @@
 
   const ORDERS = ["ijk", "jik", "jki", "kji", "kij", "ikj"];
 
-  function el(tag, attrs, text) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const el = window.cachebookEl;  // dom.js
 
   // Every line the cache holds, set 0 first (one set: the ways in order, as recorded walks list them).
   function held(cache) {
