@@ -133,38 +133,51 @@ TEST_CASE("a run budget: the floor whatever the time, then more only while the s
     CHECK_FALSE(budget.another(6, 0.5));
 }
 
-// With no seconds to spare, the claim's orders keep its rounds and the table's take their floor.
-TEST_CASE("time_orders sized for the chapter: the claim's rounds, the inner-k orders twice", "[ch03]") {
-    const auto sizing = ch03::order_sizing(6, 0.0);
-    CHECK(sizing.claim.floor == 6);
-    CHECK(sizing.table.floor == 2);
-    const auto timed = ch03::time_orders(64, sizing);
-    CHECK(timed.identical);
-    // The fastest of each group never leaves the rounds, so both groups have all six.
-    CHECK(ch03::claim_rounds(timed) == 6);
-    for (const auto& order : timed.orders) {
+// With no seconds to spare: every order once, the claim's two orders its six runs on top.
+TEST_CASE("measure_six_orders: the heats, then the claim on the fastest of each group", "[ch03]") {
+    const auto measured = ch03::measure_six_orders(64, 6, false, 0.0);
+    const auto& claim = measured.claim;
+    CHECK(measured.timed.identical);
+    CHECK(claim.identical);
+    CHECK(ch03::inner_variable(claim.inner_i) == 'i');
+    CHECK(ch03::inner_variable(claim.inner_j) == 'j');
+    CHECK(claim.outcome.key == "inner_i");
+    CHECK(claim.outcome.slow_runs.size() == 6);
+    CHECK(claim.outcome.fast_runs.size() == 6);
+    for (const auto& order : measured.timed.orders) {
         INFO(cachebook::order_name(order.order));
-        const auto runs = order.timing.runs.size();
-        if (ch03::inner_variable(order.order) == 'k') {
-            CHECK(runs == 2);
-            continue;
-        }
-        // An order of the claim leaves the rounds at its second run or later, once its fastest is
-        // over kOutOfRace times its group's fastest (which can only fall after); else it runs six.
-        CHECK(runs >= 2);
-        CHECK(runs <= 6);
-        if (runs < 6) CHECK(order.timing.min() > ch03::kOutOfRace * timed.min_of(ch03::inner_variable(order.order)));
+        const bool side = order.order == claim.inner_i || order.order == claim.inner_j;
+        CHECK(order.timing.runs.size() == (side ? 7u : 1u));
     }
+    // The claim is made at N = 512: at 64 the kit's runs give no verdict.
+    CHECK(claim.outcome.result.verdict == cachebook::Verdict::inconclusive);
+    CHECK(claim.outcome.result.reason == "the claim is made at N = 512, this run measured N = 64");
+}
+
+TEST_CASE("the claim's sides are the heats' fastest inner-i and inner-j orders", "[ch03]") {
+    auto heats = ch03::time_orders(32, 1, {LoopOrder::jki, LoopOrder::kji, LoopOrder::kij, LoopOrder::ikj});
+    const std::vector<double> seconds = {2.0, 1.0, 0.1, 0.2};  // jki, kji, kij, ikj
+    for (std::size_t k = 0; k < seconds.size(); ++k) heats.orders[k].timing.runs = {seconds[k]};
+    const auto claim = ch03::run_inner_claim(heats, 1, true);
+    CHECK(claim.inner_i == LoopOrder::kji);
+    CHECK(claim.inner_j == LoopOrder::kij);
+    CHECK(claim.identical);
+    // The quick size: the kit's six runs a side, whatever --runs says.
+    CHECK(claim.outcome.slow_runs.size() == static_cast<std::size_t>(cachebook::kMinRunsPerSide));
+    CHECK(claim.outcome.result.threshold == ch03::kInnerThreshold);
 }
 
 // Decided by the chapter's own function, once: holds passes, fails fails, inconclusive skips.
 TEST_CASE("at N = 512 the best inner-j order is at least 5x faster than the inner-i orders", "[ch03][timing]") {
-    const auto timed = ch03::time_orders(512, 6, {LoopOrder::jki, LoopOrder::kji, LoopOrder::kij, LoopOrder::ikj});
-    REQUIRE(timed.identical);
-    const auto claim = ch03::inner_claim(timed);
-    INFO("inner-i " << timed.min_of('i') * 1e3 << " ms, inner-j " << timed.min_of('j') * 1e3
-                    << " ms: " << claim.reason);
-    CHECK(claim.threshold == ch03::kInnerThreshold);
-    if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
-    CHECK(claim.verdict == cachebook::Verdict::holds);
+    const auto heats =
+        ch03::time_orders(ch03::kInnerN, 1, {LoopOrder::jki, LoopOrder::kji, LoopOrder::kij, LoopOrder::ikj});
+    const auto claim = ch03::run_inner_claim(heats, cachebook::kMinRunsPerSide, true);
+    REQUIRE(heats.identical);
+    REQUIRE(claim.identical);
+    const auto& result = claim.outcome.result;
+    INFO(cachebook::order_name(claim.inner_i)
+         << " against " << cachebook::order_name(claim.inner_j) << ": " << result.reason);
+    CHECK(result.threshold == ch03::kInnerThreshold);
+    if (result.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(result.reason);
+    CHECK(result.verdict == cachebook::Verdict::holds);
 }

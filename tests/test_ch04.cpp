@@ -113,7 +113,47 @@ TEST_CASE("blocked and naive products are memcmp-equal, ragged edges too", "[ch0
             CHECK(std::memcmp(naive.data(), blocked.data(), n * n * sizeof(double)) == 0);
         }
     }
-    CHECK(ch04::tile_sweep(40, {8, 16, 24}, ch04::claim_runs(1)).identical);
+    CHECK(ch04::tile_sweep(40, {8, 16, 24}, cachebook::RunBudget{1, 1, 0}).identical);
+}
+
+// The pairs' timing without the clock's figures: how many runs, which key, what the rule says.
+TEST_CASE("time_pair: a claim on the kit at its quick size, a table's figure by its budget", "[ch04]") {
+    int slow_calls = 0, fast_calls = 0;
+    const auto slow = [&] { ++slow_calls; };
+    const auto fast = [&] { ++fast_calls; };
+    const auto claimed = ch04::time_pair(64, slow, fast, ch04::claim_runs(ch04::kBlockedClaim, 6, true));
+    CHECK(claimed.claim.key == "blocked");
+    CHECK(claimed.claim.text == "naive / blocked");
+    CHECK(claimed.slow.runs.size() == static_cast<std::size_t>(ch04::kQuickClaimRuns));
+    CHECK(claimed.fast.runs.size() == static_cast<std::size_t>(ch04::kQuickClaimRuns));
+    CHECK(slow_calls == ch04::kQuickClaimRuns + 1);  // one untimed call first
+    CHECK(fast_calls == ch04::kQuickClaimRuns + 1);
+    CHECK(claimed.claim.result.threshold == ch04::kBlockedClaim.threshold);
+    CHECK(claimed.claim.result.verdict == cachebook::Verdict::inconclusive);
+    CHECK(claimed.claim.result.reason == "the claim is made at N = 512, this run measured N = 64");
+
+    slow_calls = fast_calls = 0;
+    const auto full = ch04::time_pair(64, slow, fast, ch04::claim_runs(ch04::kBlockedClaim, 7, false));
+    CHECK(full.slow.runs.size() == 7);  // --runs
+    slow_calls = fast_calls = 0;
+    const auto table = ch04::time_pair(64, slow, fast, ch04::table_runs(6, 0.0));
+    CHECK(table.claim.key.empty());
+    CHECK(table.slow.runs.size() == 2);  // no seconds to spare: the floor of two
+    CHECK(slow_calls == 2);
+    CHECK(fast_calls == 2);
+}
+
+TEST_CASE("the timed pairs compare their results: a walk that writes nothing is caught", "[ch04]") {
+    const auto tiled = [](std::size_t n, const double* src, double* dst) { ch04::transpose_tiled(n, 4, src, dst); };
+    const auto nothing = [](std::size_t, const double*, double*) {};
+    CHECK(ch04::time_transposes(37, ch04::transpose_naive, tiled, ch04::table_runs(1, 0.0)).identical);
+    CHECK_FALSE(ch04::time_transposes(37, ch04::transpose_naive, nothing, ch04::table_runs(1, 0.0)).identical);
+    const auto blocked = ch04::time_blocked(40, 8, ch04::claim_runs(ch04::kBlockedClaim, 6, false));
+    CHECK(blocked.identical);
+    CHECK(blocked.naive.runs.size() == 6);
+    CHECK(blocked.claim.key == "blocked");
+    const auto zero = [](std::size_t n, const double*, const double*, double* c) { std::fill(c, c + n * n, 0.0); };
+    CHECK_FALSE(ch04::time_products(40, ch04::matmul_recursive, zero, ch04::table_runs(1, 0.0)).identical);
 }
 
 TEST_CASE("the tiled transpose equals the naive one", "[ch04]") {
@@ -177,21 +217,22 @@ TEST_CASE("the real Stocks.csv gives the same counts as generated data", "[ch04]
 TEST_CASE("blocked (tile from the L1) is at least 3x faster than naive ijk at N = 512", "[ch04][timing]") {
     const auto l1 = cachebook::data_cache(1);
     const std::size_t tile = ch04::tile_from_cache(l1 && l1->size_bytes ? l1->size_bytes : 32 * 1024, 512).tile;
-    const auto t = ch04::time_blocked(512, tile, ch04::claim_runs(8));
+    const auto t = ch04::time_blocked(ch04::kBlockedN, tile, ch04::claim_runs(ch04::kBlockedClaim, 6, true));
     REQUIRE(t.identical);
-    const auto claim = ch04::blocked_claim(t);
+    const auto& claim = t.claim.result;
     INFO("naive " << t.naive.min() * 1e3 << " ms, blocked " << t.blocked.min() * 1e3 << " ms: " << claim.reason);
-    CHECK(claim.threshold == ch04::kBlockedThreshold);
+    CHECK(t.naive.runs.size() == static_cast<std::size_t>(ch04::kQuickClaimRuns));
+    CHECK(claim.threshold == ch04::kBlockedClaim.threshold);
     if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
     CHECK(claim.verdict == cachebook::Verdict::holds);
 }
 
 TEST_CASE("tiled transpose (T = 8) of 2048 x 2048 doubles is at least 1.15x faster than naive", "[ch04][timing]") {
-    const auto t = ch04::time_transpose(2048, 8, ch04::claim_runs(8));
+    const auto t = ch04::time_transpose(ch04::kTransposeN, 8, ch04::claim_runs(ch04::kTransposeClaim, 6, true));
     REQUIRE(t.identical);
-    const auto claim = ch04::transpose_claim(t);
+    const auto& claim = t.claim.result;
     INFO("naive " << t.naive.min() * 1e3 << " ms, tiled " << t.tiled.min() * 1e3 << " ms: " << claim.reason);
-    CHECK(claim.threshold == ch04::kTransposeThreshold);
+    CHECK(claim.threshold == ch04::kTransposeClaim.threshold);
     if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
     CHECK(claim.verdict == cachebook::Verdict::holds);
 }
@@ -531,13 +572,13 @@ TEST_CASE("the model at 4 KiB and 32 KiB: one tile suits one cache, the recursio
 TEST_CASE("the recursive walks take at most kRecursiveSlack times the tiled walks' time", "[ch04][timing]") {
     const auto l1 = cachebook::data_cache(1);
     const std::size_t tile = ch04::tile_from_cache(l1 && l1->size_bytes ? l1->size_bytes : 32 * 1024, 512).tile;
-    const auto product = ch04::time_recursive_product(ch04::kBlockedN, tile, ch04::claim_runs(8));
-    const auto transpose =
-        ch04::time_recursive_transpose(ch04::kTransposeN, ch04::kRecursiveTransposeTile, ch04::claim_runs(8));
+    const auto product =
+        ch04::time_recursive_product(ch04::kBlockedN, tile, ch04::claim_runs(ch04::kRecursiveProductClaim, 6, true));
+    const auto transpose = ch04::time_recursive_transpose(ch04::kTransposeN, ch04::kRecursiveTransposeTile,
+                                                          ch04::claim_runs(ch04::kRecursiveTransposeClaim, 6, true));
     REQUIRE(product.identical);
     REQUIRE(transpose.identical);
-    for (const auto& claim :
-         {ch04::recursive_claim(product, ch04::kBlockedN), ch04::recursive_claim(transpose, ch04::kTransposeN)}) {
+    for (const auto& claim : {product.claim.result, transpose.claim.result}) {
         INFO("product " << product.ratio() << "x, transpose " << transpose.ratio() << "x: " << claim.reason);
         CHECK(claim.threshold == 1.0 / ch04::kRecursiveSlack);
         if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);

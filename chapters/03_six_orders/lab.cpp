@@ -5,7 +5,9 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
+#include <stdexcept>
 #include <tuple>
 
 #include "cachebook/cli.hpp"
@@ -35,54 +37,92 @@ double MeasuredOrders::fastest() const {
     return best;
 }
 
-OrderSizing order_sizing(int runs, double seconds) {
-    return {{runs, runs, seconds}, {std::min(2, runs), runs, seconds}};
-}
-
 namespace {
-// The budget `o` is timed by now (OrderSizing).
-const cachebook::RunBudget& budget_of(const MeasuredOrders& out, const OrderTiming& o, const OrderSizing& sizing) {
-    const char inner = inner_variable(o.order);
-    const auto done = static_cast<int>(o.timing.runs.size());
-    const bool out_of_race = done >= sizing.table.floor && o.timing.min() > kOutOfRace * out.min_of(inner);
-    return inner == 'k' || out_of_race ? sizing.table : sizing.claim;
+// Two products equal byte for byte (integer-valued data: every order computes the same doubles).
+bool same_bytes(const std::vector<double>& a, const std::vector<double>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 }  // namespace
 
-MeasuredOrders time_orders(std::size_t n, const OrderSizing& sizing, const std::vector<cachebook::LoopOrder>& orders) {
+MeasuredOrders time_orders(std::size_t n, const cachebook::RunBudget& runs,
+                           const std::vector<cachebook::LoopOrder>& orders) {
     const auto matrices = cachebook::integer_valued_matrices(n);
     MeasuredOrders out;
     out.n = n;
-    std::vector<double> first(n * n), c(n * n);
-    bool have_first = false;
+    std::vector<double> c(n * n);
     out.identical = true;
-    if (orders.empty())
-        for (cachebook::LoopOrder order : cachebook::kAllOrders) out.orders.push_back({order, {}});
-    else
-        for (cachebook::LoopOrder order : orders) out.orders.push_back({order, {}});
-    // Round-robin over the orders, so that a noisy moment of the machine is shared among them; an
-    // order leaves the rounds when its budget says so, and does not come back.
+    const auto all =
+        std::vector<cachebook::LoopOrder>(std::begin(cachebook::kAllOrders), std::end(cachebook::kAllOrders));
+    for (cachebook::LoopOrder order : orders.empty() ? all : orders) out.orders.push_back({order, {}});
+    // Round-robin over the orders, so that a noisy moment of the machine is shared among them.
     const auto began = cachebook::Clock::now();
-    for (bool any = true; any;) {
-        any = false;
-        const double elapsed = cachebook::seconds_since(began);
+    for (int round = 0; runs.another(round, cachebook::seconds_since(began)); ++round)
         for (auto& o : out.orders) {
-            if (!budget_of(out, o, sizing).another(static_cast<int>(o.timing.runs.size()), elapsed)) continue;
-            any = true;
             const double start = cachebook::thread_cpu_seconds();
             cachebook::matmul_in_order(o.order, n, matrices.a.data(), matrices.b.data(), c.data());
             o.timing.runs.push_back(cachebook::thread_cpu_seconds() - start);
             cachebook::do_not_optimize(c.data());
             cachebook::clobber_memory();
-            if (!have_first) {
-                first = c;
-                have_first = true;
-            } else if (std::memcmp(first.data(), c.data(), n * n * sizeof(double)) != 0) {
+            if (out.c.empty())
+                out.c = c;
+            else if (!same_bytes(c, out.c))
                 out.identical = false;
-            }
         }
+    for (double v : out.c) out.checksum += v;
+    return out;
+}
+
+namespace {
+
+// The order of `timed` with this inner variable whose fastest run is the fastest.
+cachebook::LoopOrder fastest_order(const MeasuredOrders& timed, char inner) {
+    const OrderTiming* best = nullptr;
+    for (const auto& o : timed.orders)
+        if (inner_variable(o.order) == inner && (best == nullptr || o.timing.min() < best->timing.min())) best = &o;
+    if (best == nullptr) throw std::invalid_argument(fmt::format("no inner-{} order was timed", inner));
+    return best->order;
+}
+
+// Appends `runs` to `order`'s timing in `timed`.
+void add_runs(MeasuredOrders& timed, cachebook::LoopOrder order, const std::vector<double>& runs) {
+    for (auto& o : timed.orders)
+        if (o.order == order) o.timing.runs.insert(o.timing.runs.end(), runs.begin(), runs.end());
+}
+
+}  // namespace
+
+InnerClaim run_inner_claim(const MeasuredOrders& heats, int runs, bool quick) {
+    const std::size_t n = heats.n;
+    const auto matrices = cachebook::integer_valued_matrices(n);
+    std::vector<double> c_i(n * n), c_j(n * n);
+    InnerClaim claim{fastest_order(heats, 'i'), fastest_order(heats, 'j'), {}, false};
+    const auto multiply = [&](cachebook::LoopOrder order, std::vector<double>& c) {
+        cachebook::matmul_in_order(order, n, matrices.a.data(), matrices.b.data(), c.data());
+        cachebook::do_not_optimize(c.data());
+        cachebook::clobber_memory();
+    };
+    const cachebook::Experiment declared{"inner_i",
+                                         "fastest inner-i / fastest inner-j",
+                                         [&] { multiply(claim.inner_i, c_i); },
+                                         [&] { multiply(claim.inner_j, c_j); },
+                                         {.runs = runs, .quick_runs = cachebook::kMinRunsPerSide},
+                                         {.threshold = kInnerThreshold}};
+    claim.outcome = cachebook::run_experiment(declared, quick, cachebook::thread_cpu_instruments());
+    claim.identical = same_bytes(c_i, heats.c) && same_bytes(c_j, heats.c);
+    auto& result = claim.outcome.result;
+    if (n != kInnerN) {
+        result.verdict = cachebook::Verdict::inconclusive;
+        result.reason = fmt::format("the claim is made at N = {}, this run measured N = {}", kInnerN, n);
     }
-    for (double v : first) out.checksum += v;
+    return claim;
+}
+
+SixOrders measure_six_orders(std::size_t n, int runs, bool quick, double seconds) {
+    SixOrders out{time_orders(n, cachebook::RunBudget{1, runs, seconds}), {}};
+    out.claim = run_inner_claim(out.timed, runs, quick);
+    add_runs(out.timed, out.claim.inner_i, out.claim.outcome.slow_runs);
+    add_runs(out.timed, out.claim.inner_j, out.claim.outcome.fast_runs);
+    out.timed.identical = out.timed.identical && out.claim.identical;
     return out;
 }
 
@@ -123,47 +163,6 @@ std::vector<cachebook::PricedClaim> padded_priced(const PaddedPrice& price, cons
         out.insert(out.end(), claims.begin(), claims.end());
     }
     return out;
-}
-
-namespace {
-// The fastest run of round r among the orders with this inner variable; 0 when none was timed.
-double round_min(const MeasuredOrders& timed, char inner, std::size_t r) {
-    double best = 0;
-    for (const auto& o : timed.orders)
-        if (inner_variable(o.order) == inner && r < o.timing.runs.size())
-            best = best == 0 ? o.timing.runs[r] : std::min(best, o.timing.runs[r]);
-    return best;
-}
-
-}  // namespace
-
-std::size_t claim_rounds(const MeasuredOrders& timed) {
-    std::size_t i = 0, j = 0;
-    for (const auto& o : timed.orders) {
-        auto& group = inner_variable(o.order) == 'i' ? i : j;
-        if (inner_variable(o.order) != 'k') group = std::max(group, o.timing.runs.size());
-    }
-    return std::min(i, j);
-}
-
-cachebook::ClaimResult inner_claim(const MeasuredOrders& timed, double max_noise) {
-    const std::size_t rounds = claim_rounds(timed);
-    std::vector<double> inner_i, inner_j;
-    for (std::size_t r = 0; r < rounds; ++r) {
-        inner_i.push_back(round_min(timed, 'i', r));
-        inner_j.push_back(round_min(timed, 'j', r));
-    }
-    const bool both = rounds > 0 && inner_i.front() > 0 && inner_j.front() > 0;
-    cachebook::ClaimResult none{both ? timed.min_of('i') / timed.min_of('j') : 0, 0, kInnerThreshold,
-                                cachebook::Verdict::inconclusive, ""};
-    if (!both)
-        none.reason = "an inner-i and an inner-j order must both be timed";
-    else if (timed.n != kInnerN)
-        none.reason = fmt::format("the claim is made at N = {}, this run measured N = {}", kInnerN, timed.n);
-    else if (rounds < 2)
-        none.reason = "one round of runs gives no control: run at least two";
-    if (!none.reason.empty()) return none;
-    return cachebook::decide(inner_i, inner_j, {kInnerThreshold, static_cast<int>(rounds), max_noise});
 }
 
 cachebook::CacheConfig chosen_cache(std::int64_t lines, std::int64_t ways, std::int64_t line_bytes) {

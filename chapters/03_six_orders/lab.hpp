@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "cachebook/cache.hpp"
-#include "cachebook/claim.hpp"
 #include "cachebook/experiment.hpp"
 #include "cachebook/measure.hpp"
 #include "cachebook/priced.hpp"
@@ -18,6 +17,9 @@
 #include "six_orders.hpp"
 
 namespace ch03 {
+
+/// The order of the course notes' matrices, simulated in their 4-line and 32-line caches.
+inline constexpr std::size_t kNotesN = 64;
 
 /// "0.125": three decimals, as the reference tables print them.
 std::string three(double v);
@@ -35,29 +37,48 @@ struct MeasuredOrders {
     std::vector<OrderTiming> orders;                ///< in the book's order
     bool identical = false;                         ///< every C equal, byte for byte, to the first
     double checksum = 0;                            ///< sum of C's entries
+    std::vector<double> c;                          ///< the first order's C
     [[nodiscard]] double min_of(char inner) const;  ///< fastest order with this inner variable
     [[nodiscard]] double fastest() const;           ///< fastest of all the orders
 };
-/// How time_orders sizes the runs of each order: an order of the claim (inner i, inner j) takes
-/// `claim`'s; an inner-k order, shown in the table only, takes `table`'s, and so does an order of
-/// the claim whose fastest run, from `table.floor` runs on, is over kOutOfRace times its group's
-/// fastest: it cannot be the group's fastest within the claim's noise.
-struct OrderSizing {
-    cachebook::RunBudget claim, table;
-};
-inline constexpr double kOutOfRace = 1.25;
-/// The sizing of the chapter's run: the claim's orders `runs` runs (--runs, 6 by default:
-/// kMinRunsPerSide), the table's two, then up to `runs` while `seconds` of the wall clock last.
-inline constexpr double kOrdersSeconds = 4.0, kPaddedSeconds = 0.5;
-OrderSizing order_sizing(int runs, double seconds);
-/// Times the given orders (all six by default), round-robin, each as `sizing` says, by the calling
-/// thread's CPU clock (cachebook/cpu_time.hpp); C is compared byte for byte.
-MeasuredOrders time_orders(std::size_t n, const OrderSizing& sizing,
+/// Times the given orders (all six by default), round-robin, each as `runs` says (its floor, then
+/// more while its seconds of the wall clock last), by the calling thread's CPU clock
+/// (cachebook/cpu_time.hpp); C is compared byte for byte.
+MeasuredOrders time_orders(std::size_t n, const cachebook::RunBudget& runs,
                            const std::vector<cachebook::LoopOrder>& orders = {});
 /// Every order `runs` times.
 inline MeasuredOrders time_orders(std::size_t n, int runs, const std::vector<cachebook::LoopOrder>& orders = {}) {
-    return time_orders(n, OrderSizing{{runs, runs, 0}, {runs, runs, 0}}, orders);
+    return time_orders(n, cachebook::RunBudget{runs, runs, 0}, orders);
 }
+
+/// The chapter's claim: the fastest inner-i order takes at least this many times as long as the
+/// fastest inner-j one (at N = 512).
+inline constexpr double kInnerThreshold = 5.0;
+inline constexpr std::size_t kInnerN = 512;
+/// The claim run: its two sides, the fastest inner-i and the fastest inner-j order of the heats
+/// (one run of each order at least), and what the kit gave.
+struct InnerClaim {
+    cachebook::LoopOrder inner_i{}, inner_j{};
+    cachebook::ExperimentResult outcome;
+    bool identical = false;  ///< both sides' C equal the heats' C, byte for byte
+};
+/// The claim, declared once (cachebook/experiment.hpp) and run by the kit at the heats' N: the
+/// two sides A B B A, one untimed call of each first, `runs` runs a side (kMinRunsPerSide with
+/// `quick`, the tests' size), by the calling thread's CPU clock; the control is each side's odd
+/// runs against its even runs. Inconclusive, with the reason, at an N other than kInnerN
+/// (--quick, --measure-n).
+InnerClaim run_inner_claim(const MeasuredOrders& heats, int runs, bool quick);
+
+/// Section 5's measurement: the heats, every order once and more rounds only while `seconds` of
+/// the wall clock last (at most `runs`), then the claim on the heats' fastest of each group
+/// (run_inner_claim). The claim's runs join its two orders' runs, so the table's minima are of
+/// every run; the four other orders, which only the table shows, keep the heats' runs.
+struct SixOrders {
+    MeasuredOrders timed;
+    InnerClaim claim;
+};
+inline constexpr double kOrdersSeconds = 0.5, kPaddedSeconds = 0.5;
+SixOrders measure_six_orders(std::size_t n, int runs, bool quick, double seconds = kOrdersSeconds);
 
 /// ns a multiply-add of `order`'s fastest run in `timed`; 0 when it was not timed.
 double madd_ns(const MeasuredOrders& timed, cachebook::LoopOrder order);
@@ -74,20 +95,6 @@ PaddedPrice price_padded(std::size_t n);
 /// The priced claims of the two orders at both sizes: `timed` at N, `again` at the padded size.
 std::vector<cachebook::PricedClaim> padded_priced(const PaddedPrice& price, const MeasuredOrders& timed,
                                                   const MeasuredOrders& again);
-
-/// The rounds in which both groups of the claim had an order timed (the inner-i group's and the
-/// inner-j group's longest-running order, the fewer of the two).
-std::size_t claim_rounds(const MeasuredOrders& timed);
-
-/// The chapter's claim: the fastest inner-i order takes at least this many times as long as the
-/// fastest inner-j one (at N = 512).
-inline constexpr double kInnerThreshold = 5.0;
-inline constexpr std::size_t kInnerN = 512;
-/// The claim decided by the book's rule (cachebook/claim.hpp): in each of the claim_rounds, the
-/// fastest inner-i run against the fastest inner-j run, the rounds as time_orders ran them; the control is each
-/// side's odd rounds against its even rounds. Inconclusive, with the reason, when the run's N is
-/// not the claim's (--quick, --measure-n), a group was not timed or one round gives no control.
-cachebook::ClaimResult inner_claim(const MeasuredOrders& timed, double max_noise = 0.2);
 
 /// The cache of the reader's choice: `lines` lines of `line_bytes` bytes in sets of
 /// `ways` (0: fully associative). Throws cachebook::UsageError naming the option that

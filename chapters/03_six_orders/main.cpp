@@ -1,6 +1,8 @@
 // ch03_six_orders: prints what chapter 3 shows, one function per numbered section (sections.cpp).
 // The lesson is six_orders.cpp, the lab lab.cpp; each result is written once, through cachebook::Report.
-#include "cachebook/cli.hpp"
+#include <optional>
+
+#include "cachebook/chapter_main.hpp"
 #include "lab.hpp"
 #include "sections.hpp"
 
@@ -19,6 +21,7 @@ std::optional<int> parse(cachebook::Cli& cli, ch03::Options& options, int argc, 
     cli.add_int("--runs", options.runs, "Timed runs of each order (the minimum is reported)", 1, 100);
     if (auto status = cli.parse(argc, argv)) return status;
     auto& app = cli.app();
+    options.quick = cli.quick();
     for (const char* flag : {"--n", "--lines", "--ways", "--line-bytes", "--tile"})
         options.custom = options.custom || app.count(flag) > 0;
     if (cli.quick() && app.count("--measure-n") == 0) options.measure_n = 256;
@@ -30,23 +33,21 @@ std::optional<int> parse(cachebook::Cli& cli, ch03::Options& options, int argc, 
     return std::nullopt;
 }
 
+void sections(cachebook::Report& report, const ch03::Options& options) {
+    ch03::analytic_section(report);
+    ch03::small_cache_section(report, 4);
+    ch03::small_cache_section(report, 32);
+    ch03::tiled_section(report);
+    if (options.custom) ch03::chosen_cache_section(report, options);
+    ch03::measured_section(report, options);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    return cachebook::guarded_main("ch03_six_orders", [&] {
-        cachebook::Cli cli("ch03_six_orders",
-                           "Chapter 3: the six loop orders of C = A x B, analysed, simulated "
-                           "and measured");
-        ch03::Options options;
-        if (auto status = parse(cli, options, argc, argv)) return *status;
-        cachebook::Report report("Chapter 3 · The six loop orders of C = A x B");
-        ch03::analytic_section(report);
-        ch03::small_cache_section(report, 4);
-        ch03::small_cache_section(report, 32);
-        ch03::tiled_section(report);
-        if (options.custom) ch03::chosen_cache_section(report, options);
-        ch03::measured_section(report, options);
-        report.save(cli.json_path());
-        return 0;
-    });
+    return cachebook::chapter_main<ch03::Options>(
+        argc, argv,
+        {"ch03_six_orders", "Chapter 3: the six loop orders of C = A x B, analysed, simulated and measured",
+         "Chapter 3 · The six loop orders of C = A x B"},
+        parse, sections);
 }

@@ -85,19 +85,21 @@ void tiled_table(Report& report, std::size_t n, const cachebook::CacheConfig& ca
 void small_cache_section(Report& report, std::size_t cache_lines) {
     const auto cache = cachebook::CacheConfig::fully_associative(cache_lines, 64);
     const std::string key = fmt::format("simulated.lines{}", cache_lines);
-    report.section("Simulated: N = 64, fully associative LRU cache of {} lines ({} B)", cache_lines,
+    report.section("Simulated: N = {}, fully associative LRU cache of {} lines ({} B)",
+                   Value::exact(key + ".n", ch03::kNotesN), cache_lines,
                    Value::exact(key + ".cache_bytes", cache.capacity_bytes()));
-    simulated_table(report, 64, cache, key);
+    simulated_table(report, ch03::kNotesN, cache, key);
 }
 
 void tiled_section(Report& report) {
     const auto cache = cachebook::CacheConfig::fully_associative(32, 64);
     const std::size_t cache_doubles = cache.capacity_bytes() / 8;
-    report.section("Tiled (tiles ii, jj, kk; then i, k, j), N = 64, the 32-line cache: {} doubles",
+    report.section("Tiled (tiles ii, jj, kk; then i, k, j), N = {}, the 32-line cache: {} doubles",
+                   Value::exact("simulated.tiled_n", ch03::kNotesN),
                    Value::exact("simulated.cache_doubles", cache_doubles));
     report.line("   3 T^2 <= {} gives T <= {}", Value::exact("simulated.rule_doubles", cache_doubles),
                 Value::exact("simulated.tile_bound", fmt::format("{:.1f}", ch03::tile_bound(cache_doubles))));
-    tiled_table(report, 64, cache, {8, 16}, "simulated.tiled");
+    tiled_table(report, ch03::kNotesN, cache, {8, 16}, "simulated.tiled");
 }
 
 void chosen_cache_section(Report& report, const Options& options) {
@@ -120,22 +122,21 @@ void column_sets_line(Report& report, std::size_t n) {
     report.line("  where the L1d comes from: {}",
                 Value::measured("measured.l1_source",
                                 info ? cachebook::source_name(info->source) : machine.why_unknown("the L1d")));
-    if (!info || info->ways == 0 || info->line_bytes < sizeof(double) ||
-        info->size_bytes % (info->ways * info->line_bytes) != 0) {
+    const auto l1 = cachebook::cache_config(info);
+    if (!l1) {
         report.record("measured.column_sets", nullptr);
         const auto unknown = cachebook::Value::unknown("", "unknown");
         report.line("  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)",
                     Value::exact("measured.column_lines", n), unknown, unknown, unknown, unknown);
         return;
     }
-    const auto l1 = cachebook::CacheConfig::from_capacity(info->size_bytes, info->ways, info->line_bytes);
-    const auto column = cachebook::block_sets(l1, 0, n, sizeof(double), n * sizeof(double));
+    const auto column = cachebook::block_sets(*l1, 0, n, sizeof(double), n * sizeof(double));
     report.line(
         "  a column's {} lines in this machine's L1d: sets {} ({} of {} sets, room for {} lines)",
         Value::exact("measured.column_lines", n),
         Value::measured("measured.column_sets.set_list", cachebook::set_list(column.sets)),
         Value::measured("measured.column_sets.sets", column.sets.size()),
-        Value::measured("measured.column_sets.l1_sets", fmt::format("{}", l1.sets)),  // text: for the prose only
+        Value::measured("measured.column_sets.l1_sets", fmt::format("{}", l1->sets)),  // text: for the prose only
         Value::measured("measured.column_sets.room", column.room));
 }
 
@@ -145,9 +146,9 @@ void column_sets_line(Report& report, std::size_t n) {
 void padded_lines(Report& report, const ch03::MeasuredOrders& timed, const ch03::PaddedPrice& price, int runs) {
     using cachebook::LoopOrder;
     const std::size_t n = timed.n, padded = price.padded;
-    // Priced, not a claim: both orders sized as the table's.
-    const auto table = ch03::order_sizing(runs, ch03::kPaddedSeconds).table;
-    const auto again = ch03::time_orders(padded, {table, table}, {LoopOrder::ikj, LoopOrder::jki});
+    // Priced, not a claim: two runs of each order, then more while the budget lasts.
+    const cachebook::RunBudget budget{std::min(2, runs), runs, ch03::kPaddedSeconds};
+    const auto again = ch03::time_orders(padded, budget, {LoopOrder::ikj, LoopOrder::jki});
     report.line("  ns per multiply-add, N = {} against N = {} (rows one line longer):",
                 Value::exact("measured.padded.power_n", n), Value::exact("measured.padded.n", padded));
     for (const auto& o : again.orders) {
@@ -172,9 +173,11 @@ void measured_section(Report& report, const Options& options) {
     // The prediction comes first: the profile and the model, before any order is timed.
     const auto price = ch03::price_padded(n);
     report.record("profile", cachebook::profile_json(price.profile));
-    const auto timed = ch03::time_orders(n, ch03::order_sizing(static_cast<int>(options.runs), ch03::kOrdersSeconds));
+    const auto measured = ch03::measure_six_orders(n, static_cast<int>(options.runs), options.quick);
+    const auto& timed = measured.timed;
     progress.step();
-    report.record("measured.runs", ch03::claim_rounds(timed));
+    report.record("measured.runs", measured.claim.outcome.slow_runs.size());
+    report.record("measured.table_seconds", ch03::kOrdersSeconds);
     report.line("  results identical across the six orders: {} (sum of C = {})",
                 Value::exact_as("measured.identical", timed.identical, timed.identical ? "yes" : "NO"),
                 Value::exact("measured.checksum", timed.checksum, "{:.0f}"));
@@ -191,7 +194,8 @@ void measured_section(Report& report, const Options& options) {
                 Value::measured("measured.k_over_j", timed.min_of('k') / timed.min_of('j'), "{:.1f}").quoted());
     padded_lines(report, timed, price, static_cast<int>(options.runs));
     column_sets_line(report, n);
-    cachebook::report_claim(report, "inner_i", "fastest inner-i / fastest inner-j", ch03::inner_claim(timed));
+    cachebook::report_experiment(report, measured.claim.outcome);
+    report.record("claims.inner_i.sides", {name(measured.claim.inner_i), name(measured.claim.inner_j)});
 }
 
 }  // namespace ch03

@@ -11,7 +11,7 @@ namespace ch03 {
 /// The command line; `custom` when the reader chose a geometry of their own.
 struct Options {
     std::int64_t n = 64, lines = 32, ways = 0, line_bytes = 64, tile = 0, measure_n = 512, runs = 6;
-    bool custom = false;
+    bool custom = false, quick = false;
     cachebook::CacheConfig cache;
 };
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -53,53 +54,108 @@ BlockedPrice price_blocked(std::size_t n, std::size_t tile) {
     return p;
 }
 
-cachebook::RunBudget claim_runs(int runs) {
-    return {runs, runs, 0};
+PairRuns claim_runs(const ClaimDeclaration& claim, int runs, bool quick) {
+    return {&claim, runs, quick, {}};
 }
 
-cachebook::RunBudget table_runs(int runs, double seconds) {
-    return {std::min(2, runs), runs, seconds};
+PairRuns table_runs(int runs, double seconds) {
+    return {nullptr, runs, false, {std::min(2, runs), runs, seconds}};
 }
 
-BlockedTiming time_blocked(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs) {
-    const auto m = cachebook::integer_valued_matrices(n);
-    std::vector<double> c1(n * n), c2(n * n);
-    BlockedTiming t{n, tile, {}, {}, false};
-    const auto began = cachebook::Clock::now();
-    for (int r = 0; runs.another(r, cachebook::seconds_since(began)); ++r) {
-        double start = cachebook::thread_cpu_seconds();
-        cachebook::matmul_in_order(cachebook::LoopOrder::ijk, n, m.a.data(), m.b.data(), c1.data());
-        t.naive.runs.push_back(cachebook::thread_cpu_seconds() - start);
-        cachebook::clobber_memory();
-        start = cachebook::thread_cpu_seconds();
-        matmul_blocked(n, tile, m.a.data(), m.b.data(), c2.data());
-        t.blocked.runs.push_back(cachebook::thread_cpu_seconds() - start);
-        cachebook::clobber_memory();
+PairTimes time_pair(std::size_t n, const std::function<void()>& slow, const std::function<void()>& fast,
+                    const PairRuns& runs) {
+    PairTimes t;
+    if (runs.claim == nullptr) {  // a table's figure: the two in turn while the budget says
+        const auto began = cachebook::Clock::now();
+        for (int r = 0; runs.budget.another(r, cachebook::seconds_since(began)); ++r)
+            for (auto [side, timing] : {std::pair{&slow, &t.slow}, std::pair{&fast, &t.fast}}) {
+                const double start = cachebook::thread_cpu_seconds();
+                (*side)();
+                timing->runs.push_back(cachebook::thread_cpu_seconds() - start);
+            }
+        return t;
     }
-    t.identical = std::memcmp(c1.data(), c2.data(), n * n * sizeof(double)) == 0;
+    const ClaimDeclaration& claim = *runs.claim;
+    const cachebook::Experiment declared{claim.key,
+                                         claim.text,
+                                         slow,
+                                         fast,
+                                         {.runs = runs.runs, .quick_runs = kQuickClaimRuns},
+                                         {.threshold = claim.threshold}};
+    t.claim = cachebook::run_experiment(declared, runs.quick, cachebook::thread_cpu_instruments());
+    t.slow.runs = t.claim.slow_runs;
+    t.fast.runs = t.claim.fast_runs;
+    if (n != claim.n) {
+        t.claim.result.verdict = cachebook::Verdict::inconclusive;
+        t.claim.result.reason = fmt::format("the claim is made at N = {}, this run measured N = {}", claim.n, n);
+    }
     return t;
 }
 
-cachebook::ClaimResult decide_runs(const cachebook::Timing& slow, const cachebook::Timing& fast, double threshold,
-                                   std::size_t n, std::size_t claim_n, double max_noise) {
-    cachebook::ClaimResult none{slow.min() / fast.min(), 0, threshold, cachebook::Verdict::inconclusive, ""};
-    if (n != claim_n) {
-        none.reason = fmt::format("the claim is made at N = {}, this run measured N = {}", claim_n, n);
-        return none;
-    }
-    if (slow.runs.size() < 2 || fast.runs.size() < 2) {
-        none.reason = "one run of each gives no control: run at least two";
-        return none;
-    }
-    return cachebook::decide(slow.runs, fast.runs, {threshold, static_cast<int>(slow.runs.size()), max_noise});
+PairTimes time_products(std::size_t n, const ProductWalk& slow, const ProductWalk& fast, const PairRuns& runs) {
+    const auto m = cachebook::integer_valued_matrices(n);
+    std::vector<double> slow_c(n * n), fast_c(n * n);
+    auto t = time_pair(
+        n,
+        [&] {
+            slow(n, m.a.data(), m.b.data(), slow_c.data());
+            cachebook::clobber_memory();
+        },
+        [&] {
+            fast(n, m.a.data(), m.b.data(), fast_c.data());
+            cachebook::clobber_memory();
+        },
+        runs);
+    t.identical = std::memcmp(slow_c.data(), fast_c.data(), n * n * sizeof(double)) == 0;
+    return t;
 }
 
-cachebook::ClaimResult blocked_claim(const BlockedTiming& timing, double max_noise) {
-    return decide_runs(timing.naive, timing.blocked, kBlockedThreshold, timing.n, kBlockedN, max_noise);
+namespace {
+// The transposes' matrices, kept from one call to the next: at N = 2048 each is 32 MiB, and fresh
+// memory costs a page fault every 4 KiB, for each of the four pairs the chapter times.
+struct TransposeMemory {
+    std::vector<double> src, dst, reference;
+};
+TransposeMemory& transpose_memory(std::size_t n) {
+    static TransposeMemory memory;
+    for (auto* matrix : {&memory.src, &memory.dst, &memory.reference}) matrix->resize(n * n);
+    return memory;
+}
+}  // namespace
+
+PairTimes time_transposes(std::size_t n, const TransposeWalk& slow, const TransposeWalk& fast, const PairRuns& runs) {
+    auto& memory = transpose_memory(n);
+    auto &src = memory.src, &dst = memory.dst, &reference = memory.reference;
+    for (std::size_t k = 0; k < n * n; ++k) src[k] = static_cast<double>(k % 1000);
+    slow(n, src.data(), dst.data());
+    reference = dst;
+    std::fill(dst.begin(), dst.end(), -1.0);
+    fast(n, src.data(), dst.data());
+    const bool identical = dst == reference;
+    auto t = time_pair(
+        n,
+        [&] {
+            slow(n, src.data(), dst.data());
+            cachebook::clobber_memory();
+        },
+        [&] {
+            fast(n, src.data(), dst.data());
+            cachebook::clobber_memory();
+        },
+        runs);
+    t.identical = identical;
+    return t;
 }
 
-cachebook::ClaimResult transpose_claim(const TransposeTiming& timing, double max_noise) {
-    return decide_runs(timing.naive, timing.tiled, kTransposeThreshold, timing.n, kTransposeN, max_noise);
+BlockedTiming time_blocked(std::size_t n, std::size_t tile, const PairRuns& runs) {
+    const auto naive = [](std::size_t size, const double* a, const double* b, double* c) {
+        cachebook::matmul_in_order(cachebook::LoopOrder::ijk, size, a, b, c);
+    };
+    const auto blocked = [tile](std::size_t size, const double* a, const double* b, double* c) {
+        matmul_blocked(size, tile, a, b, c);
+    };
+    auto t = time_products(n, naive, blocked, runs);
+    return {n, tile, std::move(t.slow), std::move(t.fast), t.identical, std::move(t.claim)};
 }
 
 double Sweep::over_best(std::size_t tile) const {
@@ -158,27 +214,12 @@ TileTable tile_table(std::size_t n, const std::vector<std::size_t>& tiles, const
     return table;
 }
 
-TransposeTiming time_transpose(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs) {
-    // Both write the same dst, so that both see the same pages (and page sizes).
-    std::vector<double> src(n * n), dst(n * n), naive(n * n);
-    for (std::size_t k = 0; k < n * n; ++k) src[k] = static_cast<double>(k % 1000);
-    TransposeTiming t{n, tile, {}, {}, true};
-    transpose_naive(n, src.data(), dst.data());  // first touch of every page, untimed
-    naive = dst;
-    const auto began = cachebook::Clock::now();
-    for (int r = 0; runs.another(r, cachebook::seconds_since(began)); ++r) {
-        double start = cachebook::thread_cpu_seconds();
-        transpose_naive(n, src.data(), dst.data());
-        t.naive.runs.push_back(cachebook::thread_cpu_seconds() - start);
-        cachebook::clobber_memory();
-        std::fill(dst.begin(), dst.end(), -1.0);
-        start = cachebook::thread_cpu_seconds();
-        transpose_tiled(n, tile, src.data(), dst.data());
-        t.tiled.runs.push_back(cachebook::thread_cpu_seconds() - start);
-        cachebook::clobber_memory();
-        t.identical = t.identical && dst == naive;
-    }
-    return t;
+TransposeTiming time_transpose(std::size_t n, std::size_t tile, const PairRuns& runs) {
+    const auto tiled = [tile](std::size_t size, const double* src, double* dst) {
+        transpose_tiled(size, tile, src, dst);
+    };
+    auto t = time_transposes(n, transpose_naive, tiled, runs);
+    return {n, tile, std::move(t.slow), std::move(t.fast), t.identical, std::move(t.claim)};
 }
 
 namespace {

@@ -5,13 +5,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cachebook/cache.hpp"
-#include "cachebook/claim.hpp"
 #include "cachebook/experiment.hpp"
 #include "cachebook/machine.hpp"
 #include "cachebook/measure.hpp"
@@ -27,12 +27,65 @@ inline const std::vector<std::size_t> kModelTiles = {0, 4, 8, 16, 32};
 inline cachebook::CacheConfig lab_cache() {
     return cachebook::CacheConfig{8, 8, 64};
 }
-/// How each measurement of the chapter is sized (cachebook::RunBudget), from --runs: a claim's
-/// sides take --runs runs (6 by default, kMinRunsPerSide); a figure no claim decides (the padded
-/// size, the tile sweep, the transpose's larger tiles) at least two, then up to --runs while its
-/// budget of wall-clock seconds lasts. The time*() functions run while the budget says.
-cachebook::RunBudget claim_runs(int runs);
-cachebook::RunBudget table_runs(int runs, double seconds);
+/// The chapter's measured claims, each declared once: its key (claims.KEY in the JSON), what it
+/// compares, its threshold on min(slow) / min(fast), and the N it is made at (another N, as
+/// --quick, --n or --transpose-n give, is timed but not decided).
+struct ClaimDeclaration {
+    std::string key, text;
+    double threshold = 1;
+    std::size_t n = 0;
+};
+/// Naive ijk takes at least 3 times as long as blocked with the tile from the L1 (N = 512); the
+/// naive transpose at least 1.15 times as long as the tiled one (T = 8, N = 2048); each recursive
+/// walk at most kRecursiveSlack times the tiled one's time, as "tiled / recursive at least
+/// 1 / kRecursiveSlack", at the N of the other claims.
+inline constexpr std::size_t kBlockedN = 512, kTransposeN = 2048;
+inline constexpr double kRecursiveSlack = 3.0;
+inline const ClaimDeclaration kBlockedClaim{"blocked", "naive / blocked", 3.0, kBlockedN};
+inline const ClaimDeclaration kTransposeClaim{"transpose", "naive / tiled (T = 8)", 1.15, kTransposeN};
+inline const ClaimDeclaration kRecursiveProductClaim{"recursive_product", "tiled / recursive product",
+                                                     1.0 / kRecursiveSlack, kBlockedN};
+inline const ClaimDeclaration kRecursiveTransposeClaim{"recursive_transpose", "tiled / recursive transpose",
+                                                       1.0 / kRecursiveSlack, kTransposeN};
+/// The runs a side of a claim in the tests and with --quick: the kit's quick size.
+inline constexpr int kQuickClaimRuns = 8;
+
+/// How two walks are timed against each other, by the calling thread's CPU clock (cpu_time.hpp:
+/// on a shared machine it stops while the thread waits for a CPU). A claim (`claim` set) runs on
+/// the kit (cachebook::run_experiment): A B B A after one untimed call of each, `runs` runs a side
+/// (kQuickClaimRuns with `quick`), decided by the book's rule. A figure no claim decides (the
+/// padded size, the tile sweep, the transpose's larger tiles) takes `budget`'s runs: two, then up
+/// to --runs while its seconds of the wall clock last.
+struct PairRuns {
+    const ClaimDeclaration* claim = nullptr;
+    int runs = cachebook::kMinRunsPerSide;
+    bool quick = false;
+    cachebook::RunBudget budget;
+};
+/// Two sides' runs, whether they computed the same result, and the kit's outcome when they were
+/// a claim (else an empty key).
+struct PairTimes {
+    cachebook::Timing slow, fast;
+    bool identical = false;
+    cachebook::ExperimentResult claim;
+};
+/// Times `slow` against `fast` as `runs` says. At an N other than the claim's, its verdict is
+/// inconclusive, with the reason.
+PairTimes time_pair(std::size_t n, const std::function<void()>& slow, const std::function<void()>& fast,
+                    const PairRuns& runs);
+/// A product C = A x B of n x n doubles, and a transpose dst = src^T: the walks the pairs time.
+using ProductWalk = std::function<void(std::size_t n, const double* a, const double* b, double* c)>;
+using TransposeWalk = std::function<void(std::size_t n, const double* src, double* dst)>;
+/// Two products of the same integer-valued matrices, each into its own C, compared byte for byte.
+PairTimes time_products(std::size_t n, const ProductWalk& slow, const ProductWalk& fast, const PairRuns& runs);
+/// Two transposes of the same src into the same dst, so that both see the same pages (and page
+/// sizes): `slow` first, untimed (every page's first touch), then `fast` into a dst filled with
+/// -1, compared with it; then both timed.
+PairTimes time_transposes(std::size_t n, const TransposeWalk& slow, const TransposeWalk& fast, const PairRuns& runs);
+/// A claim's sizing: --runs (6 by default, kMinRunsPerSide) a side, or the quick size.
+PairRuns claim_runs(const ClaimDeclaration& claim, int runs, bool quick);
+/// A table's sizing: min(2, runs) runs, then up to `runs` while `seconds` last.
+PairRuns table_runs(int runs, double seconds);
 inline constexpr double kPaddedSeconds = 0.5, kSweepSeconds = 1.0, kTransposeSeconds = 0.5;
 
 /// The tiles the blocked product is timed with.
@@ -47,16 +100,15 @@ std::optional<TileChoice> machine_tile(const cachebook::Machine& machine, std::s
 /// one the course notes' 32 KiB L1 gives.
 std::size_t blocked_tile(std::size_t requested, std::size_t n, const std::optional<TileChoice>& mine);
 
-/// Naive ijk against blocked, on integer-valued n x n doubles. Every time*() function and the
-/// sweep here use the calling thread's CPU clock (cachebook/cpu_time.hpp): on a shared machine
-/// it stops while the thread waits for a CPU.
+/// Naive ijk against blocked, on integer-valued n x n doubles, each into its own C.
 struct BlockedTiming {
     std::size_t n = 0, tile = 0;
     cachebook::Timing naive, blocked;
-    bool identical = false;  ///< memcmp of the two results
+    bool identical = false;             ///< memcmp of the two results
+    cachebook::ExperimentResult claim;  ///< the kit's outcome when timed as a claim
     [[nodiscard]] double speedup() const { return naive.min() / blocked.min(); }
 };
-BlockedTiming time_blocked(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs);
+BlockedTiming time_blocked(std::size_t n, std::size_t tile, const PairRuns& runs);
 
 /// The time model's price of naive ijk and of the blocked product at N and at N plus one line of
 /// doubles (cachebook/priced.hpp), made before either is timed; nullopt where it cannot price.
@@ -67,22 +119,6 @@ struct BlockedPrice {
     std::optional<cachebook::WalkPrediction> naive, naive_padded, blocked, blocked_padded;
 };
 BlockedPrice price_blocked(std::size_t n, std::size_t tile);
-
-/// The chapter's claims: naive ijk takes at least kBlockedThreshold times as long as blocked with
-/// the tile from the L1 (at N = 512), and the naive transpose at least kTransposeThreshold times
-/// as long as the tiled one (T = 8, N = 2048).
-inline constexpr double kBlockedThreshold = 3.0;
-inline constexpr double kTransposeThreshold = 1.15;
-inline constexpr std::size_t kBlockedN = 512, kTransposeN = 2048;
-/// decide() on two sides' runs, or inconclusive with the reason when the run's order n is not the
-/// claim's, or a side has fewer than two runs.
-cachebook::ClaimResult decide_runs(const cachebook::Timing& slow, const cachebook::Timing& fast, double threshold,
-                                   std::size_t n, std::size_t claim_n, double max_noise);
-/// The claims decided by the book's rule (cachebook/claim.hpp), on the runs as timed (naive and
-/// the other in turn); the control is each side's odd runs against its even runs. Inconclusive,
-/// with the reason, when the run's N is not the claim's (--quick, --n) or one run of each gives
-/// no control.
-cachebook::ClaimResult blocked_claim(const BlockedTiming& timing, double max_noise = 0.2);
 
 /// The blocked product for each tile, timed; results checked against the first.
 struct SweepPoint {
@@ -129,11 +165,11 @@ std::vector<WalkKinds> transpose_kinds(std::size_t n, const std::vector<std::siz
 struct TransposeTiming {
     std::size_t n = 0, tile = 0;
     cachebook::Timing naive, tiled;
-    bool identical = false;
+    bool identical = false;  ///< the tiled dst equals the naive one
+    cachebook::ExperimentResult claim;
     [[nodiscard]] double speedup() const { return naive.min() / tiled.min(); }
 };
-TransposeTiming time_transpose(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs);
-cachebook::ClaimResult transpose_claim(const TransposeTiming& timing, double max_noise = 0.2);
+TransposeTiming time_transpose(std::size_t n, std::size_t tile, const PairRuns& runs);
 
 /// Reads the named columns of a CSV file (lines starting with '#' skipped,
 /// first other line the header, empty cells skipped). Throws std::runtime_error
@@ -181,19 +217,16 @@ inline const std::vector<std::size_t> kProductTiles = {0, 4, 8, 16, 32};
 std::vector<CacheMisses> transpose_in_caches(std::size_t n, const std::vector<cachebook::CacheConfig>& caches);
 std::vector<CacheMisses> product_in_caches(std::size_t n, const std::vector<cachebook::CacheConfig>& caches);
 
-/// The recursive walk timed against the tiled one, in turn, each run on the same inputs.
+/// The recursive walk timed against the tiled one, each run on the same inputs.
 struct RecursiveTiming {
     std::size_t n = 0, tile = 0;
     cachebook::Timing tiled, recursive;
     bool identical = false;
+    cachebook::ExperimentResult claim;
     [[nodiscard]] double ratio() const { return recursive.min() / tiled.min(); }  ///< recursive / tiled
 };
-RecursiveTiming time_recursive_product(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs);
-RecursiveTiming time_recursive_transpose(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs);
-/// The claims: the recursive walk takes at most kRecursiveSlack times the tiled one's time, as
-/// "tiled / recursive at least 1 / kRecursiveSlack", at the N of the other claims.
-inline constexpr double kRecursiveSlack = 3.0;
-cachebook::ClaimResult recursive_claim(const RecursiveTiming& timing, std::size_t claim_n, double max_noise = 0.2);
+RecursiveTiming time_recursive_product(std::size_t n, std::size_t tile, const PairRuns& runs);
+RecursiveTiming time_recursive_transpose(std::size_t n, std::size_t tile, const PairRuns& runs);
 /// The tile of the tiled transpose the recursive one is timed against: the transpose claim's.
 inline constexpr std::size_t kRecursiveTransposeTile = 8;
 

@@ -12,8 +12,12 @@
 
 namespace ch04 {
 
+// Each trace is reserved whole (two accesses per cell of a transpose, three per iteration of a
+// product): at N = 96 a product's is 2.6 million accesses, which growing step by step would copy
+// over and over.
 std::vector<cachebook::Access> tiled_transpose_trace(std::size_t n, std::size_t tile) {
     std::vector<cachebook::Access> trace;
+    trace.reserve(2 * n * n);
     cachebook::for_each_transpose_access(n, tile, 8, [&](const cachebook::Access& x) { trace.push_back(x); });
     return trace;
 }
@@ -22,6 +26,7 @@ std::vector<cachebook::Access> tiled_transpose_trace(std::size_t n, std::size_t 
 std::vector<cachebook::Access> recursive_transpose_trace(std::size_t n) {
     const std::uint64_t base_b = static_cast<std::uint64_t>(n) * n * 8;
     std::vector<cachebook::Access> trace;
+    trace.reserve(2 * n * n);
     split_transpose({0, n}, {0, n}, [&](Span rows, Span cols) {
         for (std::size_t i = rows.begin; i < rows.end; ++i)
             for (std::size_t j = cols.begin; j < cols.end; ++j) {
@@ -34,6 +39,7 @@ std::vector<cachebook::Access> recursive_transpose_trace(std::size_t n) {
 
 std::vector<cachebook::Access> tiled_product_trace(std::size_t n, std::size_t tile) {
     std::vector<cachebook::Access> trace;
+    trace.reserve(3 * n * n * n);
     const auto at = cachebook::MatmulLayout::packed(n, 8, 64);
     cachebook::for_each_tiled_matmul_access(n, tile, 8, at, [&](const cachebook::Access& x) { trace.push_back(x); });
     return trace;
@@ -43,6 +49,7 @@ std::vector<cachebook::Access> tiled_product_trace(std::size_t n, std::size_t ti
 std::vector<cachebook::Access> recursive_product_trace(std::size_t n) {
     const auto at = cachebook::MatmulLayout::packed(n, 8, 64);
     std::vector<cachebook::Access> trace;
+    trace.reserve(3 * n * n * n);
     split_product({0, n}, {0, n}, {0, n}, [&](Span is, Span ks, Span js) {
         for (std::size_t i = is.begin; i < is.end; ++i)
             for (std::size_t k = ks.begin; k < ks.end; ++k)
@@ -119,50 +126,20 @@ std::vector<WalkKinds> transpose_kinds(std::size_t n, const std::vector<std::siz
     return out;
 }
 
-RecursiveTiming time_recursive_product(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs) {
-    const auto m = cachebook::integer_valued_matrices(n);
-    std::vector<double> tiled(n * n), recursive(n * n);
-    RecursiveTiming t{n, tile, {}, {}, false};
-    const auto began = cachebook::Clock::now();
-    for (int r = 0; runs.another(r, cachebook::seconds_since(began)); ++r) {
-        double start = cachebook::thread_cpu_seconds();
-        matmul_blocked(n, tile, m.a.data(), m.b.data(), tiled.data());
-        t.tiled.runs.push_back(cachebook::thread_cpu_seconds() - start);
-        cachebook::clobber_memory();
-        start = cachebook::thread_cpu_seconds();
-        matmul_recursive(n, m.a.data(), m.b.data(), recursive.data());
-        t.recursive.runs.push_back(cachebook::thread_cpu_seconds() - start);
-        cachebook::clobber_memory();
-    }
-    t.identical = std::memcmp(tiled.data(), recursive.data(), n * n * sizeof(double)) == 0;
-    return t;
+RecursiveTiming time_recursive_product(std::size_t n, std::size_t tile, const PairRuns& runs) {
+    const auto tiled = [tile](std::size_t size, const double* a, const double* b, double* c) {
+        matmul_blocked(size, tile, a, b, c);
+    };
+    auto t = time_products(n, tiled, matmul_recursive, runs);
+    return {n, tile, std::move(t.slow), std::move(t.fast), t.identical, std::move(t.claim)};
 }
 
-RecursiveTiming time_recursive_transpose(std::size_t n, std::size_t tile, const cachebook::RunBudget& runs) {
-    // Both write the same dst, so that both see the same pages, as time_transpose does.
-    std::vector<double> src(n * n), dst(n * n), tiled(n * n);
-    for (std::size_t k = 0; k < n * n; ++k) src[k] = static_cast<double>(k % 1000);
-    RecursiveTiming t{n, tile, {}, {}, true};
-    transpose_tiled(n, tile, src.data(), dst.data());  // first touch of every page, untimed
-    tiled = dst;
-    const auto began = cachebook::Clock::now();
-    for (int r = 0; runs.another(r, cachebook::seconds_since(began)); ++r) {
-        double start = cachebook::thread_cpu_seconds();
-        transpose_tiled(n, tile, src.data(), dst.data());
-        t.tiled.runs.push_back(cachebook::thread_cpu_seconds() - start);
-        cachebook::clobber_memory();
-        std::fill(dst.begin(), dst.end(), -1.0);
-        start = cachebook::thread_cpu_seconds();
-        transpose_recursive(n, src.data(), dst.data());
-        t.recursive.runs.push_back(cachebook::thread_cpu_seconds() - start);
-        cachebook::clobber_memory();
-        t.identical = t.identical && dst == tiled;
-    }
-    return t;
-}
-
-cachebook::ClaimResult recursive_claim(const RecursiveTiming& timing, std::size_t claim_n, double max_noise) {
-    return decide_runs(timing.tiled, timing.recursive, 1.0 / kRecursiveSlack, timing.n, claim_n, max_noise);
+RecursiveTiming time_recursive_transpose(std::size_t n, std::size_t tile, const PairRuns& runs) {
+    const auto tiled = [tile](std::size_t size, const double* src, double* dst) {
+        transpose_tiled(size, tile, src, dst);
+    };
+    auto t = time_transposes(n, tiled, transpose_recursive, runs);
+    return {n, tile, std::move(t.slow), std::move(t.fast), t.identical, std::move(t.claim)};
 }
 
 }  // namespace ch04

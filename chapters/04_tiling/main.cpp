@@ -3,7 +3,9 @@
 // The lesson is tiling.cpp, the experiment lab.cpp; each result is written once, through cachebook::Report.
 #include <fmt/format.h>
 
-#include "cachebook/cli.hpp"
+#include <optional>
+
+#include "cachebook/chapter_main.hpp"
 #include "cachebook/measure.hpp"
 #include "sections.hpp"
 
@@ -30,6 +32,7 @@ std::optional<int> parse(cachebook::Cli& cli, ch04::Options& options, int argc, 
     cli.add_string("--data", options.data, "CSV file of the study (default: matplotlib's sample Stocks.csv)");
     if (auto status = cli.parse(argc, argv)) return status;
     auto& app = cli.app();
+    options.quick = cli.quick();
     if (cli.quick()) {
         if (app.count("--n") == 0) options.n = 256;
         if (app.count("--runs") == 0) options.runs = 1;
@@ -45,34 +48,34 @@ std::optional<int> parse(cachebook::Cli& cli, ch04::Options& options, int argc, 
     return std::nullopt;
 }
 
+void sections(cachebook::Report& report, const ch04::Options& options) {
+    ch04::visits_section(report);
+    const std::size_t tile = ch04::tile_section(report, options);
+    ch04::stepper_section(report);
+    cachebook::Progress progress("measuring", 4);
+    ch04::blocked_section(report, options, tile);
+    progress.step("naive vs blocked");
+    ch04::sweep_section(report, options, tile);
+    progress.step("tile sweep");
+    ch04::transpose_model_section(report);
+    ch04::lab_section(report);
+    ch04::transpose_section(report, options);
+    progress.step("transpose");
+    ch04::study_section(report, options);
+    ch04::prefetch_section(report);
+    ch04::oblivious_model_section(report);
+    ch04::oblivious_timing_section(report, options, tile);
+    progress.step("recursive walks");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    return cachebook::guarded_main("ch04_tiling", [&] {
-        cachebook::Cli cli("ch04_tiling",
-                           "Chapter 4: blocking; the blocked product, the tile from the L1, the tiled "
-                           "transpose and a study on a real series");
-        ch04::Options options;
-        if (auto status = parse(cli, options, argc, argv)) return *status;
-        cachebook::Report report("Chapter 4 · Blocking");
-        ch04::visits_section(report);
-        const std::size_t tile = ch04::tile_section(report, options);
-        ch04::stepper_section(report);
-        cachebook::Progress progress("measuring", 4);
-        ch04::blocked_section(report, options, tile);
-        progress.step("naive vs blocked");
-        ch04::sweep_section(report, options, tile);
-        progress.step("tile sweep");
-        ch04::transpose_model_section(report);
-        ch04::lab_section(report);
-        ch04::transpose_section(report, options);
-        progress.step("transpose");
-        ch04::study_section(report, options);
-        ch04::prefetch_section(report);
-        ch04::oblivious_model_section(report);
-        ch04::oblivious_timing_section(report, options, tile);
-        progress.step("recursive walks");
-        report.save(cli.json_path());
-        return 0;
-    });
+    return cachebook::chapter_main<ch04::Options>(
+        argc, argv,
+        {"ch04_tiling",
+         "Chapter 4: blocking; the blocked product, the tile from the L1, the tiled transpose and a study on a real "
+         "series",
+         "Chapter 4 · Blocking"},
+        parse, sections);
 }

@@ -88,13 +88,10 @@ namespace {
 // one line: the tile rule assumes they spread over the sets. Counted from the matrix's first byte
 // as the start of a page.
 void tile_sets_lines(Report& report, std::size_t n, std::size_t tile) {
-    const auto& machine = cachebook::machine();
-    const auto info = machine.data_cache(1);
-    const bool known = info && info->ways > 0 && info->line_bytes >= sizeof(double) &&
-                       info->size_bytes % (info->ways * info->line_bytes) == 0;
+    const auto l1 = cachebook::cache_config(cachebook::machine().data_cache(1));
     const std::size_t padded_n = n + 64 / sizeof(double);  // one line of 64 bytes, as padded_lines times
     report.record("tile_sets.tile", tile);
-    if (!known) {  // the same two lines, every figure unknown
+    if (!l1) {  // the same two lines, every figure unknown
         for (const char* key : {"tile_sets.l1", "tile_sets.power", "tile_sets.padded"}) report.record(key, nullptr);
         const auto unknown = Value::unknown("", "unknown");
         for (const auto& [label, leading, key] : {std::tuple{"rows of N", n, "tile_sets.n"},
@@ -103,17 +100,16 @@ void tile_sets_lines(Report& report, std::size_t n, std::size_t tile) {
                         unknown, label, Value::exact(key, leading), unknown, unknown, unknown, unknown);
         return;
     }
-    const auto l1 = cachebook::CacheConfig::from_capacity(info->size_bytes, info->ways, info->line_bytes);
-    report.record("tile_sets.l1", {{"sets", l1.sets}, {"ways", l1.ways}, {"line_bytes", l1.line_bytes}});
+    report.record("tile_sets.l1", {{"sets", l1->sets}, {"ways", l1->ways}, {"line_bytes", l1->line_bytes}});
     for (const auto& [label, leading, key, n_key] :
          {std::tuple{"rows of N", n, "tile_sets.power", "tile_sets.n"},
           std::tuple{"rows of N + one line", padded_n, "tile_sets.padded", "tile_sets.padded_n"}}) {
-        const auto sets = cachebook::block_sets(l1, 0, tile, tile * sizeof(double), leading * sizeof(double));
+        const auto sets = cachebook::block_sets(*l1, 0, tile, tile * sizeof(double), leading * sizeof(double));
         report.line("  one tile's {} lines, {} = {} doubles: L1d sets {} ({} of {} sets, room for {} lines)",
                     Value::measured(std::string(key) + ".lines", sets.lines), label, Value::exact(n_key, leading),
                     Value::measured(std::string(key) + ".set_list", cachebook::set_list(sets.sets)),
                     Value::measured(std::string(key) + ".sets", sets.sets.size()),
-                    Value::measured(std::string(key) + ".l1_sets", l1.sets),
+                    Value::measured(std::string(key) + ".l1_sets", l1->sets),
                     Value::measured(std::string(key) + ".room", sets.room));
     }
 }
@@ -241,23 +237,25 @@ void blocked_section(Report& report, const Options& options, std::size_t tile) {
     // The prediction comes first: the profile and the model, before either product is timed.
     const auto price = ch04::price_blocked(n, tile);
     report.record("profile", cachebook::profile_json(price.profile));
-    const auto timing = ch04::time_blocked(n, tile, ch04::claim_runs(static_cast<int>(options.runs)));
+    const auto timing = ch04::time_blocked(
+        n, tile, ch04::claim_runs(ch04::kBlockedClaim, static_cast<int>(options.runs), options.quick));
     report.line("  identical results (memcmp): {}",
                 Value::exact_as("blocked.identical", timing.identical, timing.identical ? "yes" : "NO"));
     report.line("  naive ijk: {} ms, blocked: {} ms (minimum of {} runs)",
                 Value::measured("blocked.naive_ms", timing.naive.min() * 1e3, "{:.1f}"),
                 Value::measured("blocked.blocked_ms", timing.blocked.min() * 1e3, "{:.1f}"),
-                Value::exact("blocked.runs", options.runs));
+                Value::exact("blocked.runs", timing.naive.runs.size()));
     report.line("  naive / blocked = {}", Value::measured("blocked.speedup", timing.speedup(), "{:.1f}").quoted());
     ch04::padded_lines(report, timing, price, static_cast<int>(options.runs));
-    cachebook::report_claim(report, "blocked", "naive / blocked", ch04::blocked_claim(timing));
+    cachebook::report_experiment(report, timing.claim);
+    report.record("quick_claim_runs", ch04::kQuickClaimRuns);  // the tests' runs a side
 }
 
 void sweep_section(Report& report, const Options& options, std::size_t pick) {
     const auto n = static_cast<std::size_t>(options.n);
     report.section("Measured: the blocked product for each tile, N = {}", Value::exact("sweep.n", n));
-    const auto sweep =
-        ch04::tile_sweep(n, ch04::kSweepTiles, ch04::table_runs(static_cast<int>(options.runs), ch04::kSweepSeconds));
+    const auto sweep = ch04::tile_sweep(n, ch04::kSweepTiles,
+                                        ch04::table_runs(static_cast<int>(options.runs), ch04::kSweepSeconds).budget);
     auto table = report.table_of_rows("sweep.points", {"tile", "ms (min)", "3 T^2 x 8 bytes"});
     for (const auto& point : sweep.points)
         table.row({Value::exact("tile", point.tile), Value::measured("ms", point.timing.min() * 1e3, "{:.1f}"),
@@ -337,13 +335,15 @@ void transpose_section(Report& report, const Options& options) {
                                                        cachebook::source_name(l2->source)))
                       : Value::unknown("transpose.l2_bytes", machine.why_unknown("the L2")));
     auto table = report.table({"tile", "naive ms", "tiled ms", "naive / tiled", "identical"});
-    cachebook::ClaimResult claim;                  // the claim is made of T = 8
+    cachebook::ExperimentResult claim;             // the claim is made of T = 8
     std::pair<double, std::size_t> fastest{0, 8};  // (speed-up, tile) of the fastest tile
     for (std::size_t tile : {8u, 16u, 32u}) {
-        const auto runs = static_cast<int>(options.runs);  // the claim is made of T = 8
-        const auto timing = ch04::time_transpose(
-            n, tile, tile == 8 ? ch04::claim_runs(runs) : ch04::table_runs(runs, ch04::kTransposeSeconds));
-        if (tile == 8) claim = ch04::transpose_claim(timing);
+        const auto runs = static_cast<int>(options.runs);
+        const auto timing =
+            ch04::time_transpose(n, tile,
+                                 tile == 8 ? ch04::claim_runs(ch04::kTransposeClaim, runs, options.quick)
+                                           : ch04::table_runs(runs, ch04::kTransposeSeconds));
+        if (tile == 8) claim = timing.claim;
         fastest = std::max(fastest, std::pair{timing.speedup(), tile});
         const std::string key = fmt::format("transpose.t{}.", tile);
         auto speedup = Value::measured(key + "speedup", timing.speedup(), "{:.2f}");
@@ -356,7 +356,7 @@ void transpose_section(Report& report, const Options& options) {
     report.record("transpose.best", fastest.second);
     const auto l1 = machine.data_cache(1);  // 0 ways: not reported
     report.record("transpose.l1_ways", l1 ? l1->ways : 0);
-    cachebook::report_claim(report, "transpose", "naive / tiled (T = 8)", claim);
+    cachebook::report_experiment(report, claim);
 }
 
 }  // namespace ch04

@@ -14,6 +14,7 @@ namespace ch04 {
 struct Options {
     std::int64_t n = 512, tile = 0, runs = 6, transpose_n = 2048, study_n = 73;
     std::string data;
+    bool quick = false;
     StudyData study;
 };
 
@@ -31,8 +32,8 @@ void transpose_model_section(cachebook::Report& report);
 /// The lab's misses_by_tile and best_tile, and why each walk misses, in the lab's cache.
 void lab_section(cachebook::Report& report);
 void transpose_section(cachebook::Report& report, const Options& options);
-/// Section 9; adds the seeded random walk to the study's series.
-void study_section(cachebook::Report& report, Options& options);
+/// Section 9: the study's series and a seeded random walk.
+void study_section(cachebook::Report& report, const Options& options);
 /// The lab's last step: four walks through the lab's cache with no prefetcher, next-line and stride.
 void prefetch_section(cachebook::Report& report);
 /// Cache-oblivious blocking in the model, at two cache sizes.

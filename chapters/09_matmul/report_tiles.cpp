@@ -23,13 +23,9 @@ constexpr std::size_t kPadFloats = 64 / sizeof(float);  // one line of 64 bytes
 // The L1d sets one T x T tile of B (rows of T floats, N floats apart) falls into, at N and at the
 // padded N, counted from the matrix's first byte as the start of a page.
 void tile_sets_lines(Report& report, std::size_t n, const MachineFacts& m) {
-    const auto& info = m.caches[0];
-    const bool known = info && info->ways > 0 && info->line_bytes >= sizeof(float) &&
-                       info->size_bytes % (info->ways * info->line_bytes) == 0;
     report.line("  step 3's tile of B, T = {}, in this machine's L1d:", Value::measured("", m.tile));
     const auto unknown = Value::unknown("", "unknown");
-    std::optional<cachebook::CacheConfig> l1;
-    if (known) l1 = cachebook::CacheConfig::from_capacity(info->size_bytes, info->ways, info->line_bytes);
+    const auto l1 = cachebook::cache_config(m.caches[0]);
     if (!l1) report.record("tiling.b_sets", nullptr);
     for (const auto& [label, leading, key] : {std::tuple{"N", n, "tiling.b_sets.power"},
                                               std::tuple{"N + one line", n + kPadFloats, "tiling.b_sets.padded"}}) {

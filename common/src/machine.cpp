@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -349,6 +350,13 @@ std::optional<CacheInfo> Machine::data_cache(int level) const {
     for (const auto& c : caches)
         if (c.level == level && (c.type == "Data" || c.type == "Unified")) return c;
     return std::nullopt;
+}
+
+std::optional<CacheConfig> cache_config(const std::optional<CacheInfo>& info) {
+    if (!info || info->ways == 0 || !std::has_single_bit(info->line_bytes)) return std::nullopt;
+    const std::size_t set_bytes = info->ways * info->line_bytes;
+    if (info->size_bytes == 0 || info->size_bytes % set_bytes != 0) return std::nullopt;
+    return CacheConfig::from_capacity(info->size_bytes, info->ways, info->line_bytes);
 }
 
 namespace {

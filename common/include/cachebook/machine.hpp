@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "cachebook/cache.hpp"
+
 namespace cachebook {
 
 /// Where a figure about the machine came from.
@@ -77,6 +79,13 @@ std::vector<CacheInfo> read_caches(const std::string& root = "/sys/devices/syste
 
 /// machine().data_cache(level).
 std::optional<CacheInfo> data_cache(int level);
+
+/// A cache the machine reports, as the cache model runs it (CacheConfig::from_capacity, LRU):
+/// nullopt when none is reported, or when its size, ways and line size are not consistent (a
+/// line size that is not a power of two, ways not reported, a size that is not a whole number
+/// of sets). A chapter that places addresses in this machine's L1d starts from
+/// `cache_config(machine().data_cache(1))`.
+std::optional<CacheConfig> cache_config(const std::optional<CacheInfo>& info);
 
 /// The SIMD features the book's kernels choose between. Each architecture fills in its own
 /// fields (cpuid on x86-64, the kernel's hardware capabilities on aarch64); the others stay false.
