@@ -322,7 +322,7 @@ TEST_CASE("the first cliff's two working sets lie at the band's edges, in whole 
     CHECK(ch08::band_edge_bytes(48 * 1024, 1 - ch08::kBandBelow) == 576 * 64);
     CHECK(ch08::band_edge_bytes(48 * 1024, 1 + ch08::kBandAbove) == 883 * 64);
     CHECK(ch08::band_edge_bytes(32 * 1024, 1 + ch08::kBandAbove) == 589 * 64);  // 588.8 nodes
-    CHECK(ch08::band_edge_bytes(64, 0.5) == 2 * 64);                           // a cycle needs two nodes
+    CHECK(ch08::band_edge_bytes(64, 0.5) == 2 * 64);                            // a cycle needs two nodes
 }
 
 TEST_CASE("measured: the first cliff lies between 75 % and 115 % of the reported L1d", "[ch08][timing]") {

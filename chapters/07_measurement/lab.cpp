@@ -95,13 +95,12 @@ TouchRule touch_rule(std::size_t bytes, int runs, bool quick) {
     rule.bytes = bytes;
     // [snippet: touch_declared]
     std::optional<FreshPages> pages;  // the mapping the last first fill faulted in
-    const cachebook::Experiment fills{
-        "touch",
-        "first fill / second",
-        [&] { rule.faults_first = pages->fill(1); },   // the timed region pays the faults
-        [&] { rule.faults_second = pages->fill(2); },  // the pages exist: only the writes
-        {.runs = runs, .quick_runs = cachebook::kMinRunsPerSide},
-        {.threshold = kTouchThreshold}};
+    const cachebook::Experiment fills{"touch",
+                                      "first fill / second",
+                                      [&] { rule.faults_first = pages->fill(1); },   // the timed region pays the faults
+                                      [&] { rule.faults_second = pages->fill(2); },  // the pages exist: only the writes
+                                      {.runs = runs, .quick_runs = cachebook::kMinRunsPerSide},
+                                      {.threshold = kTouchThreshold}};
     // Untimed, before every first fill: the last mapping goes back to the OS, a fresh one comes.
     // The kit calls the first fill before any second one, so a second fill always finds pages present.
     cachebook::SetUp fresh_pages;

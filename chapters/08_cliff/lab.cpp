@@ -148,8 +148,8 @@ void time_size_until_settled(const SweepConfig& config, SweepSize& s) {
     int held = 0;
     while (s.best.runs < config.runs && (s.best.runs < kMinSettledRuns || held < kHeldRuns)) {
         const double chase = cachebook::chase_run_ns(at, s.hops.timed, s.hops.warmup);
-        const double strided = config.strided ? strided_ns_per_load(s.data, s.best.bytes, kNodeBytes, s.hops.timed,
-                                                                    1, s.best.runs == 0 ? 1 : 0)
+        const double strided = config.strided ? strided_ns_per_load(s.data, s.best.bytes, kNodeBytes, s.hops.timed, 1,
+                                                                    s.best.runs == 0 ? 1 : 0)
                                               : s.best.strided_ns;
         const bool lowered = chase < 0.99 * s.best.chase_ns || (config.strided && strided < 0.99 * s.best.strided_ns);
         held = lowered ? 0 : held + 1;

@@ -206,14 +206,13 @@ FirstCliffExperiment::FirstCliffExperiment(std::size_t l1_bytes, PageSize pages)
       over_buf_(band_edge_bytes(l1_bytes, 1 + kBandAbove), pages),
       under_at_(cachebook::link_chase(under_buf_, under_buf_.size() / kNodeBytes, kNodeBytes, 1)),
       over_at_(cachebook::link_chase(over_buf_, over_buf_.size() / kNodeBytes, kNodeBytes, 2)),
-      declared_{"first_cliff",
-                first_cliff_text(),
-                [this] { over_at_ = cachebook::chase(over_at_, kFirstCliffHops), cachebook::do_not_optimize(over_at_); },
-                [this] {
-                    under_at_ = cachebook::chase(under_at_, kFirstCliffHops), cachebook::do_not_optimize(under_at_);
-                },
-                {.budget_seconds = 0.001, .runs = 8, .quick_budget_seconds = 0.0005},
-                {.threshold = kFirstCliffRise}} {}
+      declared_{
+          "first_cliff",
+          first_cliff_text(),
+          [this] { over_at_ = cachebook::chase(over_at_, kFirstCliffHops), cachebook::do_not_optimize(over_at_); },
+          [this] { under_at_ = cachebook::chase(under_at_, kFirstCliffHops), cachebook::do_not_optimize(under_at_); },
+          {.budget_seconds = 0.001, .runs = 8, .quick_budget_seconds = 0.0005},
+          {.threshold = kFirstCliffRise}} {}
 
 cachebook::ExperimentResult FirstCliffExperiment::run(bool quick) const {
     return cachebook::run_experiment(declared_, quick);
