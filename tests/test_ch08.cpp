@@ -317,13 +317,22 @@ TEST_CASE("line size rules on synthetic strides", "[ch08]") {
 // ---------------------------------------------------------------------------
 // Measured on this machine.
 
-TEST_CASE("measured: the first cliff of a short sweep is L1d, at 75 % to 115 % of sysfs", "[ch08][timing]") {
+TEST_CASE("the first cliff's two working sets lie at the band's edges, in whole chase nodes", "[ch08]") {
+    // 48 KiB: 75 % is 36 KiB, 576 nodes; 115 % is 56,524.8 bytes, 883.2 nodes, so 883.
+    CHECK(ch08::band_edge_bytes(48 * 1024, 1 - ch08::kBandBelow) == 576 * 64);
+    CHECK(ch08::band_edge_bytes(48 * 1024, 1 + ch08::kBandAbove) == 883 * 64);
+    CHECK(ch08::band_edge_bytes(32 * 1024, 1 + ch08::kBandAbove) == 589 * 64);  // 588.8 nodes
+    CHECK(ch08::band_edge_bytes(64, 0.5) == 2 * 64);                            // a cycle needs two nodes
+}
+
+TEST_CASE("measured: the first cliff lies between 75 % and 115 % of the reported L1d", "[ch08][timing]") {
     const auto l1 = cachebook::data_cache(1);
     if (!l1) CACHEBOOK_SKIP("sysfs reports no L1 data cache to compare with");
     if (!cachebook::pin_to_cpu(cachebook::nth_usable_cpu(0))) CACHEBOOK_SKIP("cannot pin to one core");
-    // 4 KiB to 4 x L1d: the L1 plateau and the start of the L2 one; two sweeps, each the other's control.
-    const auto claim = ch08::first_cliff_claim(
+    // A chase over 115 % of L1d against one over 75 %, the kit's experiment at its quick size.
+    const ch08::FirstCliffExperiment first(
         l1->size_bytes, cachebook::huge_pages_available() ? cachebook::PageSize::Huge : cachebook::PageSize::Small);
+    const auto claim = first.run(true).result;
     INFO(claim.reason);
     if (claim.verdict == cachebook::Verdict::inconclusive) CACHEBOOK_SKIP(claim.reason);
     CHECK(claim.verdict == cachebook::Verdict::holds);

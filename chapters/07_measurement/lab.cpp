@@ -90,9 +90,27 @@ DeadCodeRule dead_code_rule(std::size_t n, int runs, bool quick) {
     return rule;
 }
 
-cachebook::ClaimResult touch_claim(const TouchRule& rule, double max_noise) {
-    const auto runs = static_cast<int>(rule.first_runs.size());
-    return cachebook::decide(rule.first_runs, rule.second_runs, cachebook::ClaimRule{kTouchThreshold, runs, max_noise});
+TouchRule touch_rule(std::size_t bytes, int runs, bool quick) {
+    TouchRule rule;
+    rule.bytes = bytes;
+    // [snippet: touch_declared]
+    std::optional<FreshPages> pages;  // the mapping the last first fill faulted in
+    const cachebook::Experiment fills{"touch",
+                                      "first fill / second",
+                                      [&] { rule.faults_first = pages->fill(1); },   // the timed region pays the faults
+                                      [&] { rule.faults_second = pages->fill(2); },  // the pages exist: only the writes
+                                      {.runs = runs, .quick_runs = cachebook::kMinRunsPerSide},
+                                      {.threshold = kTouchThreshold}};
+    // Untimed, before every first fill: the last mapping goes back to the OS, a fresh one comes.
+    // The kit calls the first fill before any second one, so a second fill always finds pages present.
+    cachebook::SetUp fresh_pages;
+    fresh_pages.slow = [&] {
+        pages.reset();
+        pages.emplace(bytes);
+    };
+    rule.timed = cachebook::run_experiment(fills, fresh_pages, quick);
+    // [end: touch_declared]
+    return rule;
 }
 
 BlockedRule blocked_rule(std::size_t n, std::size_t tile, int runs, bool quick) {
@@ -164,20 +182,14 @@ LatencyRow latency_row(std::size_t bytes, std::size_t hops, int runs, bool quick
     const auto walk = [&](auto walk) { return [&, walk] { cachebook::do_not_optimize(walk(slots, hops)); }; };
     const std::string size = cachebook::size_text(row.bytes);
     const cachebook::Sizing sizing{.runs = runs, .quick_runs = cachebook::kMinRunsPerSide};
-    row.over_strided = cachebook::run_experiment({"chase_over_strided",
-                                                  "chase / strided sum, " + size,
-                                                  walk(chase),
-                                                  walk(strided_sum),
-                                                  sizing,
-                                                  {.threshold = kChaseOverStrided}},
-                                                 quick);
-    row.over_gather = cachebook::run_experiment({"chase_over_gather",
-                                                 "chase / random walk with known addresses, " + size,
-                                                 walk(chase),
-                                                 walk(gather_sum),
-                                                 sizing,
-                                                 {.threshold = kChaseOverGather}},
-                                                quick);
+    // The chase against another walk of the same slots, one experiment each.
+    const auto chase_against = [&](std::string key, const std::string& text, auto other, double threshold) {
+        return cachebook::run_experiment(
+            {std::move(key), text + ", " + size, walk(chase), walk(other), sizing, {.threshold = threshold}}, quick);
+    };
+    row.over_strided = chase_against("chase_over_strided", "chase / strided sum", strided_sum, kChaseOverStrided);
+    row.over_gather =
+        chase_against("chase_over_gather", "chase / random walk with known addresses", gather_sum, kChaseOverGather);
     const auto ns = [&](const std::vector<double>& runs) {
         return cachebook::timed_side(runs).value * 1e9 / double(hops);
     };
@@ -226,15 +238,8 @@ std::string audit_verdict(const AuditClaims& claims) {
     if (claims.claimed.verdict == Verdict::holds) return "holds";
     if (claims.claimed.verdict == Verdict::inconclusive) return "undecided";
     // The claim fails, so the control was quiet: any gain is decided too, or lies within the noise.
-    switch (claims.any_gain.verdict) {
-        case Verdict::holds:
-            return "smaller";
-        case Verdict::fails:
-            return "slower";
-        case Verdict::inconclusive:
-            break;
-    }
-    return "none";
+    if (claims.any_gain.verdict == Verdict::holds) return "smaller";
+    return claims.any_gain.verdict == Verdict::fails ? "slower" : "none";
 }
 
 }  // namespace ch07

@@ -81,6 +81,27 @@ RunsRule runs_rule(std::size_t n, int runs, bool quick);
 cachebook::ClaimResult minima_agree(const std::vector<double>& a, const std::vector<double>& b,
                                     double tolerance = kMinimaTolerance);
 
+// --- Rule 3: first touch ---------------------------------------------------------------
+
+/// Rule 3's claim (touch): the first fill of fresh pages takes at least 1.5 times as long as a fill
+/// of pages present (the page faults against none).
+inline constexpr double kTouchThreshold = 1.5;
+/// The mapping each fill writes, in the program's run, --quick and the test: 16,384 pages of 4 KiB.
+/// The effect is a cost per page (tens of times the writes' on the machine this book was built on),
+/// so more pages do not decide it better, they only take longer.
+inline constexpr std::size_t kTouchBytes = std::size_t{64} << 20;
+struct TouchRule {
+    std::size_t bytes = 0;
+    std::uint64_t faults_first = 0, faults_second = 0;  // minor page faults of the last fill of each side
+    cachebook::ExperimentResult timed;                  // first fill / second
+    [[nodiscard]] double first_fill_s() const { return cachebook::timed_side(timed.slow_runs).value; }
+    [[nodiscard]] double second_fill_s() const { return cachebook::timed_side(timed.fast_runs).value; }
+};
+/// The two fills of `bytes` as the sides of one experiment, `runs` runs a side (kMinRunsPerSide with
+/// `quick`): before every first fill, untimed, the kit's set-up step maps fresh pages; a second fill
+/// writes again to the pages the last first fill faulted in.
+TouchRule touch_rule(std::size_t bytes, int runs, bool quick);
+
 // --- Rule 4: dead code -----------------------------------------------------------------
 
 /// Rule 4's claim (dead_code): the kept sum takes at least 10 times as long as the thrown-away one,
@@ -97,11 +118,6 @@ struct DeadCodeRule {
 };
 /// The two sums of an n x n grid, at least kDeadCodeRuns runs a side (kDeadCodeRuns with `quick`).
 DeadCodeRule dead_code_rule(std::size_t n, int runs, bool quick);
-
-/// Rule 3's claim, by the book's rule: the first fill of fresh pages takes at least 1.5 times as
-/// long as the second (the page faults against none).
-inline constexpr double kTouchThreshold = 1.5;
-cachebook::ClaimResult touch_claim(const TouchRule& rule, double max_noise = 0.2);
 
 // --- Rule 5: -O0 against -O2, on the blocked product ---------------------------------
 

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
-#include <limits>
 #include <stdexcept>
 #include <thread>
 
@@ -48,8 +47,6 @@ double process_cpu_seconds() {  // CPU time of the process: every thread's time 
 
 // [snippet: first_touch]
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();  // a minimum's starting value
-
 std::uint64_t minor_faults() {  // page faults served without reading a disk, so far
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
@@ -57,34 +54,22 @@ std::uint64_t minor_faults() {  // page faults served without reading a disk, so
 }
 }  // namespace
 
-TouchRule touch_rule(std::size_t bytes, int runs) {
-    TouchRule rule;
-    rule.bytes = bytes;
-    rule.first_fill_s = rule.second_fill_s = kInf;
-    for (int run = 0; run < runs; ++run) {
-        // Fresh pages straight from the OS, as a large malloc or new gets them.
-        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) throw std::runtime_error(fmt::format("cannot map {} bytes", bytes));
-        auto* a = static_cast<std::int64_t*>(p);
-        const std::size_t n = bytes / sizeof(std::int64_t);
-        auto fill = [&](std::int64_t v) {
-            const std::uint64_t faults = minor_faults();
-            const auto start = cachebook::Clock::now();
-            for (std::size_t i = 0; i < n; ++i) a[i] = v;
-            cachebook::clobber_memory();
-            return std::pair{cachebook::seconds_since(start), minor_faults() - faults};
-        };
-        const auto [first, first_faults] = fill(1);    // the timed region pays the page faults
-        const auto [second, second_faults] = fill(2);  // the pages exist now: only the writes
-        rule.first_runs.push_back(first);
-        rule.second_runs.push_back(second);
-        rule.first_fill_s = std::min(rule.first_fill_s, first);
-        rule.second_fill_s = std::min(rule.second_fill_s, second);
-        rule.faults_first = first_faults;
-        rule.faults_second = second_faults;
-        munmap(p, bytes);
-    }
-    return rule;
+FreshPages::FreshPages(std::size_t bytes) : bytes_(bytes) {
+    // Fresh pages straight from the OS, as a large malloc or new gets them: none present yet.
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error(fmt::format("cannot map {} bytes", bytes));
+    words_ = static_cast<std::int64_t*>(p);
+}
+
+FreshPages::~FreshPages() {
+    munmap(words_, bytes_);
+}
+
+std::uint64_t FreshPages::fill(std::int64_t v) {
+    const std::uint64_t faults = minor_faults();
+    for (std::size_t i = 0; i < bytes_ / sizeof(std::int64_t); ++i) words_[i] = v;  // a page's first write faults
+    cachebook::clobber_memory();
+    return minor_faults() - faults;
 }
 // [end: first_touch]
 

@@ -24,14 +24,21 @@ double process_cpu_seconds();
 
 // --- Rule 3: first touch ---------------------------------------------------------------
 
-struct TouchRule {
-    std::size_t bytes = 0;
-    double first_fill_s = 0;                            // fresh pages from the OS: every page faults
-    double second_fill_s = 0;                           // the same pages again
-    std::vector<double> first_runs, second_runs;        // every run, in the order run: first, second, first, ...
-    std::uint64_t faults_first = 0, faults_second = 0;  // minor page faults during each (getrusage)
+/// `bytes` of memory straight from the OS, as a large malloc or new gets them: mapped, and no page
+/// of it present until the program writes to it. Unmapped on destruction.
+class FreshPages {
+public:
+    explicit FreshPages(std::size_t bytes);
+    ~FreshPages();
+    FreshPages(const FreshPages&) = delete;
+    FreshPages& operator=(const FreshPages&) = delete;
+    /// Writes `v` to every 8-byte word; returns the minor page faults the writes took (getrusage).
+    std::uint64_t fill(std::int64_t v);
+
+private:
+    std::int64_t* words_ = nullptr;
+    std::size_t bytes_ = 0;
 };
-TouchRule touch_rule(std::size_t bytes, int runs);
 
 // --- Rule 4: dead code -----------------------------------------------------------------
 

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 namespace ch08 {
@@ -108,28 +109,27 @@ std::size_t sweep_peak_bytes(const SweepConfig& config) {
 
 namespace {
 
-// One size of a sweep: its buffer, the chase laid over it, the best times so far.
+// One size of a sweep: its bytes (the start of a buffer), the chase laid over them, the best times so far.
 struct SweepSize {
-    cachebook::PageBuffer buf;
+    const std::byte* data;
     const void* start;
     Hops hops;
     Point best;
 };
 
-// An interleaved size warms up with two laps (at most 4 x max_warmup hops): the
-// other sizes ran in between, and one lap does not refill a victim-filled L3.
-SweepSize prepare(const SweepConfig& config, std::size_t k, bool interleaved) {
+// Lays size k's chase over the start of `buf`. An interleaved size warms up with two laps (at most
+// 4 x max_warmup hops): the other sizes ran in between, and one lap does not refill a victim-filled L3.
+SweepSize prepare(const SweepConfig& config, std::size_t k, bool interleaved, const cachebook::PageBuffer& buf) {
     const std::size_t bytes = config.sizes[k];
     const std::size_t nodes = bytes / kNodeBytes;
     Hops hops = hops_for(nodes, config.timed_hops, config.max_warmup);
     if (interleaved) hops.warmup = std::min(2 * nodes, 4 * config.max_warmup);
-    cachebook::PageBuffer buf(bytes, config.pages);
     const void* start = cachebook::link_chase(buf, nodes, kNodeBytes, config.seed + k);
     Point p;
     p.bytes = bytes;
     p.chase_ns = 1e300;
     p.strided_ns = config.strided ? 1e300 : -1;
-    return {std::move(buf), start, hops, p};
+    return {buf.data(), start, hops, p};
 }
 
 // One run of an interleaved size, from the start of its cycle.
@@ -137,7 +137,7 @@ void time_size(const SweepConfig& config, SweepSize& s) {
     s.best.chase_ns = std::min(s.best.chase_ns, cachebook::chase_ns_per_hop(s.start, s.hops.timed, s.hops.warmup, 1));
     if (config.strided)
         s.best.strided_ns =
-            std::min(s.best.strided_ns, strided_ns_per_load(s.buf.data(), s.buf.size(), kNodeBytes, s.hops.timed, 1));
+            std::min(s.best.strided_ns, strided_ns_per_load(s.data, s.best.bytes, kNodeBytes, s.hops.timed, 1));
     ++s.best.runs;
 }
 
@@ -148,8 +148,8 @@ void time_size_until_settled(const SweepConfig& config, SweepSize& s) {
     int held = 0;
     while (s.best.runs < config.runs && (s.best.runs < kMinSettledRuns || held < kHeldRuns)) {
         const double chase = cachebook::chase_run_ns(at, s.hops.timed, s.hops.warmup);
-        const double strided = config.strided ? strided_ns_per_load(s.buf.data(), s.buf.size(), kNodeBytes,
-                                                                    s.hops.timed, 1, s.best.runs == 0 ? 1 : 0)
+        const double strided = config.strided ? strided_ns_per_load(s.data, s.best.bytes, kNodeBytes, s.hops.timed, 1,
+                                                                    s.best.runs == 0 ? 1 : 0)
                                               : s.best.strided_ns;
         const bool lowered = chase < 0.99 * s.best.chase_ns || (config.strided && strided < 0.99 * s.best.strided_ns);
         held = lowered ? 0 : held + 1;
@@ -167,10 +167,19 @@ std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void
     // then spread over the whole sweep, and a co-runner that takes part of a
     // cache for a while spoils a few runs of every size rather than all the
     // runs of a few sizes.
-    std::vector<SweepSize> small;
     const std::size_t interleaved = interleaved_count(config);
-    for (std::size_t k = 0; k < interleaved; ++k) small.push_back(prepare(config, k, true));
+    std::vector<cachebook::PageBuffer> buffers;  // a buffer for each small size: all are chased in every pass
+    std::vector<SweepSize> small;
+    for (std::size_t k = 0; k < interleaved; ++k) {
+        buffers.emplace_back(config.sizes[k], config.pages);
+        small.push_back(prepare(config, k, true, buffers.back()));
+    }
+    // The larger sizes, timed one at a time, share one buffer of the largest: each lays its chase
+    // over the start of it. Its pages are faulted in once, not once a size, which would cost more
+    // than timing the size.
     const std::size_t large = config.sizes.size() - small.size();
+    std::optional<cachebook::PageBuffer> large_buffer;
+    if (large > 0) large_buffer.emplace(config.sizes.back(), config.pages);
     std::vector<Point> large_points;
     for (int pass = 0; pass < config.runs; ++pass) {
         for (auto& s : small) time_size(config, s);
@@ -180,9 +189,9 @@ std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void
         // Large sizes, one after another, each with its runs.
         const std::size_t upto = large * static_cast<std::size_t>(pass + 1) / static_cast<std::size_t>(config.runs);
         while (large_points.size() < upto) {
-            SweepSize s = prepare(config, small.size() + large_points.size(), false);
+            SweepSize s = prepare(config, small.size() + large_points.size(), false, *large_buffer);
             time_size_until_settled(config, s);
-            s.best.huge_bytes = s.buf.huge_page_bytes();
+            s.best.huge_bytes = cachebook::huge_page_bytes(s.data, s.best.bytes);
             large_points.push_back(s.best);
             if (on_step)
                 on_step(fmt::format("{} {:.1f} ns, {} runs", size_text(s.best.bytes), s.best.chase_ns, s.best.runs));
@@ -190,7 +199,7 @@ std::vector<Point> run_sweep(const SweepConfig& config, const std::function<void
     }
     std::vector<Point> curve;
     for (auto& s : small) {
-        s.best.huge_bytes = s.buf.huge_page_bytes();
+        s.best.huge_bytes = cachebook::huge_page_bytes(s.data, s.best.bytes);
         curve.push_back(s.best);
     }
     curve.insert(curve.end(), large_points.begin(), large_points.end());

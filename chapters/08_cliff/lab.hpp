@@ -64,7 +64,7 @@ struct Point {
     std::size_t bytes = 0;
     double chase_ns = 0;         ///< best ns per dependent hop
     double strided_ns = -1;      ///< best ns per load of the strided sum (< 0: not measured)
-    std::size_t huge_bytes = 0;  ///< bytes of the buffer the kernel backed with huge pages
+    std::size_t huge_bytes = 0;  ///< bytes of the size's buffer the kernel backed with huge pages (at most the size)
     int runs = 0;                ///< the timed runs the best was taken from
 };
 
@@ -212,23 +212,27 @@ void record_run_time(cachebook::Report& report, const Setup& setup);
 nlohmann::json to_json(const Point& p);
 nlohmann::json to_json(const Cliff& c);
 
-/// The claim "a short sweep (4 KiB to 4 x L1d) finds its first cliff within `tolerance` of the
-/// L1d of `l1_bytes`, with a rise of at least half", decided in the shape of the book's rule
-/// (cachebook/claim.hpp): two sweeps with different chase seeds are each other's control.
-/// holds: both find it; fails: both miss it while the two agree within `max_disagreement`;
-/// inconclusive: the two disagree by more, or one finds it and the other does not.
-struct FirstCliffClaim {
-    cachebook::Verdict verdict = cachebook::Verdict::inconclusive;
-    std::size_t first_bytes = 0, second_bytes = 0;  ///< each sweep's first cliff (0: none found)
-    double first_rise = 0, second_rise = 0;         ///< above / below at each first cliff (0: none found)
-    double disagreement = 0;                        ///< larger first cliff over smaller, less 1
-    std::string reason;
+/// The first cliff's claim, declared (key "first_cliff"): a chase over (1 + kBandAbove) x the
+/// reported L1d takes at least kFirstCliffRise times as long a hop as a chase over (1 - kBandBelow)
+/// x L1d, so the first step lies between the two sizes and rises at least that much. The band
+/// reaches further below the size than above: a chase starts to miss before L1d is full (its
+/// replacement is not true LRU, and the stack and page-table lines share it).
+inline constexpr double kFirstCliffRise = 1.5, kBandBelow = 0.25, kBandAbove = 0.15;
+/// `fraction` x `l1_bytes`, rounded to whole chase nodes: the working set of one side of the claim.
+std::size_t band_edge_bytes(std::size_t l1_bytes, double fraction);
+/// Each side chases a cycle of its own, on from call to call: calls of 4096 hops filling 1 ms a run.
+class FirstCliffExperiment {
+public:
+    FirstCliffExperiment(std::size_t l1_bytes, PageSize pages);
+    FirstCliffExperiment(const FirstCliffExperiment&) = delete;
+    [[nodiscard]] cachebook::ExperimentResult run(bool quick) const;
+
+private:
+    cachebook::PageBuffer under_buf_, over_buf_;
+    const void* under_at_ = nullptr;  // where each chase stands
+    const void* over_at_ = nullptr;
+    cachebook::Experiment declared_;
 };
-/// The band: from (1 - below) to (1 + above) of L1d. A chase starts to miss before L1d is full
-/// (its replacement is not true LRU, and the stack and page-table lines share it), so the band
-/// reaches further below than above.
-FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double below = 0.25, double above = 0.15,
-                                  double max_disagreement = 0.10);
 
 // ---------------------------------------------------------------------------
 // The price of a miss (amat.md): AMAT from this run's latencies, against measured walks.
@@ -377,13 +381,9 @@ Peak mountain_peak(const Mountain& m);
 /// The per-level reads (stride 1), with this run's settings.
 std::vector<cachebook::LevelBandwidth> measure_levels(const cachebook::LevelSizes& sizes, const Options& options);
 
-/// The claim of the first cliff as the book's claims are printed: effect, the smaller rise of
-/// the two sweeps' first steps (threshold 1.5); noise, the two sweeps' disagreement.
-cachebook::ClaimResult first_cliff_result(const FirstCliffClaim& claim);
-
-/// first_cliff_claim at the reported L1d, on huge pages where available, as first_cliff_result
-/// gives it; without a reported L1d, no verdict (inconclusive, effect 0) and the reason.
-cachebook::ClaimResult first_cliff_of(const Setup& setup);
+/// The first cliff's claim at the reported L1d, on huge pages where available; without a reported
+/// L1d, no verdict (inconclusive, not timed) and the reason.
+cachebook::ExperimentResult first_cliff_of(const Setup& setup, bool quick);
 
 /// The working sets of each level: cachebook::level_sizes of the caches the machine reports.
 cachebook::LevelSizes level_sizes(const Setup& setup);

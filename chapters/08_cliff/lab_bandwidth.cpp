@@ -108,29 +108,6 @@ std::vector<cachebook::LevelBandwidth> measure_levels(const cachebook::LevelSize
     return cachebook::read_bandwidth_by_level(sizes, options.quick ? 4 << 20 : 16 << 20, options.quick ? 2 : 7);
 }
 
-cachebook::ClaimResult first_cliff_result(const FirstCliffClaim& claim) {
-    cachebook::ClaimResult r;
-    r.threshold = 1.5;
-    r.verdict = claim.verdict;
-    r.reason = claim.reason;
-    if (claim.first_bytes != 0 && claim.second_bytes != 0) {
-        r.effect = std::min(claim.first_rise, claim.second_rise);
-        r.noise = claim.disagreement;
-    }
-    return r;
-}
-
-cachebook::ClaimResult first_cliff_of(const Setup& setup) {
-    if (!setup.l1) {
-        cachebook::ClaimResult none;
-        none.threshold = 1.5;
-        none.reason = "not decided: " + cachebook::machine().why_unknown("the L1d");
-        return none;
-    }
-    const auto pages = setup.huge_pages_available ? PageSize::Huge : PageSize::Small;
-    return first_cliff_result(first_cliff_claim(setup.l1->size_bytes, pages));
-}
-
 cachebook::LevelSizes level_sizes(const Setup& setup) {
     auto bytes = [](const std::optional<cachebook::CacheInfo>& c) { return c ? c->size_bytes : std::size_t{0}; };
     return cachebook::level_sizes(bytes(setup.l1), bytes(setup.l2), bytes(setup.l3));

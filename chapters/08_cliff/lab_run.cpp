@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <stdexcept>
 
+#include "cachebook/chase.hpp"
 #include "cachebook/cli.hpp"
 #include "lab.hpp"
 
@@ -184,53 +187,48 @@ void record_run_time(cachebook::Report& report, const Setup& setup) {
                                      static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6);
 }
 
-FirstCliffClaim first_cliff_claim(std::size_t l1_bytes, PageSize pages, double below, double above,
-                                  double max_disagreement) {
-    FirstCliffClaim claim;
-    std::size_t found[2] = {0, 0};
-    double rise[2] = {0, 0};
-    bool inside[2] = {false, false};
-    for (int k = 0; k < 2; ++k) {
-        SweepConfig config;
-        config.sizes = sweep_sizes(4096, 4 * l1_bytes, 8);
-        config.pages = pages;
-        config.timed_hops = 1 << 13;
-        config.max_warmup = 1 << 14;
-        config.runs = 17;
-        config.seed = static_cast<std::uint64_t>(k + 1);
-        const auto curve = run_sweep(config);
-        std::vector<double> ns;
-        for (const auto& p : curve) ns.push_back(p.chase_ns);
-        const auto cliffs = detect_cliffs(config.sizes, ns);
-        if (cliffs.empty()) continue;
-        found[k] = cliffs[0].capacity_bytes;
-        rise[k] = cliffs[0].above_ns / cliffs[0].below_ns;
-        const double share = static_cast<double>(found[k]) / static_cast<double>(l1_bytes);
-        inside[k] = share >= 1 - below && share <= 1 + above && cliffs[0].above_ns > 1.5 * cliffs[0].below_ns;
+std::size_t band_edge_bytes(std::size_t l1_bytes, double fraction) {
+    const auto nodes = std::llround(fraction * static_cast<double>(l1_bytes) / static_cast<double>(kNodeBytes));
+    return static_cast<std::size_t>(std::max<long long>(2, nodes)) * kNodeBytes;
+}
+
+namespace {
+constexpr std::size_t kFirstCliffHops = 4096;  // a call: a few microseconds in L1 or L2
+
+std::string first_cliff_text() {
+    return fmt::format("a chase over {:.0f} % / over {:.0f} % of the reported L1d, a hop", 100 * (1 + kBandAbove),
+                       100 * (1 - kBandBelow));
+}
+}  // namespace
+
+FirstCliffExperiment::FirstCliffExperiment(std::size_t l1_bytes, PageSize pages)
+    : under_buf_(band_edge_bytes(l1_bytes, 1 - kBandBelow), pages),
+      over_buf_(band_edge_bytes(l1_bytes, 1 + kBandAbove), pages),
+      under_at_(cachebook::link_chase(under_buf_, under_buf_.size() / kNodeBytes, kNodeBytes, 1)),
+      over_at_(cachebook::link_chase(over_buf_, over_buf_.size() / kNodeBytes, kNodeBytes, 2)),
+      declared_{
+          "first_cliff",
+          first_cliff_text(),
+          [this] { over_at_ = cachebook::chase(over_at_, kFirstCliffHops), cachebook::do_not_optimize(over_at_); },
+          [this] { under_at_ = cachebook::chase(under_at_, kFirstCliffHops), cachebook::do_not_optimize(under_at_); },
+          {.budget_seconds = 0.001, .runs = 8, .quick_budget_seconds = 0.0005},
+          {.threshold = kFirstCliffRise}} {}
+
+cachebook::ExperimentResult FirstCliffExperiment::run(bool quick) const {
+    return cachebook::run_experiment(declared_, quick);
+}
+
+cachebook::ExperimentResult first_cliff_of(const Setup& setup, bool quick) {
+    if (setup.l1) {
+        const auto pages = setup.huge_pages_available ? PageSize::Huge : PageSize::Small;
+        return FirstCliffExperiment(setup.l1->size_bytes, pages).run(quick);
     }
-    claim.first_bytes = found[0];
-    claim.second_bytes = found[1];
-    claim.first_rise = rise[0];
-    claim.second_rise = rise[1];
-    const double lo = static_cast<double>(std::min(found[0], found[1]));
-    const double disagreement = lo > 0 ? static_cast<double>(std::max(found[0], found[1])) / lo - 1 : 1e9;
-    claim.disagreement = disagreement;
-    const std::string figures = fmt::format(
-        "first cliffs at {} and {} bytes, the band {:.0f} % to {:.0f} % of {}, the two {:.0f} % apart", found[0],
-        found[1], 100 * (1 - below), 100 * (1 + above), l1_bytes, 100 * std::min(disagreement, 9.99));
-    if (inside[0] && inside[1]) {
-        claim.verdict = cachebook::Verdict::holds;
-        claim.reason = figures + ": both sweeps find it";
-    } else if (disagreement > max_disagreement) {
-        claim.reason = fmt::format("{}: the two sweeps disagree by more than {:.0f} %, the machine is too busy to tell",
-                                   figures, 100 * max_disagreement);
-    } else if (!inside[0] && !inside[1]) {
-        claim.verdict = cachebook::Verdict::fails;
-        claim.reason = figures + ": both sweeps, which agree, miss it";
-    } else {
-        claim.reason = figures + ": one sweep finds it and the other does not, on the edge of the band";
-    }
-    return claim;
+    cachebook::ExperimentResult none;
+    none.key = "first_cliff";
+    none.text = first_cliff_text();
+    none.result.threshold = kFirstCliffRise;
+    none.result.reason = "not decided: " + cachebook::machine().why_unknown("the L1d");
+    return none;
 }
 
 }  // namespace ch08

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
         const auto cliffs = ch08::find_cliffs(setup, curves);
         ch08::cliffs_section(report, curves, cliffs);
         const auto found = ch08::find_levels(setup, curves, cliffs);
-        ch08::levels_section(report, setup, found, ghz, ch08::first_cliff_of(setup));
+        ch08::levels_section(report, setup, found, ghz, ch08::first_cliff_of(setup, options.quick));
         ch08::wrong_method_section(report, setup, curves, cliffs);
         ch08::line_size_section(report, ch08::measure_line_sizes(options));
         ch08::pages_section(report, options, setup, curves);

@@ -148,7 +148,7 @@ std::vector<Value> level_row(const Level& l, bool from_huge_pages, std::optional
 }  // namespace
 
 void levels_section(Report& report, const Setup& setup, const LevelsFound& found, std::optional<double> ghz,
-                    const cachebook::ClaimResult& first_cliff) {
+                    const cachebook::ExperimentResult& first_cliff) {
     const bool huge = found.from_huge_pages;
     report.section(
         "The levels found (from the {} sweep) next to the sizes the machine reports",
@@ -167,9 +167,8 @@ void levels_section(Report& report, const Setup& setup, const LevelsFound& found
         {"L1d", source_of(setup.l1)}, {"L2", source_of(setup.l2)}, {"L3", source_of(setup.l3)}};
     report.line("  where the reported sizes come from: {}",
                 Value::measured_as("reported_sources", sources, reported_sources(cachebook::machine())));
-    report.line("  two more sweeps from 4 KiB to 4 x L1d, with other cycles, each the other's control:");
-    cachebook::report_claim(report, "first_cliff", "first step at 75 % to 115 % of the reported L1d, its rise",
-                            first_cliff);
+    report.line("  the first step, timed on its own: a chase over each edge of the band, in turn:");
+    cachebook::report_experiment(report, first_cliff);
 }
 
 void wrong_method_section(Report& report, const Setup& setup, const Curves& curves, const CliffSets& cliffs) {

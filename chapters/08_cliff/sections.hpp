@@ -17,7 +17,7 @@ void clock_section(cachebook::Report& report, std::optional<double> ghz);
 void curve_section(cachebook::Report& report, const Options& options, const Curves& curves, std::optional<double> ghz);
 void cliffs_section(cachebook::Report& report, const Curves& curves, const CliffSets& cliffs);
 void levels_section(cachebook::Report& report, const Setup& setup, const LevelsFound& found, std::optional<double> ghz,
-                    const cachebook::ClaimResult& first_cliff);
+                    const cachebook::ExperimentResult& first_cliff);
 void wrong_method_section(cachebook::Report& report, const Setup& setup, const Curves& curves, const CliffSets& cliffs);
 void line_size_section(cachebook::Report& report, const LineSizes& line);
 void pages_section(cachebook::Report& report, const Options& options, const Setup& setup, const Curves& curves);

@@ -142,21 +142,49 @@ Instruments machine_instruments() {
 std::pair<std::vector<double>, std::vector<double>> time_abba(const std::function<void()>& slow,
                                                               const std::function<void()>& fast, int runs, long calls,
                                                               const std::function<double()>& now) {
-    slow();
-    fast();
-    std::vector<double> slow_runs, fast_runs;
-    const auto timed = [&](const std::function<void()>& side, std::vector<double>& into) {
+    return time_abba(slow, fast, runs, calls, now, {});
+}
+
+namespace {
+
+// Seconds of `calls` calls of `side`. With a set-up step, the clock stops around each step, so the
+// run is the sum of its calls; without one, one reading spans them all.
+double timed_calls(const std::function<void()>& side, const std::function<void()>& set_up, long calls,
+                   const std::function<double()>& now) {
+    if (!set_up) {
         const double start = now();
         for (long c = 0; c < calls; ++c) side();
-        into.push_back((now() - start) / static_cast<double>(calls));
+        return now() - start;
+    }
+    double seconds = 0;
+    for (long c = 0; c < calls; ++c) {
+        set_up();
+        const double start = now();
+        side();
+        seconds += now() - start;
+    }
+    return seconds;
+}
+
+}  // namespace
+
+std::pair<std::vector<double>, std::vector<double>> time_abba(const std::function<void()>& slow,
+                                                              const std::function<void()>& fast, int runs, long calls,
+                                                              const std::function<double()>& now, const SetUp& set_up) {
+    timed_calls(slow, set_up.slow, 1, now);  // the untimed call of each
+    timed_calls(fast, set_up.fast, 1, now);
+    std::vector<double> slow_runs, fast_runs;
+    const auto timed = [&](const std::function<void()>& side, const std::function<void()>& step,
+                           std::vector<double>& into) {
+        into.push_back(timed_calls(side, step, calls, now) / static_cast<double>(calls));
     };
     for (int i = 0; i < runs; ++i) {
         if (i % 2 == 0) {
-            timed(slow, slow_runs);
-            timed(fast, fast_runs);
+            timed(slow, set_up.slow, slow_runs);
+            timed(fast, set_up.fast, fast_runs);
         } else {
-            timed(fast, fast_runs);
-            timed(slow, slow_runs);
+            timed(fast, set_up.fast, fast_runs);
+            timed(slow, set_up.slow, slow_runs);
         }
     }
     return {slow_runs, fast_runs};
@@ -165,14 +193,10 @@ std::pair<std::vector<double>, std::vector<double>> time_abba(const std::functio
 namespace {
 
 // Calls a run needs for its faster side to last `budget` seconds (one call of each side timed).
-long calls_for(double budget, const Experiment& e, const std::function<double()>& now) {
+long calls_for(double budget, const Experiment& e, const SetUp& set_up, const std::function<double()>& now) {
     if (budget <= 0) return 1;
-    double start = now();
-    e.slow();
-    const double slow = now() - start;
-    start = now();
-    e.fast();
-    const double fast = now() - start;
+    const double slow = timed_calls(e.slow, set_up.slow, 1, now);
+    const double fast = timed_calls(e.fast, set_up.fast, 1, now);
     const double one = std::min(slow, fast);
     if (one <= 0) return 1;
     return static_cast<long>(std::clamp(std::ceil(budget / one), 1.0, 1e9));
@@ -187,6 +211,10 @@ std::vector<double> least_each(std::vector<double> a, const std::vector<double>&
 }  // namespace
 
 ExperimentResult run_experiment(const Experiment& e, bool quick, const Instruments& instruments) {
+    return run_experiment(e, SetUp{}, quick, instruments);
+}
+
+ExperimentResult run_experiment(const Experiment& e, const SetUp& set_up, bool quick, const Instruments& instruments) {
     ExperimentResult o;
     o.key = e.key;
     o.text = e.text;
@@ -205,9 +233,10 @@ ExperimentResult run_experiment(const Experiment& e, bool quick, const Instrumen
     // A memory-bound claim looks at every usable cpu: other programs there share the bandwidth.
     const int watched = cpus > 1 ? cpus : e.claim.memory_bound ? instruments.usable_cpus() : 0;
     const auto before = watched > 0 ? instruments.shares(watched) : std::vector<double>{};
-    o.calls_per_run = calls_for(quick ? e.sizing.quick_budget_seconds : e.sizing.budget_seconds, e, instruments.now);
-    std::tie(o.slow_runs, o.fast_runs) =
-        time_abba(e.slow, e.fast, quick ? e.sizing.quick_runs : e.sizing.runs, o.calls_per_run, instruments.now);
+    o.calls_per_run =
+        calls_for(quick ? e.sizing.quick_budget_seconds : e.sizing.budget_seconds, e, set_up, instruments.now);
+    std::tie(o.slow_runs, o.fast_runs) = time_abba(e.slow, e.fast, quick ? e.sizing.quick_runs : e.sizing.runs,
+                                                   o.calls_per_run, instruments.now, set_up);
     if (watched > 0) o.shares = least_each(before, instruments.shares(watched));
     o.result = decide_claim(o.slow_runs, o.fast_runs, e.claim);
     const auto why = cpus > 1                             ? shared_core_reason(o.shares)

@@ -96,6 +96,13 @@ struct Experiment {
     Claim claim;
 };
 
+/// What a call of a side needs and the clock must not see, such as fresh pages for a first touch:
+/// the kit calls a side's step before every call of that side (the sizing call, the untimed call
+/// and each timed call), outside the clock. Empty: nothing to set up.
+struct SetUp {
+    std::function<void()> slow, fast;
+};
+
 /// A claim as decided: the effect, the control's noise, the verdict and why.
 struct ClaimResult {
     double effect = 0;     ///< min(slow) / min(fast); 0 when not timed
@@ -156,9 +163,16 @@ struct ExperimentResult {
 std::pair<std::vector<double>, std::vector<double>> time_abba(const std::function<void()>& slow,
                                                               const std::function<void()>& fast, int runs, long calls,
                                                               const std::function<double()>& now);
+/// The same with a side's set-up step before each of its calls, the clock stopped around it.
+std::pair<std::vector<double>, std::vector<double>> time_abba(const std::function<void()>& slow,
+                                                              const std::function<void()>& fast, int runs, long calls,
+                                                              const std::function<double()>& now, const SetUp& set_up);
 
 /// Runs the experiment at its full size (or its quick size) and decides its claim.
 ExperimentResult run_experiment(const Experiment& e, bool quick,
+                                const Instruments& instruments = machine_instruments());
+/// The same with each side's set-up step before each of its calls, outside the clock.
+ExperimentResult run_experiment(const Experiment& e, const SetUp& set_up, bool quick,
                                 const Instruments& instruments = machine_instruments());
 
 /// Prints the claim beside its measurement (report_claim, claim.hpp) and records its figures
