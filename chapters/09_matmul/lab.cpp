@@ -115,20 +115,7 @@ Check check_rows(const float* c, Shape s, RowRange rows, const std::vector<doubl
 // ---- The machine ---------------------------------------------------------------------------
 
 double measure_fma_gflops(Isa isa, int threads, double seconds) {
-    detail::require_isa(isa);
-    auto loop = [isa](std::size_t iterations) {
-        switch (isa) {
-            case Isa::Avx512:
-                return detail::fma_loop_avx512(iterations);
-            case Isa::Avx2:
-                return detail::fma_loop_avx2(iterations);
-            case Isa::Neon:
-                return detail::fma_loop_neon(iterations);
-            case Isa::Scalar:
-                break;
-        }
-        return detail::fma_loop_scalar(iterations);
-    };
+    const auto loop = detail::kernels_of(isa).fma_loop;
     // Calibrate one run to about 10 ms, then keep the fastest of many runs: on a shared machine
     // some run goes undisturbed, and noise only ever adds time.
     std::size_t iterations = 1 << 10;
