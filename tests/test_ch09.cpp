@@ -12,6 +12,7 @@
 
 #include "../chapters/09_matmul/kernels.hpp"
 #include "../chapters/09_matmul/lab.hpp"
+#include "../chapters/09_matmul/lab_pages.hpp"
 #include "cachebook/core_share.hpp"
 #include "cachebook/cpu_time.hpp"
 #include "cachebook/machine.hpp"

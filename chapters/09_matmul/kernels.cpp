@@ -95,25 +95,35 @@ void detail::require_isa(Isa isa) {
         throw std::invalid_argument("the " + isa_name(isa) + " kernels cannot run: " + isa_unavailable_reason(isa));
 }
 
-std::vector<MicroKernel> micro_kernels(Isa isa) {
-    // Even building the list runs code compiled for the isa: ask the CPU first.
-    if (!isa_supported(isa)) return {};
+const detail::IsaKernels& detail::kernels_of(Isa isa) {
+    require_isa(isa);  // even making the list runs code compiled for the isa: ask the CPU first
     switch (isa) {
+        case Isa::Avx2: {
+            static const IsaKernels avx2 = avx2_kernels();
+            return avx2;
+        }
+        case Isa::Avx512: {
+            static const IsaKernels avx512 = avx512_kernels();
+            return avx512;
+        }
+        case Isa::Neon: {
+            static const IsaKernels neon = neon_kernels();
+            return neon;
+        }
         case Isa::Scalar:
-            return detail::scalar_micro_kernels();
-        case Isa::Avx2:
-            return detail::avx2_micro_kernels();
-        case Isa::Avx512:
-            return detail::avx512_micro_kernels();
-        case Isa::Neon:
-            return detail::neon_micro_kernels();
+            break;
     }
-    return {};
+    static const IsaKernels scalar = scalar_kernels();
+    return scalar;
+}
+
+std::vector<MicroKernel> micro_kernels(Isa isa) {
+    return isa_supported(isa) ? detail::kernels_of(isa).micro_kernels : std::vector<MicroKernel>{};
 }
 
 MicroKernel default_micro_kernel(Isa isa) {
     auto all = micro_kernels(isa);
-    if (all.empty()) all = detail::scalar_micro_kernels();
+    if (all.empty()) all = detail::kernels_of(Isa::Scalar).micro_kernels;
     return all.front();
 }
 

@@ -20,6 +20,21 @@ bool neon_built();
 /// Throws std::invalid_argument, saying why, when this build or CPU cannot run `isa`'s kernels.
 void require_isa(Isa isa);
 
+/// What one instruction set's file compiled; a file built without its flags has none of it.
+struct IsaKernels {
+    /// Step 4 (AVX2 and NEON; none for the others: step 3 is the scalar fallback, AVX-512 CPUs run AVX2's).
+    void (*tiled)(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile) = nullptr;
+    std::vector<MicroKernel> micro_kernels;  // step 6's, the default first
+    /// The peak's loop of independent FMAs: the FLOPs done by `iterations` rounds.
+    double (*fma_loop)(std::size_t iterations) = nullptr;
+};
+IsaKernels avx2_kernels();
+IsaKernels avx512_kernels();
+IsaKernels neon_kernels();
+IsaKernels scalar_kernels();
+/// The kernels of `isa`, made once; require_isa(isa) first, since making them runs the isa's code.
+const IsaKernels& kernels_of(Isa isa);
+
 /// Runs body(t) for t in [0, threads): t = 0 on the calling thread, the others on a pool of
 /// threads kept for the calling thread from one call to the next (step 6).
 void run_on_pool(int threads, const std::function<void(int)>& body);
@@ -38,17 +53,5 @@ public:
 private:
     cachebook::CoreShares* previous_;
 };
-
-void tiled_avx2(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile);
-void tiled_neon(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile);
-std::vector<MicroKernel> avx2_micro_kernels();
-std::vector<MicroKernel> avx512_micro_kernels();  // empty when the compiler cannot build them
-std::vector<MicroKernel> neon_micro_kernels();
-std::vector<MicroKernel> scalar_micro_kernels();
-/// FLOPs done by `iterations` rounds of the isa's independent-FMA loop.
-double fma_loop_avx2(std::size_t iterations);
-double fma_loop_avx512(std::size_t iterations);
-double fma_loop_neon(std::size_t iterations);
-double fma_loop_scalar(std::size_t iterations);
 
 }  // namespace ch09::detail

@@ -43,16 +43,36 @@ Check Reference::check(const Problem& p, bool all_rows) const {
     return {h.matches && t.matches, std::max(h.worst_ratio, t.worst_ratio), h.elements + t.elements};
 }
 
-double time_rows(const Problem& p, std::size_t rows_timed, int runs, int warmup,
+double fastest_run(const cachebook::RunBudget& runs, int warmup, const std::function<void()>& run) {
+    for (int i = 0; i < warmup; ++i) run();
+    double fastest = HUGE_VAL;
+    const auto began = cachebook::Clock::now();
+    for (int r = 0; runs.another(r, cachebook::seconds_since(began)); ++r) {
+        const auto start = cachebook::Clock::now();
+        run();
+        fastest = std::min(fastest, cachebook::seconds_since(start));
+    }
+    return fastest;
+}
+
+cachebook::RunBudget table_runs(const Settings& o) {
+    return {std::min(2, o.runs), o.runs, kTableSeconds};
+}
+
+std::string table_runs_text(const Settings& o) {
+    const auto runs = table_runs(o);
+    return runs.floor == runs.most ? fmt::format("{}", runs.most) : fmt::format("{} to {}", runs.floor, runs.most);
+}
+
+cachebook::RunBudget all_runs(const Settings& o) {
+    return {o.runs, o.runs, 0};
+}
+
+double time_rows(const Problem& p, std::size_t rows_timed, const cachebook::RunBudget& runs, int warmup,
                  const std::function<void(RowRange)>& run) {
-    const auto t = cachebook::time_runs(
-        runs,
-        [&] {
-            run({0, rows_timed});
-        },
-        warmup);
+    const double fastest = fastest_run(runs, warmup, [&] { run({0, rows_timed}); });
     cachebook::do_not_optimize(p.c[0]);
-    return t.min() * double(p.shape.m) / double(rows_timed);
+    return fastest * double(p.shape.m) / double(rows_timed);
 }
 
 std::size_t sample_rows(Shape s, double flops, std::size_t multiple) {
@@ -115,20 +135,7 @@ Check check_rows(const float* c, Shape s, RowRange rows, const std::vector<doubl
 // ---- The machine ---------------------------------------------------------------------------
 
 double measure_fma_gflops(Isa isa, int threads, double seconds) {
-    detail::require_isa(isa);
-    auto loop = [isa](std::size_t iterations) {
-        switch (isa) {
-            case Isa::Avx512:
-                return detail::fma_loop_avx512(iterations);
-            case Isa::Avx2:
-                return detail::fma_loop_avx2(iterations);
-            case Isa::Neon:
-                return detail::fma_loop_neon(iterations);
-            case Isa::Scalar:
-                break;
-        }
-        return detail::fma_loop_scalar(iterations);
-    };
+    const auto loop = detail::kernels_of(isa).fma_loop;
     // Calibrate one run to about 10 ms, then keep the fastest of many runs: on a shared machine
     // some run goes undisturbed, and noise only ever adds time.
     std::size_t iterations = 1 << 10;
@@ -180,7 +187,8 @@ double measure_triad_gbs(std::size_t floats, int threads, int runs) {
 
 // ---- The block search and the tiles ----------------------------------------------------
 
-std::vector<BlockTrial> search_blocks(Problem& p, const MicroKernel& kernel, Blocking rule, int runs) {
+std::vector<BlockTrial> search_blocks(Problem& p, const MicroKernel& kernel, Blocking rule,
+                                      const cachebook::RunBudget& rounds) {
     std::vector<BlockTrial> trials;
     for (const auto& b : block_candidates(rule, kernel.mr)) trials.push_back({b, HUGE_VAL});
     if (trials.empty()) return trials;
@@ -196,7 +204,8 @@ std::vector<BlockTrial> search_blocks(Problem& p, const MicroKernel& kernel, Blo
     for (const Blocking& b :
          {largest([](Blocking x) { return x.kc * x.nc; }), largest([](Blocking x) { return x.mc * x.kc; })})
         matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, kernel, b, 1);
-    for (int r = 0; r < runs; ++r)
+    const auto began = cachebook::Clock::now();
+    for (int r = 0; rounds.another(r, cachebook::seconds_since(began)); ++r)
         for (auto& trial : trials) {
             const auto start = cachebook::Clock::now();
             matmul_blis(p.a.get(), p.b.get(), p.c.get(), p.shape, kernel, trial.blocks, 1);
@@ -210,8 +219,9 @@ Blocking fastest_blocks(const std::vector<BlockTrial>& trials) {
         ->blocks;
 }
 
-std::vector<TileTiming> time_tiles(Problem& p, Isa isa, const std::vector<std::size_t>& tiles, int runs,
-                                   double scalar_flops, double vector_flops, cachebook::Progress& progress) {
+std::vector<TileTiming> time_tiles(Problem& p, Isa isa, const std::vector<std::size_t>& tiles,
+                                   const cachebook::RunBudget& runs, double scalar_flops, double vector_flops,
+                                   cachebook::Progress& progress) {
     const Shape s = p.shape;
     const float *a = p.a.get(), *b = p.b.get();
     float* c = p.c.get();

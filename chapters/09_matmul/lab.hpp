@@ -2,7 +2,7 @@
 // Chapter 9's lab: the machine's facts and peak, problems filled before any timing, results checked
 // against a double-precision reference, slow steps timed on a sample of rows, step 6 in turn with the
 // libraries (lab_libraries.cpp, lab_blas.cpp), the search for step 6's blocks, the tile study, the
-// blocks and roofs from chapter 8's results, C's pages, and the two laws of speed-up.
+// blocks and roofs from chapter 8's results, and the two laws of speed-up (C's pages: lab_pages.hpp).
 
 #include <array>
 #include <cstddef>
@@ -20,6 +20,8 @@
 #include "matmul.hpp"
 
 namespace ch09 {
+
+using cachebook::RunBudget;
 
 // ---- Checking --------------------------------------------------------------------------
 
@@ -68,8 +70,10 @@ struct Reference {
     [[nodiscard]] Check check(const Problem& p, bool all_rows) const;
 };
 
-/// Times `run(rows)` on rows [0, rows_timed) of C, minimum of `runs`; returns seconds for all of C.
-double time_rows(const Problem& p, std::size_t rows_timed, int runs, int warmup,
+/// The fastest of the runs `runs` allows, after `warmup` calls not timed: seconds.
+double fastest_run(const RunBudget& runs, int warmup, const std::function<void()>& run);
+/// Times `run(rows)` on rows [0, rows_timed) of C, the fastest of `runs`; returns seconds for all of C.
+double time_rows(const Problem& p, std::size_t rows_timed, const RunBudget& runs, int warmup,
                  const std::function<void(RowRange)>& run);
 /// Rows to time so that one run does about `flops` FLOPs: at least 16, whole tiles, at most all.
 std::size_t sample_rows(Shape s, double flops, std::size_t multiple);
@@ -113,9 +117,9 @@ struct BlockTrial {
     Blocking blocks;
     double seconds = 0;
 };
-/// Step 6 on one thread with each of block_candidates(rule), the candidates taken in turn in
-/// every run, so that a noisy moment falls on one run of each rather than on every run of one.
-std::vector<BlockTrial> search_blocks(Problem& p, const MicroKernel& kernel, Blocking rule, int runs);
+/// Step 6 on one thread with each of block_candidates(rule), the candidates taken in turn in every
+/// round (a noisy moment falls on one run of each, not on every run of one), as `rounds` allows.
+std::vector<BlockTrial> search_blocks(Problem& p, const MicroKernel& kernel, Blocking rule, const RunBudget& rounds);
 /// The fastest trial's blocks.
 Blocking fastest_blocks(const std::vector<BlockTrial>& trials);
 
@@ -127,7 +131,7 @@ struct TileTiming {
 /// Steps 3 and 4 timed for each tile of `tiles` (a tile of N is step 2's loop, untiled), each
 /// on a sample of rows of about `scalar_flops` and `vector_flops` FLOPs: at least one whole
 /// tile of rows, so that each tile of B is used as often as in the full product.
-std::vector<TileTiming> time_tiles(Problem& p, Isa isa, const std::vector<std::size_t>& tiles, int runs,
+std::vector<TileTiming> time_tiles(Problem& p, Isa isa, const std::vector<std::size_t>& tiles, const RunBudget& runs,
                                    double scalar_flops, double vector_flops, cachebook::Progress& progress);
 
 /// The best tile of each kind (T = N left out) and its gain over untiled (T = N, the first row).
@@ -193,6 +197,13 @@ struct Settings {
         return {mc.value_or(rule.mc), kc.value_or(rule.kc), nc.value_or(rule.nc)};
     }
 };
+
+/// A figure no claim decides (a table's row, a round of the block search): two runs, then more up to
+/// --runs while kTableSeconds last since its first, so a busy machine leaves out the runs past two.
+inline constexpr double kTableSeconds = 0.5;
+RunBudget table_runs(const Settings& o);
+std::string table_runs_text(const Settings& o);  // "2 to 3": the runs table_runs allows
+RunBudget all_runs(const Settings& o);           // every one of --runs: the sweeps a reader asks for
 
 /// What the program reads from the machine, and the clock it measures.
 struct MachineFacts {
@@ -323,48 +334,6 @@ struct Claims {
     cachebook::ClaimResult ikj, simd, blis, threads;
 };
 Claims decide_claims(const Settings& o, Blocking blocks, cachebook::Progress& progress);
-
-// ---- Step 6 and the TLB: C's pages -------------------------------------------------------
-
-/// Data TLB entries for 4 KiB and for 2 MiB pages, level 1 and level 2 (the second level
-/// usually serves both sizes), as the CPU reports them; nullopt where it does not say.
-struct TlbEntries {
-    std::array<std::optional<std::size_t>, 2> small, huge;
-    std::string unknown_reason;  // why no entries are known ("" when some are)
-};
-/// From cpuid leaf 0x18 on x86-64; elsewhere, or where the leaf is empty, none and the reason.
-TlbEntries data_tlb_entries();
-/// Bytes the TLB addresses without a page walk: entries x page size.
-std::size_t tlb_reach(std::size_t entries, std::size_t page_bytes);
-/// Pages of C that loop 1 walks for one sliver of B (mc rows, n floats apart), at most: mc when
-/// a row is at least a page, otherwise the pages the mc rows span.
-std::size_t c_pages_walked(std::size_t mc, std::size_t n, std::size_t page_bytes);
-
-/// Step 6 on one thread with C on 2 MiB pages against C on 4 KiB pages, both from the same A and B.
-/// The claim: C on 2 MiB pages takes at least 0.9 times as long, so 4 KiB pages cost at most about
-/// 10 % (measured: 0.93x to 1.01x, the walk down C's rows hidden behind kc steps of FMAs).
-inline constexpr double kPagesThreshold = 0.9;  // C on 2 MiB pages over C on 4 KiB pages
-inline constexpr std::size_t kPagesN = 2048;    // C of 16 MiB: 4096 small pages, 8 huge ones
-/// The N of the claim on C's pages in this run: kPagesN, or --n when smaller; kClaimN with --quick.
-std::size_t pages_n(const Settings& o);
-struct PagesRun {
-    std::size_t n = 0, mc = 0;                              // mc: block_rows on one thread
-    std::string kernel;                                     // the micro-kernel timed
-    std::size_t walked_small = 0, walked_huge = 0;          // c_pages_walked with mc, each page size
-    std::size_t c_bytes = 0;                                // of C; 0 when not run
-    std::size_t huge_bytes_small = 0, huge_bytes_huge = 0;  // of each C on 2 MiB pages, as the kernel reports
-    std::string unavailable;                                // why C cannot be put on 2 MiB pages here ("" when it was)
-    cachebook::ClaimResult claim;
-};
-/// The kernel the claim times: the twin of `kernel` without the prefetch of C where there is one,
-/// since that prefetch starts each row's page walk early and hides much of what the claim measures.
-MicroKernel pages_kernel(const MicroKernel& kernel);
-/// Inconclusive, with the reason, where huge pages are not offered or not granted, or the
-/// kernel's isa cannot run here.
-PagesRun c_pages_claim(std::size_t n, const MicroKernel& kernel, Blocking blocks, int runs = kClaimRuns);
-inline constexpr int kPagesRuns = 6;  // in the program: 14 calls of step 6 at N = 2048, about 2 s
-/// Prints the section on C's pages (report_pages.cpp): the TLB, its reach, the pages walked, the claim.
-void pages_section(cachebook::Report& report, const PagesRun& run, const TlbEntries& tlb);
 
 /// Steps 5 and 6 on `threads` threads, GFLOPS.
 struct ThreadTiming {

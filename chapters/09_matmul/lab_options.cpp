@@ -56,7 +56,10 @@ std::optional<int> parse_settings(cachebook::Cli& cli, Settings& o, int argc, ch
     cli.add_int("--threads", threads, "Threads for steps 5 to 7 (default: every usable CPU)", 1, 256);
     auto* tile_flag = cli.add_int("--tile", tile, "Tile of steps 3 to 5 (default: from the L1 size)", 1, 4096);
     auto* runs_flag =
-        cli.add_int("--runs", runs, "Timed runs per measurement; the minimum is reported (--quick: 2)", 1, 100);
+        cli.add_int("--runs", runs,
+                    "Timed runs per figure at most: two, then more while half a second lasts; the minimum is "
+                    "reported (--quick: 2)",
+                    1, 100);
     cli.add_string("--isa", isa, "Kernels to use: scalar, avx2, avx512 or neon (default: the widest this CPU has)");
     cli.add_string("--kernel", kernel, "Micro-kernel of step 6, e.g. 'avx2 6x16' (default: the isa's first)");
     auto* mc_flag = cli.add_int("--mc", mc, "Step 6's MC (default: the rule, then a short search)", 1, 1 << 16);

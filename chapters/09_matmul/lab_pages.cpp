@@ -9,7 +9,7 @@
 #endif
 
 #include "cachebook/chase.hpp"
-#include "lab.hpp"
+#include "lab_pages.hpp"
 
 namespace ch09 {
 namespace {

@@ -43,7 +43,10 @@ Peak measure_peak(const Settings& o, const MachineFacts& m, cachebook::Progress&
     peak.core = measure_fma_gflops(o.isa, 1, fma_seconds);
     peak.all = measure_fma_gflops(o.isa, o.threads, fma_seconds);
     progress.step("bandwidth");
-    const std::size_t l3_bytes = m.caches[2] ? m.caches[2]->size_bytes : 8u << 20;
+    // Each array twice the last level: the L3 chapter 8 measured where given (a virtual machine can
+    // report one many times larger than it is), else the reported one.
+    const std::size_t reported_l3 = m.caches[2] ? m.caches[2]->size_bytes : 8u << 20;
+    const std::size_t l3_bytes = o.measured_caches ? o.measured_caches->bytes[2].value_or(reported_l3) : reported_l3;
     peak.triad_floats =
         o.quick ? (8u << 20) : std::clamp<std::size_t>(2 * l3_bytes / sizeof(float), 16u << 20, 64u << 20);
     peak.bandwidth = measure_triad_gbs(peak.triad_floats, o.threads, o.quick ? 3 : 5);
@@ -58,7 +61,7 @@ Blocks choose_blocks(Problem& p, const Settings& o, const MachineFacts& m, cache
     b.used = o.with_given(b.rule);
     if (!o.blocks_given()) {
         progress.step("block search");
-        b.trials = search_blocks(p, o.kernel, b.rule, o.runs);
+        b.trials = search_blocks(p, o.kernel, b.rule, table_runs(o));
         b.used = fastest_blocks(b.trials);
     }
     return b;
@@ -80,15 +83,15 @@ struct StepRunner {
         progress.step(r.key);
         clear_c();
         r.rows_timed = sample_rows(p.shape, flops * o.scale(), multiple);
-        r.seconds = time_rows(p, r.rows_timed, o.runs, warmup, run);
+        r.seconds = time_rows(p, r.rows_timed, table_runs(o), warmup, run);
         r.check = ref.check(p, r.rows_timed == p.shape.m);
         r.sampled = true;
         return steps.emplace_back(std::move(r));
     }
-    StepResult& whole(StepResult r, int runs, int warmup, const std::function<void()>& run) {
+    StepResult& whole(StepResult r, const cachebook::RunBudget& runs, int warmup, const std::function<void()>& run) {
         progress.step(r.key);
         clear_c();
-        r.seconds = cachebook::time_runs(runs, run, warmup).min();
+        r.seconds = fastest_run(runs, warmup, run);
         r.rows_timed = p.shape.m;
         r.check = ref.check(p, true);
         return steps.emplace_back(std::move(r));
@@ -123,9 +126,7 @@ double run_scalar_steps(StepRunner& run, const MachineFacts& m) {
     run.sampled(step("naive", "1 naive i-j-k", intensity_naive(m.line)), 0.05e9, 1, 0,
                 [&](RowRange r) { matmul_naive(a, b, c, s, r); });
     Buffer bt = make_buffer(s.n * s.k);
-    const double transpose = cachebook::time_runs(
-                                 run.o.runs, [&] { ch09::transpose(b, bt.get(), s.k, s.n); }, 1)
-                                 .min();
+    const double transpose = fastest_run(table_runs(run.o), 1, [&] { ch09::transpose(b, bt.get(), s.k, s.n); });
     run.sampled(step("naive_bt", "1t naive, B transposed first", intensity_ikj()), 0.1e9, 1, 0,
                 [&](RowRange r) { matmul_naive_bt(a, bt.get(), c, s, r); })
         .seconds += transpose;
@@ -151,10 +152,12 @@ StepRuns run_steps(Problem& p, const Reference& ref, const Settings& o, const Ma
                 [&](RowRange r) { matmul_tiled_simd(a, b, c, s, r, m.tile, o.isa); });
     run.whole(
         step("threaded", "5 step 4, threads: ", fmt::format("{}", o.threads), "", intensity_tiled(m.tile), o.threads),
-        o.runs, 0, [&] { matmul_threaded(a, b, c, s, m.tile, o.isa, o.threads); });  // step 4 touched the data
+        table_runs(o), 0, [&] { matmul_threaded(a, b, c, s, m.tile, o.isa, o.threads); });  // step 4 touched the data
     const double ai = intensity_blis(s, blocks);
     const LibraryRun* beside = libs.best();
-    const int runs6 = beside ? 1 : o.runs, warmup6 = beside ? 0 : 1;  // beside the libraries: a check only
+    // Beside the libraries step 6 was timed in their process: here one call, its check only.
+    const cachebook::RunBudget runs6 = beside ? cachebook::RunBudget{1, 1, 0} : table_runs(o);
+    const int warmup6 = beside ? 0 : 1;
     auto& one = run.whole(step("blis1", "6 packed + micro-kernel, 1 thread", ai), runs6, warmup6,
                           [&] { matmul_blis(a, b, c, s, o.kernel, blocks, 1); });
     if (beside) one.seconds = beside->step6[0];

@@ -4,6 +4,7 @@
 #include "cachebook/cli.hpp"
 #include "cachebook/report.hpp"
 #include "lab.hpp"
+#include "lab_pages.hpp"
 #include "sections.hpp"
 
 namespace {

@@ -37,12 +37,8 @@ std::size_t tile_from_l1(std::size_t l1_bytes) {
 void matmul_tiled_simd(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile, Isa isa) {
     if (tile == 0) throw std::invalid_argument("tile must be at least 1");
     if (isa == Isa::Scalar) return matmul_tiled(a, b, c, s, rows, tile);  // the fallback
-    if (isa == Isa::Neon) {
-        detail::require_isa(Isa::Neon);
-        return detail::tiled_neon(a, b, c, s, rows, tile);
-    }
-    detail::require_isa(Isa::Avx2);  // an AVX-512 CPU runs the AVX2 kernel too
-    detail::tiled_avx2(a, b, c, s, rows, tile);
+    // kernels_of checks that this build and CPU can run them; an AVX-512 CPU runs the AVX2 kernel too.
+    detail::kernels_of(isa == Isa::Neon ? Isa::Neon : Isa::Avx2).tiled(a, b, c, s, rows, tile);
 }
 // [end: tiled_simd_choice]
 

@@ -1,6 +1,5 @@
 // The AVX-512 micro-kernels of step 6, compiled with -mavx512f; they run only after
 // isa_supported(Isa::Avx512) said yes. They share micro_kernel.hpp with the AVX2 ones.
-#include "cachebook/measure.hpp"
 #include "kernels.hpp"
 #include "micro_kernel.hpp"
 
@@ -14,6 +13,7 @@ namespace ch09::detail {
 // [snippet: avx512_kernels]
 namespace {
 
+// An AVX-512 register holds sixteen floats: the same operations as Avx2's, twice as wide.
 struct Avx512 {
     using reg = __m512;
     static constexpr std::size_t width = 16;
@@ -27,32 +27,20 @@ struct Avx512 {
 
 }  // namespace
 
-std::vector<MicroKernel> avx512_micro_kernels() {
+IsaKernels avx512_kernels() {
     // 32 zmm registers: 12x32 keeps 24 accumulators + 2 of B + 1 of A; 14x32 uses 31.
     // The default also prefetches the packed A and B 8 steps ahead (micro_kernel's Ahead).
-    return {
-        {"avx512 12x32", Isa::Avx512, 12, 32, &micro_kernel<Avx512, 12, 2, true, 8>},
-        {"avx512 14x32", Isa::Avx512, 14, 32, &micro_kernel<Avx512, 14, 2>},
-        {"avx512 6x32", Isa::Avx512, 6, 32, &micro_kernel<Avx512, 6, 2>},
-        {"avx512 8x48", Isa::Avx512, 8, 48, &micro_kernel<Avx512, 8, 3>},
-        {"avx512 12x32 no C prefetch", Isa::Avx512, 12, 32, &micro_kernel<Avx512, 12, 2, false, 8>},
-        {"avx512 12x32 no A, B prefetch", Isa::Avx512, 12, 32, &micro_kernel<Avx512, 12, 2, true, 0>},
-    };
-}
-
-double fma_loop_avx512(std::size_t iterations) {
-    constexpr int chains = 12;
-    __m512 acc[chains];
-    for (int i = 0; i < chains; ++i) acc[i] = _mm512_set1_ps(float(i));
-    const __m512 scale = _mm512_set1_ps(0.999999f), shift = _mm512_set1_ps(1e-6f);
-    for (std::size_t it = 0; it < iterations; ++it) {
-#pragma GCC unroll 12
-        for (int i = 0; i < chains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], scale, shift);
-    }
-    __m512 sum = acc[0];
-    for (int i = 1; i < chains; ++i) sum = _mm512_add_ps(sum, acc[i]);
-    cachebook::do_not_optimize(sum);
-    return double(iterations) * chains * 16 * 2;
+    // No step 4 of its own: an AVX-512 CPU runs AVX2's.
+    return {nullptr,
+            {
+                {"avx512 12x32", Isa::Avx512, 12, 32, &micro_kernel<Avx512, 12, 2, true, 8>},
+                {"avx512 14x32", Isa::Avx512, 14, 32, &micro_kernel<Avx512, 14, 2>},
+                {"avx512 6x32", Isa::Avx512, 6, 32, &micro_kernel<Avx512, 6, 2>},
+                {"avx512 8x48", Isa::Avx512, 8, 48, &micro_kernel<Avx512, 8, 3>},
+                {"avx512 12x32 no C prefetch", Isa::Avx512, 12, 32, &micro_kernel<Avx512, 12, 2, false, 8>},
+                {"avx512 12x32 no A, B prefetch", Isa::Avx512, 12, 32, &micro_kernel<Avx512, 12, 2, true, 0>},
+            },
+            &fma_peak_loop<Avx512>};
 }
 // [end: avx512_kernels]
 
@@ -64,11 +52,8 @@ bool avx512_built() {
 bool avx512_built() {
     return false;
 }
-std::vector<MicroKernel> avx512_micro_kernels() {
+IsaKernels avx512_kernels() {
     return {};
-}
-double fma_loop_avx512(std::size_t) {
-    return 0;
 }
 #endif
 // [end: avx512_build]

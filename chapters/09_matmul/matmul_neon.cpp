@@ -2,12 +2,11 @@
 // NEON, so this file needs no extra flag there; its functions still run only after
 // isa_supported(Isa::Neon) said yes. On other machines it holds no kernel.
 // A NEON register holds four floats (128 bits), and aarch64 has 32 of them.
-#include <cstring>
-#include <stdexcept>
 #include <utility>
 
-#include "cachebook/measure.hpp"
 #include "kernels.hpp"
+#include "micro_kernel.hpp"
+#include "tiled_loop.hpp"
 
 #if defined(__aarch64__) && defined(__ARM_NEON)
 #include <arm_neon.h>
@@ -17,29 +16,21 @@ namespace ch09::detail {
 
 #if defined(__aarch64__) && defined(__ARM_NEON)
 // [snippet: tiled_neon]
-void tiled_neon(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile) {
-    const std::size_t n = s.n, k = s.k;
-    for (std::size_t i = rows.begin; i < rows.end; ++i) std::memset(c + i * n, 0, n * sizeof(float));
-    for (std::size_t ii = rows.begin; ii < rows.end; ii += tile)
-        for (std::size_t kk = 0; kk < k; kk += tile)
-            for (std::size_t jj = 0; jj < n; jj += tile) {
-                const std::size_t i_max = std::min(ii + tile, rows.end);
-                const std::size_t k_max = std::min(kk + tile, k);
-                const std::size_t j_max = std::min(jj + tile, n);
-                for (std::size_t i = ii; i < i_max; ++i)
-                    for (std::size_t p = kk; p < k_max; ++p) {
-                        const float aip = a[i * k + p];
-                        const float32x4_t av = vdupq_n_f32(aip);  // a[i][p] in all four lanes
-                        std::size_t j = jj;
-                        for (; j + 4 <= j_max; j += 4) {  // four columns per instruction
-                            const float32x4_t bv = vld1q_f32(b + p * n + j);
-                            const float32x4_t cv = vld1q_f32(c + i * n + j);
-                            vst1q_f32(c + i * n + j, vfmaq_f32(cv, av, bv));  // cv + av * bv, one rounding
-                        }
-                        for (; j < j_max; ++j) c[i * n + j] += aip * b[p * n + j];  // the last < 4 columns
-                    }
-            }
-}
+namespace {
+
+// A NEON register holds four floats; these are the operations the shared loops ask of it.
+struct Neon {
+    using reg = float32x4_t;
+    static constexpr std::size_t width = 4;
+    static reg zero() { return vdupq_n_f32(0.0f); }
+    static reg load(const float* p) { return vld1q_f32(p); }
+    static void store(float* p, reg r) { vst1q_f32(p, r); }
+    static reg broadcast(float x) { return vdupq_n_f32(x); }            // x in all four lanes
+    static reg fma(reg a, reg b, reg c) { return vfmaq_f32(c, a, b); }  // c + a * b, rounded once
+    static reg add(reg a, reg b) { return vaddq_f32(a, b); }
+};
+
+}  // namespace
 // [end: tiled_neon]
 
 namespace {
@@ -101,32 +92,18 @@ void neon_kernel(std::size_t kc, const float* a, const float* b, float* c, std::
 }  // namespace
 
 // [snippet: neon_kernels]
-std::vector<MicroKernel> neon_micro_kernels() {
-    return {
-        {"neon 8x12", Isa::Neon, 8, 12, &neon_kernel<8, 3>},
-        {"neon 12x8", Isa::Neon, 12, 8, &neon_kernel<12, 2>},
-        {"neon 8x8", Isa::Neon, 8, 8, &neon_kernel<8, 2>},
-        {"neon 4x16", Isa::Neon, 4, 16, &neon_kernel<4, 4>},
-        {"neon 4x4", Isa::Neon, 4, 4, &neon_kernel<4, 1>},
-        {"neon 8x12 no C prefetch", Isa::Neon, 8, 12, &neon_kernel<8, 3, false>},
-    };
-}
-
-// Twelve independent accumulators: more than FMA latency (about 4 cycles) x FMA pipes (2 to 4)
-// instructions in flight, so the loop runs at the FMA units' throughput, not their latency.
-double fma_loop_neon(std::size_t iterations) {
-    constexpr int chains = 12;
-    float32x4_t acc[chains];
-    for (int i = 0; i < chains; ++i) acc[i] = vdupq_n_f32(float(i));
-    const float32x4_t scale = vdupq_n_f32(0.999999f), shift = vdupq_n_f32(1e-6f);
-    for (std::size_t it = 0; it < iterations; ++it) {
-#pragma GCC unroll 12
-        for (int i = 0; i < chains; ++i) acc[i] = vfmaq_f32(shift, acc[i], scale);
-    }
-    float32x4_t sum = acc[0];
-    for (int i = 1; i < chains; ++i) sum = vaddq_f32(sum, acc[i]);
-    cachebook::do_not_optimize(sum);
-    return double(iterations) * chains * 4 * 2;
+// Step 4 and the peak's loop are the shared templates with V = Neon; step 6's kernels its own.
+IsaKernels neon_kernels() {
+    return {&tiled_simd<Neon>,
+            {
+                {"neon 8x12", Isa::Neon, 8, 12, &neon_kernel<8, 3>},
+                {"neon 12x8", Isa::Neon, 12, 8, &neon_kernel<12, 2>},
+                {"neon 8x8", Isa::Neon, 8, 8, &neon_kernel<8, 2>},
+                {"neon 4x16", Isa::Neon, 4, 16, &neon_kernel<4, 4>},
+                {"neon 4x4", Isa::Neon, 4, 4, &neon_kernel<4, 1>},
+                {"neon 8x12 no C prefetch", Isa::Neon, 8, 12, &neon_kernel<8, 3, false>},
+            },
+            &fma_peak_loop<Neon>};
 }
 // [end: neon_kernels]
 
@@ -138,14 +115,8 @@ bool neon_built() {
 bool neon_built() {
     return false;
 }
-void tiled_neon(const float*, const float*, float*, Shape, RowRange, std::size_t) {
-    throw std::logic_error("this build has no NEON kernels");
-}
-std::vector<MicroKernel> neon_micro_kernels() {
+IsaKernels neon_kernels() {
     return {};
-}
-double fma_loop_neon(std::size_t) {
-    return 0;
 }
 #endif
 // [end: neon_build]

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "cachebook/measure.hpp"
 #include "kernels.hpp"
 #include "micro_kernel.hpp"
+#include "tiled_loop.hpp"
 
 namespace ch09 {
 
@@ -57,20 +57,9 @@ void matmul_ikj(const float* a, const float* b, float* c, Shape s, RowRange rows
 
 // [snippet: tiled]
 void matmul_tiled(const float* a, const float* b, float* c, Shape s, RowRange rows, std::size_t tile) {
-    const std::size_t n = s.n, k = s.k;
-    for (std::size_t i = rows.begin; i < rows.end; ++i) std::memset(c + i * n, 0, n * sizeof(float));
-    for (std::size_t ii = rows.begin; ii < rows.end; ii += tile)
-        for (std::size_t kk = 0; kk < k; kk += tile)
-            for (std::size_t jj = 0; jj < n; jj += tile) {
-                const std::size_t i_max = std::min(ii + tile, rows.end);
-                const std::size_t k_max = std::min(kk + tile, k);
-                const std::size_t j_max = std::min(jj + tile, n);
-                for (std::size_t i = ii; i < i_max; ++i)  // step 2's i-k-j, inside one tile
-                    for (std::size_t p = kk; p < k_max; ++p) {
-                        const float aip = a[i * k + p];
-                        for (std::size_t j = jj; j < j_max; ++j) c[i * n + j] += aip * b[p * n + j];
-                    }
-            }
+    detail::tiled_loop(a, b, c, s, rows, tile, [](float* c_row, const float* b_row, float aip, std::size_t count) {
+        for (std::size_t j = 0; j < count; ++j) c_row[j] += aip * b_row[j];  // step 2's inner loop
+    });
 }
 // [end: tiled]
 
@@ -91,30 +80,18 @@ struct Scalar {
 
 }  // namespace
 
-std::vector<MicroKernel> scalar_micro_kernels() {
-    return {
-        {"scalar 4x4", Isa::Scalar, 4, 4, &micro_kernel<Scalar, 4, 4>},
-        {"scalar 2x2", Isa::Scalar, 2, 2, &micro_kernel<Scalar, 2, 2>},
-        {"scalar 1x1", Isa::Scalar, 1, 1, &micro_kernel<Scalar, 1, 1>},
-        {"scalar 4x4 no C prefetch", Isa::Scalar, 4, 4, &micro_kernel<Scalar, 4, 4, false>},
-    };
+// No step 4 here: without a vector kernel step 4 falls back to step 3. The peak's loop does a
+// multiply and an add where the others do one FMA.
+IsaKernels scalar_kernels() {
+    return {nullptr,
+            {
+                {"scalar 4x4", Isa::Scalar, 4, 4, &micro_kernel<Scalar, 4, 4>},
+                {"scalar 2x2", Isa::Scalar, 2, 2, &micro_kernel<Scalar, 2, 2>},
+                {"scalar 1x1", Isa::Scalar, 1, 1, &micro_kernel<Scalar, 1, 1>},
+                {"scalar 4x4 no C prefetch", Isa::Scalar, 4, 4, &micro_kernel<Scalar, 4, 4, false>},
+            },
+            &fma_peak_loop<Scalar>};
 }
-
-double fma_loop_scalar(std::size_t iterations) {
-    constexpr int chains = 12;
-    float acc[chains];
-    for (int i = 0; i < chains; ++i) acc[i] = float(i);
-    const float scale = 0.999999f, shift = 1e-6f;
-    for (std::size_t it = 0; it < iterations; ++it) {
-#pragma GCC unroll 12
-        for (int i = 0; i < chains; ++i) acc[i] = acc[i] * scale + shift;  // a multiply and an add
-    }
-    float sum = 0;
-    for (int i = 0; i < chains; ++i) sum += acc[i];
-    cachebook::do_not_optimize(sum);
-    return double(iterations) * chains * 2;
-}
-
 // [end: scalar_kernels]
 }  // namespace detail
 }  // namespace ch09

@@ -1,14 +1,37 @@
 #pragma once
-// The register-blocked micro-kernel, written once for any vector type V. Each file that
-// includes it compiles it for its own instruction set; everything here has internal
-// linkage, so the copies never mix.
+// The register-blocked micro-kernel and the peak's FMA loop, written once for any vector type V.
+// Each file that includes it compiles them for its own instruction set; everything here has
+// internal linkage, so the copies never mix.
 //
 // V provides: using reg; static constexpr std::size_t width; zero(), load(p), store(p, r),
 // broadcast(x), fma(a, b, c) = a * b + c, add(a, b).
 
 #include <cstddef>
 
+#include "cachebook/measure.hpp"
+
 namespace {
+
+// [snippet: fma_peak]
+// Twelve independent accumulators: more than an FMA's latency (4 or 5 cycles) times the FMA units
+// (2 on most cores) in flight, so the loop runs at the units' throughput, not their latency.
+// Returns the FLOPs done: a multiply and an add per float of each FMA.
+template <class V>
+double fma_peak_loop(std::size_t iterations) {
+    constexpr int chains = 12;
+    typename V::reg acc[chains];
+    for (int i = 0; i < chains; ++i) acc[i] = V::broadcast(float(i));
+    const typename V::reg scale = V::broadcast(0.999999f), shift = V::broadcast(1e-6f);
+    for (std::size_t it = 0; it < iterations; ++it) {
+#pragma GCC unroll 12
+        for (int i = 0; i < chains; ++i) acc[i] = V::fma(acc[i], scale, shift);
+    }
+    typename V::reg sum = acc[0];
+    for (int i = 1; i < chains; ++i) sum = V::add(sum, acc[i]);
+    cachebook::do_not_optimize(sum);
+    return double(iterations) * chains * V::width * 2;
+}
+// [end: fma_peak]
 
 // [snippet: micro_kernel]
 // An MR x (NV * V::width) block of C lives in MR * NV registers for the whole kc loop:

@@ -5,7 +5,7 @@
 
 #include "cachebook/claim.hpp"
 #include "cachebook/report.hpp"
-#include "lab.hpp"
+#include "lab_pages.hpp"
 
 namespace ch09 {
 namespace {

@@ -53,7 +53,8 @@ void padded_tile_lines(Report& report, const Problem& p, const std::vector<TileT
     const std::size_t n = p.shape.n, padded_n = n + kPadFloats;
     Problem padded({padded_n, padded_n, padded_n});
     const auto at_n = std::find_if(rows.begin(), rows.end(), [&](const TileTiming& r) { return r.tile == m.tile; });
-    const auto again = time_tiles(padded, o.isa, {m.tile}, o.runs, 0.1e9 * o.scale(), 0.5e9 * o.scale(), progress);
+    const auto again =
+        time_tiles(padded, o.isa, {m.tile}, table_runs(o), 0.1e9 * o.scale(), 0.5e9 * o.scale(), progress);
     const bool have = at_n != rows.end() && !again.empty();
     const auto figure = [&](const char* key, double x) {
         return have ? Value::measured(key, x, 2) : Value::unknown(key, "-");
@@ -71,7 +72,7 @@ void padded_tile_lines(Report& report, const Problem& p, const std::vector<TileT
 // Steps 2 to 4 with tiles of several sizes: T = N is step 2's untiled i-k-j.
 void tiling_study(Report& report, Problem& p, const Settings& o, const MachineFacts& m, cachebook::Progress& progress) {
     const auto rows =
-        time_tiles(p, o.isa, study_tiles(p.shape.n), o.runs, 0.1e9 * o.scale(), 0.5e9 * o.scale(), progress);
+        time_tiles(p, o.isa, study_tiles(p.shape.n), table_runs(o), 0.1e9 * o.scale(), 0.5e9 * o.scale(), progress);
     report.blank_line();
     report.line("  Tiling with one float per instruction and with {} (GFLOPS; T = N is step 2's i-k-j, untiled):",
                 Value::measured("", std::string(o.isa == Isa::Scalar ? "the scalar fallback" : "eight")));

@@ -100,7 +100,7 @@ void steps_section(Report& report, const Settings& o, const std::vector<StepResu
                    const Peak& peak, const ch09::Claims& claims) {
     const double flops = 2.0 * double(o.n) * double(o.n) * double(o.n);
     report.section("C = A x B, N = {}, float, row-major: seconds (minimum of {} runs), GFLOPS = 2 N^3 / seconds",
-                   Value::exact("n", o.n), Value::measured("", o.runs));
+                   Value::exact("n", o.n), Value::measured("", ch09::table_runs_text(o)));
     report.line("  % of peak: of the measured FMA peak for the threads used; 'matches': every checked element");
     report.line("  within gamma_N x (|A||B|)ij of a double-precision reference, gamma_N = N u / (1 - N u), u = 2^-24");
     report.line("  (the worst case of float rounding for any order of summation; 'err/bound' is the largest");
@@ -299,8 +299,8 @@ void libraries_section(Report& report, const Settings& o, const Libraries& libs,
 // ---- The optional sweeps: the challenges at the end of the course notes --------------------------
 
 void tile_sweep(Report& report, ch09::Problem& p, const Settings& o, cachebook::Progress& progress) {
-    const auto rows =
-        ch09::time_tiles(p, o.isa, ch09::sweep_tiles(p.shape.n), o.runs, 0.6e9 * o.scale(), 3e9 * o.scale(), progress);
+    const auto rows = ch09::time_tiles(p, o.isa, ch09::sweep_tiles(p.shape.n), ch09::all_runs(o), 0.6e9 * o.scale(),
+                                       3e9 * o.scale(), progress);
     report.blank_line();
     report.line("Tile sweep (steps 3 and 4, GFLOPS)");
     auto table = report.table_of_rows("tile_sweep", {"T", "3 tiled", "4 tiled + SIMD"});
