@@ -72,11 +72,10 @@ void priced_lines(Report& report, const RacePrices& prices, const std::vector<Ra
                   const std::vector<RaceResult>& one) {
     const auto& sharing = prices.profile.sharing;
     report.line("  priced from this machine's profile before the races (the appendix Priced): a line moved between");
-    report.line(
-        "  two cores {} (ping-pong); on a line one core has alone, an atomic add {}, a volatile increment {}",
-        profile_ns("priced_from.ping_pong_ns", sharing.ping_pong_ns, 1),
-        profile_ns("priced_from.atomic_add_ns", sharing.atomic_add_ns, 2),
-        profile_ns("priced_from.volatile_increment_ns", sharing.volatile_increment_ns, 2));
+    report.line("  two cores {} (ping-pong); on a line one core has alone, an atomic add {}, a volatile increment {}",
+                profile_ns("priced_from.ping_pong_ns", sharing.ping_pong_ns, 1),
+                profile_ns("priced_from.atomic_add_ns", sharing.atomic_add_ns, 2),
+                profile_ns("priced_from.volatile_increment_ns", sharing.volatile_increment_ns, 2));
     const std::string added = "the transfers and the core's own increment";
     for (std::size_t i = 0; i < two.size(); ++i)
         for (const auto& claim : race_priced(prices.races.at(i), two[i]))
