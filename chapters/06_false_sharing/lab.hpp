@@ -1,7 +1,7 @@
 #pragma once
 // Chapter 6's experiment: the layouts as the compiler laid them out, the model's runs, the races
-// declared for the kit (cachebook/experiment.hpp), the hand-off, the queue and the lock timed, and
-// the hardware counters.
+// declared for the kit (cachebook/experiment.hpp) and priced before they run, the hand-off, the
+// queue and the lock timed, and the hardware counters.
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +15,8 @@
 #include "cachebook/core_share.hpp"
 #include "cachebook/experiment.hpp"
 #include "cachebook/perf_counters.hpp"
+#include "cachebook/priced.hpp"
+#include "cachebook/profile.hpp"
 #include "false_sharing.hpp"
 
 namespace ch06 {
@@ -175,6 +177,39 @@ std::uint64_t case_operations(Case c, bool quick);
 /// The case packed against padded on two cpus, timed beside as the races are (no claim):
 /// seconds per run in `kit.slow_runs` (packed) and `kit.fast_runs`, the threads' shares.
 cachebook::ExperimentResult time_case(Case c, const std::vector<int>& cpus, bool quick, int runs);
+
+// ---------------------------------------------------------------- the races priced (lab_priced.cpp)
+
+/// The writes a core the coherence model runs to price a race: the race repeats the same turns.
+inline constexpr std::uint64_t kPricedWrites = 10000;
+
+/// A race on two cores priced before it runs (cachebook/priced.hpp): each layout's increments run
+/// through the coherence model, the cores taking turns in bursts of the increments a core makes
+/// while the other's request for the line travels to it (writes_while_requested: one move's time),
+/// every transfer priced at the profile's ping-pong, plus the core's own increment, as the
+/// profile measured it on a line one core has alone.
+struct RacePrice {
+    Op op = Op::AtomicFetchAdd;
+    std::size_t burst = 0;                                    // the writes of a turn (0: not priced)
+    std::optional<cachebook::SharedLineTime> packed, padded;  // nullopt: not priced, and why_not says why
+    std::string why_not;
+};
+/// `op`'s race priced by `sharing`; not priced without two cpus or without the profile's figures.
+RacePrice price_race(Op op, const cachebook::SharingProfile& sharing, bool two_cpus);
+
+/// The profile the races are priced with (shared_profile) and each operation's price, volatile then atomic.
+struct RacePrices {
+    cachebook::Profile profile;
+    std::vector<RacePrice> races;
+};
+RacePrices price_races(bool two_cpus);
+
+/// A race on two cores against its price: ns an increment packed and padded, and packed / padded,
+/// keyed two_cores_OP_packed_ns, two_cores_OP_padded_ns and two_cores_OP_packed_over_padded.
+std::vector<cachebook::PricedClaim> race_priced(const RacePrice& price, const RaceResult& race);
+/// A race of two threads on one cpu, packed / padded (key one_core_OP_packed_over_padded): not
+/// priced, for the threads take turns a time slice long and the line never leaves the core.
+cachebook::PricedClaim one_core_priced(const RaceResult& race);
 
 // ---------------------------------------------------------------- hardware counters (lab_counters.cpp)
 

@@ -6,6 +6,7 @@
 
 #include "cachebook/claim.hpp"
 #include "cachebook/machine.hpp"
+#include "cachebook/priced.hpp"
 #include "sections.hpp"
 
 namespace ch06 {
@@ -60,6 +61,29 @@ void race_claims(Report& report, const std::vector<RaceResult>& two, const std::
     }
 }
 
+// A figure of the profile's in ns ("30.2 ns"), or "unavailable" where it has none.
+Value profile_ns(const std::string& key, const cachebook::Figure& f, int decimals) {
+    if (!f.value) return Value::unknown(key, "unavailable");
+    return Value::measured_as(key, *f.value, fmt::format("{:.{}f} ns", *f.value, decimals));
+}
+
+// The races' prices, made before they ran, against what they measured.
+void priced_lines(Report& report, const RacePrices& prices, const std::vector<RaceResult>& two,
+                  const std::vector<RaceResult>& one) {
+    const auto& sharing = prices.profile.sharing;
+    report.line("  priced from this machine's profile before the races (the appendix Priced): a line moved between");
+    report.line("  two cores {} (ping-pong); on a line one core has alone, an atomic add {}, a volatile increment {}",
+                profile_ns("priced_from.ping_pong_ns", sharing.ping_pong_ns, 1),
+                profile_ns("priced_from.atomic_add_ns", sharing.atomic_add_ns, 2),
+                profile_ns("priced_from.volatile_increment_ns", sharing.volatile_increment_ns, 2));
+    const std::string added = "the transfers and the core's own increment";
+    for (std::size_t i = 0; i < two.size(); ++i)
+        for (const auto& claim : race_priced(prices.races.at(i), two[i]))
+            cachebook::report_priced(report, claim, claim.key.ends_with("over_padded") ? "{:.2f}x" : "{:.2f} ns",
+                                     added);
+    for (const auto& race : one) cachebook::report_priced(report, one_core_priced(race), "{:.2f}x", added);
+}
+
 }  // namespace
 
 std::vector<RaceResult> races_section(Report& report, const Run& run, cachebook::Progress& progress) {
@@ -74,6 +98,9 @@ std::vector<RaceResult> races_section(Report& report, const Run& run, cachebook:
                 Value::exact("measured.runs", run.quick ? cachebook::kMinRunsPerSide : run.runs));
     report.line("  the least share of a core one got (CPU time over time in the races; a claim on 2 cores needs {})",
                 Value::exact("measured.own_core_share", cachebook::kOwnCoreShare, "{:.2f}"));
+    // The prediction comes first: the profile and the model, before any race is timed.
+    const auto prices = price_races(!run.two_cpus.empty());
+    report.record("profile", cachebook::profile_json(prices.profile));
     auto table = report.table({"operation, cpus", "packed ns", "padded ns", "packed/padded", "least share"});
     std::vector<RaceResult> two, one;
     for (const auto& [cpus, group, into] :
@@ -88,6 +115,7 @@ std::vector<RaceResult> races_section(Report& report, const Run& run, cachebook:
             table.row(std::move(cells));
         }
     table.print();
+    priced_lines(report, prices, two, one);
     race_claims(report, two, one);
     return two;
 }

@@ -182,4 +182,22 @@ std::vector<CoherenceAccess> interleave(const std::vector<std::vector<CoreAccess
     return out;
 }
 
+// [snippet: shared_line_time]
+// One line is in one place at a time: its transfers, every core's, come one after another, and
+// each core's run lasts as long as all of them.
+SharedLineTime shared_line_time(const CoherenceStats& all, std::uint64_t accesses_per_core, double transfer_ns,
+                                double core_ns) {
+    if (accesses_per_core == 0 || transfer_ns < 0 || core_ns < 0)
+        throw std::invalid_argument("shared_line_time: one access or more a core, and prices of 0 or more");
+    return {static_cast<double>(all.transfers) * transfer_ns / static_cast<double>(accesses_per_core), core_ns};
+}
+
+// The other core asked for the line when it lost it; the request takes about a move to arrive.
+std::size_t writes_while_requested(double transfer_ns, double core_ns) {
+    if (!(core_ns > 0) || transfer_ns < 0)
+        throw std::invalid_argument("writes_while_requested: a core's write takes some time, a move none or more");
+    return 1 + static_cast<std::size_t>(transfer_ns / core_ns);
+}
+// [end: shared_line_time]
+
 }  // namespace cachebook

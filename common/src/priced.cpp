@@ -171,7 +171,7 @@ std::vector<PricedClaim> padded_claims(const PaddedPair& p) {
     return claims;
 }
 
-void report_priced(Report& report, const PricedClaim& c, const std::string& format) {
+void report_priced(Report& report, const PricedClaim& c, const std::string& format, const std::string& added_what) {
     const std::string key = "priced." + c.key + ".";
     const bool priced = c.predicted.has_value();
     const double predicted = c.predicted.value_or(0), added = c.predicted_added.value_or(predicted);
@@ -189,10 +189,12 @@ void report_priced(Report& report, const PricedClaim& c, const std::string& form
         "  {}: the model predicts {} ({}), measured {}, predicted / measured {}", c.what,
         cell("predicted", predicted, format),
         Value::measured_as(key + "bottleneck", priced ? nlohmann::json(c.bottleneck) : nlohmann::json(),
-                           priced ? c.bottleneck : std::string("not priced")),
+                           priced              ? c.bottleneck
+                           : c.why_not.empty() ? std::string("not priced")
+                                               : "not priced: " + c.why_not),
         Value::measured_as(key + "measured", c.measured, fmt::format(fmt::runtime(format), c.measured)).quoted(),
         cell("q", predicted / c.measured, "{:.2f}"));
-    report.line("    with the levels added, not overlapped: {}, predicted / measured {}",
+    report.line("    with {} added, not overlapped: {}, predicted / measured {}", added_what,
                 cell("predicted_added", added, format), cell("q_added", added / c.measured, "{:.2f}"));
 }
 

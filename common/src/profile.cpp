@@ -9,11 +9,15 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <stdexcept>
+#include <thread>
 
 #include "cachebook/chase.hpp"
 #include "cachebook/cpu_time.hpp"
@@ -407,6 +411,127 @@ Figure measure_set_refill(const PageBuffer& buf, const std::optional<CacheInfo>&
                                  size_text(way_bytes), runs));
 }
 
+// What writes to one line cost: bounced between two cores, or kept by one.
+
+// A run of the ping-pong: this many round trips, about ten microseconds at 50 ns a move, short
+// enough that on a busy machine some runs fall where both threads have their cpus at once.
+constexpr std::uint64_t kRoundTrips = 100;
+// The probe stops once this much time has passed: on a busy machine both threads may seldom run at once.
+constexpr double kPingPongSeconds = 0.2;
+
+// The bounced line, and the stop flag on a line of its own: two lines apart, so that a prefetcher
+// that fetches lines in pairs never brings the flag along with the bounced line.
+struct PingPong {
+    alignas(128) std::atomic<std::uint64_t> turn{0};
+    alignas(128) std::atomic<bool> stop{false};
+};
+
+// Spins until the line holds `value`; false once the flag is up or `deadline` has passed, both
+// read only every 4096 spins, so that the wait is a plain load of the line.
+bool wait_for(const PingPong& p, std::uint64_t value, Clock::time_point deadline) {
+    for (std::uint32_t spins = 1;; ++spins) {
+        if (p.turn.load(std::memory_order_acquire) == value) return true;
+        if (spins % 4096 == 0 && (p.stop.load(std::memory_order_relaxed) || Clock::now() > deadline)) return false;
+    }
+}
+
+// The answering thread: waits for each odd value and writes the next even one, until stopped.
+void answer(PingPong& p, Clock::time_point deadline) {
+    for (std::uint64_t v = 1; wait_for(p, v, deadline); v += 2) p.turn.store(v + 1, std::memory_order_release);
+}
+
+// The timing thread: writes each odd value and waits for the answer. Returns ns a move (half a
+// round trip) of each run of kRoundTrips round trips, after one untimed run, until `runs` runs
+// or the deadline; then stops the other thread.
+std::vector<double> serve(PingPong& p, int runs, Clock::time_point deadline) {
+    std::vector<double> ns;
+    std::uint64_t v = 0;
+    bool going = true;
+    for (int r = -1; going && r < runs; ++r) {
+        const auto start = Clock::now();
+        for (std::uint64_t i = 0; going && i < kRoundTrips; ++i) {
+            p.turn.store(v + 1, std::memory_order_release);
+            v += 2;
+            going = wait_for(p, v, deadline);
+        }
+        if (going && r >= 0) ns.push_back(seconds_since(start) * 1e9 / (2.0 * static_cast<double>(kRoundTrips)));
+    }
+    p.stop.store(true, std::memory_order_relaxed);
+    return ns;
+}
+
+// Two threads, pinned to the first two usable cpus, bounce one line: the best ns a move of
+// `runs` runs, timed by the wall clock (both threads spin: their CPU clocks run whether or not
+// the line moves). On one usable cpu the two would take turns a time slice long: unavailable.
+Figure measure_ping_pong(int runs) {
+    if (usable_cpus() < 2)
+        return {std::nullopt, 0,
+                "unavailable: this process may use one cpu, where two threads take turns a time slice long and the "
+                "line never leaves the core"};
+    const int cpus[2] = {nth_usable_cpu(0), nth_usable_cpu(1)};
+    auto p = std::make_unique<PingPong>();
+    std::atomic<int> ready{0}, pinned{0};
+    std::vector<double> ns;
+    const auto after = [](double seconds) {
+        return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    };
+    const auto start_together = [&](int me) {
+        if (pin_to_cpu(cpus[me])) pinned.fetch_add(1);
+        ready.fetch_add(1);
+        while (ready.load() < 2) std::this_thread::yield();
+    };
+    std::thread answering([&] {
+        start_together(1);
+        answer(*p, after(1 + kPingPongSeconds));  // stopped by the timing thread well before
+    });
+    std::thread timing([&] {
+        start_together(0);
+        if (pinned.load() == 2) ns = serve(*p, runs, after(kPingPongSeconds));  // from when both are pinned
+        p->stop.store(true, std::memory_order_relaxed);
+    });
+    timing.join();
+    answering.join();
+    if (pinned.load() != 2) return {std::nullopt, 0, "unavailable: a thread could not be pinned to its cpu"};
+    if (ns.empty())
+        return {std::nullopt, 0,
+                fmt::format("unavailable: the two threads did not run at once for a whole run within {:.1f} s (a busy "
+                            "machine)",
+                            kPingPongSeconds)};
+    const int timed = static_cast<int>(ns.size());
+    return figure_of(
+        std::move(ns), true,
+        fmt::format(
+            "two threads on cpus {} and {} bounce one line by atomic writes, {} round trips a "
+            "run, best of {}{}",
+            cpus[0], cpus[1], kRoundTrips, timed,
+            timed < runs ? fmt::format(" ({} asked: the rest did not fit in {:.1f} s)", runs, kPingPongSeconds) : ""));
+}
+
+// The core's own work of an increment, on a counter no other core touches (chapter 6's races
+// pay it besides the line's moves): an atomic add, and a volatile load, add and store.
+void atomic_adds(std::atomic<long>& counter, std::size_t adds) {
+    for (std::size_t i = 0; i < adds; ++i) counter.fetch_add(1, std::memory_order_relaxed);
+}
+void volatile_increments(volatile long* counter, std::size_t increments) {
+    for (std::size_t i = 0; i < increments; ++i) *counter = *counter + 1;
+}
+
+SharingProfile measure_sharing(int runs) {
+    constexpr std::size_t kIncrements = std::size_t{1} << 20;
+    SharingProfile s;
+    s.ping_pong_ns = measure_ping_pong(10 * runs);
+    std::atomic<long> atomic_counter{0};
+    volatile long volatile_counter = 0;
+    s.atomic_add_ns = ns_per_unit(
+        [&](std::size_t n) { atomic_adds(atomic_counter, n); }, kIncrements, runs,
+        fmt::format("{} atomic fetch_adds of one counter no other core touches, best of {}", kIncrements, runs));
+    s.volatile_increment_ns = ns_per_unit(
+        [&](std::size_t n) { volatile_increments(&volatile_counter, n); }, kIncrements, runs,
+        fmt::format("{} volatile increments of one counter no other core touches, best of {}", kIncrements, runs));
+    do_not_optimize(atomic_counter.load());
+    return s;
+}
+
 // How far the L3 serves: working sets doubling from twice the L3 probe's to half the memory
 // probe's, each chased after a whole lap (best of `runs`); the largest before the first whose
 // latency reaches the geometric mean of the L3's and memory's. A machine may report a whole
@@ -472,6 +597,7 @@ Profile measure_profile(const LevelSizes& sizes, const ProfileOptions& options) 
     profile.l3_reach = measure_l3_reach(buf, *l3, *memory, std::min(options.runs, 2));
     profile.core = measure_core(profile.vector_bytes, options.runs);
     profile.l1_set_refill_ns = measure_set_refill(buf, machine().data_cache(1), options.runs);
+    profile.sharing = measure_sharing(options.runs);
     profile.probe_seconds = seconds_since(started);
     return profile;
 }
@@ -514,6 +640,17 @@ std::string figure_text(const Figure& f, const char* format) {
     return fmt::format(fmt::runtime(format), *f.value) + fmt::format(" (±{:.0f}%)", 100 * f.spread);
 }
 
+// "lines  moved between two cores in 61.2 ns (±3%) (how); an atomic add ..., a volatile increment ...".
+std::string sharing_line(const SharingProfile& s) {
+    const std::string moved = s.ping_pong_ns.value
+                                  ? "moved between two cores in " + figure_text(s.ping_pong_ns, "{:.1f} ns") + " (" +
+                                        s.ping_pong_ns.source + ")"
+                                  : "moved between two cores: " + s.ping_pong_ns.source;
+    return fmt::format("{:<6} {}; an atomic add {}, a volatile increment {} (each of a line one core has alone)",
+                       "lines", moved, figure_text(s.atomic_add_ns, "{:.2f} ns"),
+                       figure_text(s.volatile_increment_ns, "{:.2f} ns"));
+}
+
 }  // namespace
 
 nlohmann::json profile_json(const Profile& p) {
@@ -535,6 +672,10 @@ nlohmann::json profile_json(const Profile& p) {
               {"peak_gflops", figure_json(p.core.peak_gflops)}}},
             {"l1_set_refill_ns", figure_json(p.l1_set_refill_ns)},
             {"l3_reach_bytes", figure_json(p.l3_reach)},
+            {"sharing",
+             {{"ping_pong_ns", figure_json(p.sharing.ping_pong_ns)},
+              {"atomic_add_ns", figure_json(p.sharing.atomic_add_ns)},
+              {"volatile_increment_ns", figure_json(p.sharing.volatile_increment_ns)}}},
             {"origin", p.origin},
             {"vector_loads", fmt::format("{} B", p.vector_bytes)},
             {"probe_seconds", p.probe_seconds}};
@@ -559,6 +700,7 @@ std::vector<std::string> profile_lines(const Profile& p) {
                                 figure_text(p.core.peak_gflops, "{:.1f} GFLOPS")));
     lines.push_back(fmt::format("{:<6} one L1 set refilled every {} ({})", "set",
                                 figure_text(p.l1_set_refill_ns, "{:.2f} ns"), p.l1_set_refill_ns.source));
+    lines.push_back(sharing_line(p.sharing));
     lines.push_back(fmt::format("{:<6} {}", "reach",
                                 p.l3_reach.value
                                     ? "the L3 serves up to " + size_text(static_cast<std::size_t>(*p.l3_reach.value)) +

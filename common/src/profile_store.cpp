@@ -57,6 +57,9 @@ Profile profile_from_json(const nlohmann::json& j) {
               figure_from_json(core.at("peak_gflops"))};
     p.l1_set_refill_ns = figure_from_json(j.at("l1_set_refill_ns"));
     p.l3_reach = figure_from_json(j.at("l3_reach_bytes"));
+    const auto& sharing = j.at("sharing");
+    p.sharing = {figure_from_json(sharing.at("ping_pong_ns")), figure_from_json(sharing.at("atomic_add_ns")),
+                 figure_from_json(sharing.at("volatile_increment_ns"))};
     p.vector_bytes = std::stoul(j.at("vector_loads").get<std::string>());
     p.probe_seconds = j.at("probe_seconds").get<double>();
     p.origin = j.value("origin", std::string());

@@ -113,6 +113,33 @@ private:
     std::vector<CoherenceStats> per_core_;
 };
 
+/// The time of one core's access where the cores' accesses go to one line, priced (priced.hpp;
+/// chapter 6's races): the line's transfers, which come one after another since the line is in one
+/// place at a time, each costing one move of a line between two cores (the profile's ping-pong),
+/// shared out over one core's accesses; and the core's own work an access. As the levels of the
+/// time model (time_model.hpp), the two overlap (the time is the larger) or add (their sum).
+struct SharedLineTime {
+    double transfers_ns = 0;  ///< all the transfers x the cost of one, over one core's accesses
+    double core_ns = 0;       ///< the core's own work an access
+    [[nodiscard]] double overlapped() const { return transfers_ns > core_ns ? transfers_ns : core_ns; }
+    [[nodiscard]] double added() const { return transfers_ns + core_ns; }
+    /// "transfer-bound" or "core-bound": the larger of the two.
+    [[nodiscard]] std::string_view bottleneck() const {
+        return transfers_ns > core_ns ? "transfer-bound" : "core-bound";
+    }
+};
+
+/// `all`'s transfers (every core's) priced at `transfer_ns` each, over `accesses_per_core`, and
+/// `core_ns` an access. Throws std::invalid_argument for no accesses or a negative price.
+SharedLineTime shared_line_time(const CoherenceStats& all, std::uint64_t accesses_per_core, double transfer_ns,
+                                double core_ns);
+
+/// The writes a core makes each time it holds a line another core also writes: the one the line
+/// came for, and as many more as its own work allows while the other core's request for the line
+/// travels to it, which takes about one move: 1 + floor(transfer_ns / core_ns), the burst of
+/// interleave(). Throws std::invalid_argument unless core_ns > 0 and transfer_ns >= 0.
+std::size_t writes_while_requested(double transfer_ns, double core_ns);
+
 /// The accesses of one core, in program order.
 struct CoreAccess {
     std::uint64_t address = 0;

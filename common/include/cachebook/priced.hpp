@@ -112,9 +112,11 @@ struct PaddedPair {
 std::vector<PricedClaim> padded_claims(const PaddedPair& pair);
 
 /// Prints "  the model predicts R (bottleneck), measured R, predicted / measured q", then the
-/// added levels' figure, or "  not priced: why"; records priced.KEY: what, predicted,
-/// predicted_added, measured, q (predicted / measured), q_added, bottleneck, left_out, why_not
-/// (null where not priced). `format` formats the figures ("{:.2f}x").
-void report_priced(Report& report, const PricedClaim& claim, const std::string& format);
+/// added levels' figure; where the model cannot price, "unknown (not priced: why)"; records priced.KEY: what,
+/// predicted, predicted_added, measured, q (predicted / measured), q_added, bottleneck, left_out, why_not (null where
+/// not priced). `format` formats the figures ("{:.2f}x"); `added` names what the second line adds (chapter 6: the
+/// transfers and the core's own work).
+void report_priced(Report& report, const PricedClaim& claim, const std::string& format,
+                   const std::string& added = "the levels");
 
 }  // namespace cachebook

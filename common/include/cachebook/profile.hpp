@@ -4,7 +4,8 @@
 /// the machine that runs the program, never typed. For each level (L1, L2, L3, memory, at the
 /// working sets of bandwidth.hpp's level_sizes): the latency of a dependent chase, the read
 /// bandwidth with 8-byte loads and with the widest vector loads the CPU offers, the store
-/// bandwidth, and the loads in flight (the knee of several chases at once, in_flight.hpp). Each
+/// bandwidth, and the loads in flight (the knee of several chases at once, in_flight.hpp); the
+/// core's own adds; and what one line costs when two cores write it in turn (the ping-pong). Each
 /// figure carries what measured it and its spread. The time model (time_model.hpp) prices with it.
 
 #include <cstddef>
@@ -45,9 +46,20 @@ struct CoreProfile {
         peak_gflops;  ///< double flops a ns: fused multiply-adds of the widest vectors, chains enough to fill the units
 };
 
+/// What writes to one line cost: moved between two cores, or kept by one (chapter 6 prices its races with them).
+struct SharingProfile {
+    /// ns one move of a line between two cores: two threads pinned to two usable cpus bounce one
+    /// line by atomic writes, each waiting to see the other's write before it writes; a move is
+    /// half a round trip. Unavailable (and why) on one usable cpu.
+    Figure ping_pong_ns;
+    Figure atomic_add_ns;          ///< ns an atomic fetch_add of a counter no other core touches, one after another
+    Figure volatile_increment_ns;  ///< ns a volatile increment (load, add, store) of such a counter, one after another
+};
+
 struct Profile {
     std::vector<LevelProfile> levels;  ///< L1, L2, L3, memory
     CoreProfile core;
+    SharingProfile sharing;
     /// ns between two lines brought into one L1 set: sixteen chases at once over lines one L1 way
     /// apart (all in one set), eight times the set's ways of them, so that every load misses L1 and
     /// L2 serves it. The time model prices a walk's misses to the set of the miss before with it.
@@ -97,8 +109,8 @@ std::size_t widest_vector_bytes();
 /// The profile as the JSON records it (key "profile"): levels [{name, bytes, latency_ns,
 /// read_gbs, vector_read_gbs, store_gbs, stream_store_gbs, in_flight, each a value with its spread and source}],
 /// core {int_add_ns, fp_add_ns, peak_gflops, the same}, l1_set_refill_ns (the same),
-/// l3_reach_bytes (the same), origin, vector_loads ("64 B"), probe_seconds (the runs are in each source);
-/// null where not measured.
+/// l3_reach_bytes (the same), sharing {ping_pong_ns, atomic_add_ns, volatile_increment_ns, the same}, origin,
+/// vector_loads ("64 B"), probe_seconds (the runs are in each source); null where not measured.
 nlohmann::json profile_json(const Profile& p);
 
 /// One line per level, as make doctor prints it.
