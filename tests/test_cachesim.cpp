@@ -293,7 +293,7 @@ TEST_CASE("cachesim: an inclusive L2 drops what it evicts from L1, a non-inclusi
         o.inclusion = inc;
         cachesim::Simulator sim(o);
         sim.feed(trace);
-        const Hierarchy& h = sim.hierarchy();
+        const cachesim::Hierarchy& h = sim.hierarchy();
         if (inc == Inclusion::Inclusive) {
             CHECK(h.counts(0) == Counts{0, 3, 0, 0});  // the third read misses: L2 took 0x00 out of L1
             CHECK(h.back_invalidations(1) == 2);
@@ -350,7 +350,7 @@ TEST_CASE("cachesim: regions split the counts, and add up to the total", "[cache
     o.regions = {cachesim::parse_region("dst:0x1000:4096"), cachesim::parse_region("src:0:4096")};
     cachesim::Simulator sim(o);
     sim.feed(trace);
-    const Hierarchy& h = sim.hierarchy();
+    const cachesim::Hierarchy& h = sim.hierarchy();
     const Counts src = h.counts(0, sim.region_stream(1)), dst = h.counts(0, sim.region_stream(0));
     const Counts other = h.counts(0, sim.other_stream());
     CHECK(src.accesses() == 1024);
