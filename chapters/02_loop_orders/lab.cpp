@@ -12,12 +12,8 @@
 namespace ch02 {
 
 std::optional<cachebook::CacheConfig> cache_geometry(const std::optional<cachebook::CacheInfo>& c) {
-    if (!c || c->ways == 0 || c->line_bytes < 8) return std::nullopt;
-    try {
-        return cachebook::CacheConfig::from_capacity(c->size_bytes, c->ways, c->line_bytes);
-    } catch (const std::invalid_argument&) {
-        return std::nullopt;  // a size that is no whole number of sets of power-of-two count
-    }
+    if (c && c->line_bytes < 8) return std::nullopt;  // the chapter's walks need a line of a double at least
+    return cachebook::cache_config(c);
 }
 
 std::vector<MatrixReadRow> matrix_read_table(const cachebook::CacheConfig& cache,

@@ -21,7 +21,7 @@
 
 namespace ch02 {
 
-/// The geometry of a cache the machine reports, if it gives size, ways and a line size.
+/// The geometry of a cache the machine reports (cachebook::cache_config), with a line of 8 bytes or more.
 std::optional<cachebook::CacheConfig> cache_geometry(const std::optional<cachebook::CacheInfo>& cache);
 
 /// The matrix-read table, one row per size.
